@@ -1,0 +1,36 @@
+# genderscope: `make demo` runs the offline demo, `make test` runs the test suite.
+# Both create .venv and install everything on a fresh clone.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Point the data registry at the shared mirror when it sits beside the clone.
+MIRROR := $(abspath ../shared/data)
+export GENDERSCOPE_DATA_MIRROR ?= $(if $(wildcard $(MIRROR)/MANIFEST.tsv),$(MIRROR),)
+PYTEST_ARGS ?= -n 2
+
+.PHONY: demo test venv lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[hf,report,dev]"
+	touch $@
+
+venv: $(BIN)/.installed
+
+demo: venv
+	$(BIN)/genderscope demo
+
+test: venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check src tests benchmarks
+
+bench: venv
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,71 @@
+"""The Python API: the same engine as the CLI, for notebooks and scripts.
+
+>>> import genderscope
+>>> res = genderscope.run("gest", model="random", limit=50, out="runs/example")
+>>> res.metrics["gest"]["stereotype_rate"].value          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from genderscope import registry
+from genderscope.core.task import Metric
+
+
+@dataclass
+class RunResult:
+    """Result of :func:`run`: metrics per task, attempts, manifest and the output folder."""
+
+    out_dir: Path | None
+    metrics: dict[str, dict[str, Metric]]
+    results: dict[str, dict[str, Any]]
+    attempts: list[dict[str, Any]]
+    manifest: dict[str, Any]
+
+    def metrics_frame(self) -> pd.DataFrame:
+        """One row per (task, metric) with ``value``, ``ci_low`` and ``ci_high``."""
+        rows = [{"task": t, "metric": n, "value": m.value, "ci_low": m.ci_low, "ci_high": m.ci_high}
+                for t, ms in self.metrics.items() for n, m in ms.items()]
+        return pd.DataFrame(rows, columns=["task", "metric", "value", "ci_low", "ci_high"])
+
+    def metrics_dict(self) -> dict[str, dict[str, dict[str, float | None]]]:
+        return {t: {n: m.to_json() for n, m in ms.items()} for t, ms in self.metrics.items()}
+
+    def attempts_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.attempts)
+
+
+def run(tasks: str | Sequence[str], model: str = "random", *, trials: int | None = None, limit: int | None = None,
+        seed: int = 123, out: str | Path | None = None, no_cache: bool = False, temperature: float | None = None,
+        max_tokens: int | None = None, write: bool = True, progress: bool = False,
+        **options: Any) -> RunResult:
+    """Run one or more tasks on a model; every CLI option is a keyword argument.
+
+    ``options`` holds task and backend options by name (``parser="robust"``,
+    ``base_url="http://127.0.0.1:8000/v1"``, ``concurrency=32``, ...).
+    """
+    from genderscope.core.engine import run_tasks
+
+    names = [tasks] if isinstance(tasks, str) else list(tasks)
+    output = run_tasks(names, model, trials=trials, limit=limit, seed=seed, out=out, use_cache=not no_cache,
+                       options=options, temperature=temperature, max_tokens=max_tokens, progress=progress,
+                       write=write)
+    return RunResult(out_dir=output.out_dir if write else None,
+                     metrics={r.task.name: r.result.metrics for r in output.runs},
+                     results=output.results_json()["tasks"], attempts=output.attempt_records(),
+                     manifest=output.manifest)
+
+
+def list_tasks() -> dict[str, str]:
+    """Task name -> one-line description."""
+    return {name: registry.task_class(name).description for name in registry.TASKS}
+
+
+def list_backends() -> dict[str, str]:
+    """Model kind -> one-line description."""
+    return {k: registry._load(v).description for k, v in registry.BACKENDS.items()}

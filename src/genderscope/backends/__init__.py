@@ -1,0 +1,1 @@
+"""Model backends.  Each module holds one backend; ``genderscope/registry.py`` lists them."""

@@ -1,0 +1,108 @@
+"""``replay:FILE.jsonl`` — answers recorded earlier.
+
+One JSON object per line: ``{"id": <item id>, "trial": <1-based, default 1>,
+"prompt": <optional>, "response": <str>}`` (``item_id`` and ``answer`` are accepted
+as synonyms, so a run's ``attempts.jsonl`` replays as is).  Lookup is by
+(id, trial); lines without an id match by exact prompt text and trial.  Lines that
+carry an ``error`` are not answers and are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from genderscope.core.backend import Backend, Emit
+from genderscope.core.errors import DataError, MissingResponsesError, UsageError
+from genderscope.core.options import opt
+from genderscope.core.requests import Job, Outcome
+from genderscope.core.runner import SKIP
+from genderscope.data.registry import sha256_file
+
+
+@dataclass
+class ReplayOptions:
+    replay_missing: str = opt("error", "what to do with attempts the file has no answer for", ("error", "skip"))
+
+
+def load_replay(path: Path) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], Any]]:
+    """Index a replay file: ((id, trial) -> response, (prompt, trial) -> response)."""
+    by_id: dict[tuple[str, int], Any] = {}
+    by_prompt: dict[tuple[str, int], Any] = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            if obj.get("error") is not None or obj.get("skipped"):
+                continue
+            if "response" in obj:
+                resp = obj["response"]
+            elif "answer" in obj:
+                resp = obj["answer"]
+            else:
+                raise DataError(f"{path}:{lineno}: no \"response\" field")
+            trial = obj.get("trial", 1)
+            if not isinstance(trial, int) or isinstance(trial, bool) or trial < 1:
+                raise DataError(f"{path}:{lineno}: \"trial\" must be an integer >= 1, got {trial!r}")
+            item = obj.get("id", obj.get("item_id"))
+            if item is not None:
+                by_id[(str(item), trial)] = resp
+            elif isinstance(obj.get("prompt"), str):
+                by_prompt[(obj["prompt"], trial)] = resp
+            else:
+                raise DataError(f"{path}:{lineno}: needs an \"id\" or a \"prompt\" to match answers to items")
+    return by_id, by_prompt
+
+
+class ReplayBackend(Backend):
+    kind = "replay"
+    description = "recorded responses from a JSONL file (replay:FILE.jsonl)"
+    Options = ReplayOptions
+    request_kinds = frozenset({"chat", "fill_mask", "pll", "loglik", "choice_loglik", "token_logprobs",
+                               "cross_entropy", "next_token_logprobs"})
+    cacheable = False
+
+    def __init__(self, target: str, options: ReplayOptions):
+        super().__init__(target, options)
+        self.path = Path(target)
+        if not self.path.is_file():
+            raise UsageError(f"replay file {target!r} does not exist")
+        self.by_id, self.by_prompt = load_replay(self.path)
+        self._sha = sha256_file(self.path)
+        self.missing: list[str] = []
+
+    @property
+    def fingerprint(self) -> str:
+        return f"replay:{self._sha}"
+
+    def _lookup(self, job: Job) -> tuple[bool, Any]:
+        key = (job.item_id, job.trial)
+        if key in self.by_id:
+            return True, self.by_id[key]
+        prompt = job.request.prompt_text
+        if prompt is not None and (prompt, job.trial) in self.by_prompt:
+            return True, self.by_prompt[(prompt, job.trial)]
+        return False, None
+
+    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
+        found = [self._lookup(j) for j in jobs]
+        missing = [f"{j.item_id}#{j.trial}" for j, (ok, _) in zip(jobs, found) if not ok]
+        self.missing = missing
+        if missing and self.options.replay_missing == "error":
+            raise MissingResponsesError(
+                f"{self.path} has no answer for {len(missing)} of {len(jobs)} attempts (first: "
+                f"{', '.join(missing[:5])}); record them, or pass --replay-missing skip")
+        for job, (ok, resp) in zip(jobs, found):
+            emit(job, Outcome(response=resp if ok else SKIP))
+
+    def stats(self) -> dict[str, Any]:
+        return {"replay_file": str(self.path), "replay_sha256": self._sha, "missing": len(self.missing),
+                "missing_first": self.missing[:20]}

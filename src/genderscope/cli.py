@@ -1,0 +1,307 @@
+"""The ``genderscope`` command line (typer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from genderscope import registry
+from genderscope.core.errors import GenderscopeError, UsageError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="markdown",
+                  help="Measure gender bias in language models.\n\n"
+                       "Examples:\n\n"
+                       "* `genderscope tasks`\n\n"
+                       "* `genderscope run gest --model random --limit 100`\n\n"
+                       "* `genderscope run gest --model openai:gpt-4o-mini --concurrency 32`\n\n"
+                       "* `genderscope demo`")
+data_app = typer.Typer(no_args_is_help=True, help="Dataset files: list, fetch, verify.")
+cache_app = typer.Typer(no_args_is_help=True, help="The response store: info, clear.")
+app.add_typer(data_app, name="data")
+app.add_typer(cache_app, name="cache")
+out = Console()
+err = Console(stderr=True)
+
+
+def parse_extra(args: list[str]) -> dict[str, Any]:
+    """``--name value``, ``--name=value`` and bare ``--flag`` (= true) pairs -> dict."""
+    values: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if not tok.startswith("--") or tok == "--":
+            raise UsageError(f"unexpected argument {tok!r}: task and model options look like --name value")
+        if "=" in tok:
+            k, v = tok[2:].split("=", 1)
+            values[k] = v
+            i += 1
+        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+            values[tok[2:]] = args[i + 1]
+            i += 2
+        else:
+            values[tok[2:]] = "true"
+            i += 1
+    return values
+
+
+def _options_help() -> str:
+    from genderscope.core.options import describe
+
+    lines = []
+    for name in registry.TASKS:
+        try:
+            cls = registry.task_class(name)
+        except ImportError:
+            continue
+        opts = describe(cls.Options)
+        if opts:
+            lines.append(f"**{name}**: " + ", ".join(
+                f"`{o['flag']}`" + (f" ({'|'.join(o['choices'])})" if o["choices"] else "") for o in opts))
+    return "\n\n".join(lines)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+             epilog="Task and model options are passed as `--name value`; `genderscope tasks --options` "
+                    "lists them all.")
+def run(ctx: typer.Context,
+        tasks: List[str] = typer.Argument(..., help="task names (see `genderscope tasks`)"),
+        model: str = typer.Option("random", "--model", "-m",
+                                  help="model spec: openai:MODEL, replay:FILE.jsonl, random[:SEED], hf-mlm:PATH, "
+                                       "hf-causal:PATH"),
+        trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
+        limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
+        seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
+        out_dir: Optional[Path] = typer.Option(None, "--out", "-o",
+                                               help="output folder (default runs/<timestamp>-<task>-<model>)"),
+        no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the response store"),
+        temperature: Optional[float] = typer.Option(None, help="sampling temperature (task default if omitted)"),
+        max_tokens: Optional[int] = typer.Option(None, help="maximum new tokens per answer"),
+        progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="live progress bar"),
+        ) -> None:
+    """Run TASK... against a model and write results.json, attempts.jsonl and run.json.
+
+    Examples:
+
+    * `genderscope run gest --model random`
+
+    * `genderscope run gest --model openai:gpt-4o-mini --base-url http://127.0.0.1:8000/v1 --concurrency 64`
+
+    * `genderscope run gest --model replay:answers.jsonl --parser robust --out runs/replayed`
+    """
+    from genderscope.core.engine import run_tasks
+
+    options = parse_extra(list(ctx.args))
+    output = run_tasks(tasks, model, trials=trials, limit=limit, seed=seed, out=out_dir, use_cache=not no_cache,
+                       options=options, temperature=temperature, max_tokens=max_tokens, progress=progress)
+    for r in output.runs:
+        out.print(r.task.render(r.result))
+        c = r.counts
+        out.print(f"[dim]{r.task.name}: {c.attempts} attempts, {c.cache_hits} from cache, {c.requests} sent, "
+                  f"{c.errors} failed, {c.skipped} skipped, {c.seconds:.2f} s[/dim]")
+    out.print(f"results in [bold]{output.out_dir}[/bold]")
+    if any(r.counts.errors for r in output.runs):
+        err.print("[yellow]some attempts failed after retries; the run is incomplete "
+                  "(rerun the same command to retry only those)[/yellow]")
+        raise typer.Exit(3)
+
+
+@app.command(name="reparse", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def reparse_cmd(ctx: typer.Context,
+                run_dir: Path = typer.Argument(..., help="a run folder with run.json and attempts.jsonl"),
+                out_dir: Optional[Path] = typer.Option(None, "--out", "-o",
+                                                       help="new folder (default RUN_DIR-reparsed)")) -> None:
+    """Recompute a run's results from its recorded answers with changed task options (no model calls).
+
+    Example: `genderscope reparse runs/x --parser strict`
+    """
+    from genderscope.core.engine import run_tasks
+
+    manifest = json.loads((run_dir / "run.json").read_text())
+    changes = parse_extra(list(ctx.args))
+    target = out_dir or Path(str(run_dir).rstrip("/") + "-reparsed")
+    for task, info in manifest["tasks"].items():
+        opts = {k: v for k, v in info["options"].items()}
+        cls = registry.task_class(task)
+        import dataclasses
+
+        names = {f.name for f in dataclasses.fields(cls.Options)}
+        for k, v in changes.items():
+            if k.replace("-", "_") in names:
+                opts[k.replace("-", "_")] = v
+        output = run_tasks([task], f"replay:{run_dir / 'attempts.jsonl'}", trials=manifest.get("trials"),
+                           limit=manifest.get("limit"), seed=manifest.get("seed", 123), out=target,
+                           use_cache=False, options={**opts, "replay_missing": "skip"}, progress=False)
+        for r in output.runs:
+            out.print(r.task.render(r.result))
+    out.print(f"results in [bold]{target}[/bold]")
+
+
+@app.command()
+def tasks(options: bool = typer.Option(False, "--options", help="also list each task's options"),
+          matrix: bool = typer.Option(False, "--matrix", help="which task runs on which model kind")) -> None:
+    """List the tasks with one-line descriptions.
+
+    Example: `genderscope tasks --options`
+    """
+    from genderscope.core.options import describe
+
+    if matrix:
+        from genderscope.core.matrix import matrix_table
+
+        out.print(matrix_table())
+        return
+    table = Table(title="genderscope tasks")
+    table.add_column("task", style="bold")
+    table.add_column("description")
+    for name in registry.TASKS:
+        cls = registry.task_class(name)
+        table.add_row(name, cls.description)
+    out.print(table)
+    if options:
+        for name in registry.TASKS:
+            cls = registry.task_class(name)
+            t = Table(title=f"{name} options")
+            for col in ("option", "default", "choices", "help"):
+                t.add_column(col)
+            for o in describe(cls.Options):
+                t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
+            out.print(t)
+
+
+@data_app.command("list")
+def data_list() -> None:
+    """List every pinned dataset file and where it is found (mirror, cache, missing, corrupt)."""
+    from genderscope.data.registry import DataRegistry
+
+    reg = DataRegistry()
+    table = Table(title=f"dataset files (mirror: {reg.mirror or 'not set'})")
+    for col in ("name", "bytes", "status", "sha256", "license"):
+        table.add_column(col)
+    for name, e in reg.files.items():
+        table.add_row(name, str(e.bytes), reg.status(name), e.sha256[:12], e.license)
+    out.print(table)
+
+
+@data_app.command("fetch")
+def data_fetch(names: List[str] = typer.Argument(None, help="files or folders (default: all)")) -> None:
+    """Make dataset files available in the cache (from the mirror or by download, sha256-checked).
+
+    Example: `genderscope data fetch gest/gest.csv`
+    """
+    import shutil
+
+    from genderscope.data.registry import DataRegistry
+
+    reg = DataRegistry()
+    chosen = [n for n in reg.files if not names or any(n == x or n.startswith(x.rstrip("/") + "/") for x in names)]
+    if names and not chosen:
+        raise UsageError(f"no dataset file matches {' '.join(names)} (see `genderscope data list`)")
+    failed = 0
+    for name in chosen:
+        try:
+            path = reg.path(name)
+            target = reg.cache / name
+            if path != target:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+            out.print(f"[green]ok[/green] {name}")
+        except GenderscopeError as exc:
+            failed += 1
+            err.print(f"[red]missing[/red] {exc}")
+    if failed:
+        raise typer.Exit(2)
+
+
+@data_app.command("verify")
+def data_verify() -> None:
+    """Check the sha256 of every dataset file found in the mirror and the cache."""
+    from genderscope.data.registry import DataRegistry
+
+    reg = DataRegistry()
+    bad = 0
+    for name in reg.files:
+        status = reg.status(name)
+        colour = {"mirror": "green", "cache": "green", "missing": "yellow", "corrupt": "red"}[status]
+        out.print(f"[{colour}]{status:8}[/{colour}] {name}")
+        bad += status == "corrupt"
+    if bad:
+        err.print(f"{bad} corrupted file(s): delete them and run `genderscope data fetch`")
+        raise typer.Exit(2)
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Show the response store's path, size and responses per model."""
+    from genderscope.core.store import ResponseStore
+
+    store = ResponseStore()
+    info = store.info()
+    out.print(f"store: {info['path']} ({info['bytes'] / 1e6:.1f} MB, {info['responses']} responses)")
+    table = Table()
+    for col in ("model fingerprint", "kind", "responses"):
+        table.add_column(col)
+    for row in info["by_model"]:
+        table.add_row(row["fingerprint"], row["kind"], str(row["responses"]))
+    out.print(table)
+
+
+@cache_app.command("clear")
+def cache_clear(model: Optional[str] = typer.Option(None, help="only responses whose fingerprint starts with this"),
+                yes: bool = typer.Option(False, "--yes", "-y", help="do not ask")) -> None:
+    """Delete stored responses (all, or one model's).
+
+    Example: `genderscope cache clear --model openai:gpt-4o-mini --yes`
+    """
+    from genderscope.core.store import ResponseStore
+
+    if not yes and not typer.confirm("delete stored responses?"):
+        raise typer.Exit(1)
+    n = ResponseStore().clear(model)
+    out.print(f"deleted {n} responses")
+
+
+@app.command()
+def demo(out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="output folder"),
+         quick: bool = typer.Option(False, help="only the fast parts (no model downloads needed in any case)")) -> None:
+    """Run the offline demo: every task on built-in null models, results in runs/demo.
+
+    Example: `genderscope demo`
+    """
+    from genderscope.demo import run_demo
+
+    run_demo(out_dir, quick=quick, console=out)
+
+
+def main() -> None:
+    """Entry point: run the app, turning known errors into one line and an exit code."""
+    try:
+        app(standalone_mode=False)
+    except GenderscopeError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted: every answer received so far is in the response store; "
+                  "rerun the same command to resume[/yellow]")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(1)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

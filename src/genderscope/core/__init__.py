@@ -1,0 +1,1 @@
+"""Core engine: requests, tasks, backends, the response store and the runner."""

@@ -1,0 +1,183 @@
+"""One run: tasks x one model -> results.json, attempts.jsonl and run.json in an output folder.
+
+The CLI and the Python API both call :func:`run_tasks`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import platform
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from genderscope.core.errors import UsageError
+from genderscope.core.options import as_dict, build_options
+from genderscope.core.requests import AttemptResult
+from genderscope.core.runner import RunCounts, execute
+from genderscope.core.store import ResponseStore
+from genderscope.core.task import RunContext, Task, TaskResult
+from genderscope.data.registry import DataRegistry
+from genderscope import registry
+
+
+@dataclasses.dataclass
+class TaskRun:
+    """One task's outcome inside a run."""
+
+    task: Task
+    result: TaskResult
+    results: list[AttemptResult]
+    counts: RunCounts
+
+
+def split_options(task_classes: Sequence[type], backend_cls: type, values: dict[str, Any]
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Route ``--name value`` pairs to every task that has the option, else to the backend."""
+    per_task: list[dict[str, Any]] = [{} for _ in task_classes]
+    backend_vals: dict[str, Any] = {}
+    for key, val in values.items():
+        name = key.lstrip("-").replace("-", "_")
+        hit = False
+        for i, cls in enumerate(task_classes):
+            if name in {f.name for f in dataclasses.fields(cls.Options)}:
+                per_task[i][name] = val
+                hit = True
+        if name in {f.name for f in dataclasses.fields(backend_cls.Options)}:
+            backend_vals[name] = val
+            hit = True
+        if not hit:
+            names = ", ".join(c.name for c in task_classes)
+            raise UsageError(f"no task ({names}) and no {backend_cls.kind} backend option is called "
+                             f"--{name.replace('_', '-')}; see `genderscope tasks --options` and "
+                             "`genderscope run --help`")
+    return per_task, backend_vals
+
+
+def default_out_dir(tasks: Sequence[str], model: str) -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split("/")[-1])[:40]
+    return Path("runs") / f"{stamp}-{'+'.join(tasks)}-{slug}"
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "pandas", "httpx", "torch", "transformers"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, limit: int | None = None,
+              seed: int = 123, out: str | Path | None = None, use_cache: bool = True,
+              options: dict[str, Any] | None = None, temperature: float | None = None,
+              max_tokens: int | None = None, progress: bool | None = None, store_path: str | Path | None = None,
+              data: DataRegistry | None = None, write: bool = True, console: Any = None) -> "RunOutput":
+    """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`."""
+    from genderscope import __version__
+    from genderscope.core.progress import make_progress
+
+    if not tasks:
+        raise UsageError("name at least one task (see `genderscope tasks`)")
+    task_classes = [registry.task_class(t) for t in tasks]
+    backend_cls = registry.backend_class(model)
+    kind, target = registry.parse_model_spec(model)
+    task_vals, backend_vals = split_options(task_classes, backend_cls, options or {})
+    backend_opts = build_options(backend_cls.Options, backend_vals, f"model kind {kind!r}")
+    task_opts = [build_options(c.Options, v, f"task {c.name!r}") for c, v in zip(task_classes, task_vals)]
+    data = data or DataRegistry()
+    generation = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
+    ctx = RunContext(seed=seed, trials=trials, limit=limit, request_kinds=backend_cls.request_kinds,
+                     model_kind=kind, generation=generation, data=data)
+    built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
+    for t in built:  # fail early on unsupported combinations, before loading any model
+        check = getattr(t, "check_model", None)
+        if check:
+            check()
+    out_dir = Path(out) if out else default_out_dir(tasks, model)
+    started = time.time()
+    backend = backend_cls(target, backend_opts)
+    store = ResponseStore(store_path) if (backend_cls.cacheable and use_cache) else None
+    runs: list[TaskRun] = []
+    try:
+        for t in built:
+            attempts = t.attempts()
+            with make_progress(progress) as prog:
+                ex = execute(attempts, backend, store, use_cache=use_cache, progress=prog, label=t.name)
+            t0 = time.perf_counter()
+            result = t.score(ex.results)
+            ex.counts.seconds += time.perf_counter() - t0
+            runs.append(TaskRun(t, result, ex.results, ex.counts))
+    finally:
+        backend.close()
+        if store is not None:
+            store.close()
+    manifest = {
+        "genderscope_version": __version__,
+        "created": _dt.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv) if sys.argv and "genderscope" in sys.argv[0] else None,
+        "versions": _versions(),
+        "model": {"spec": f"{kind}:{target}" if target else kind, **backend.describe()},
+        "backend_stats": backend.stats(),
+        "seed": seed, "trials": trials, "limit": limit, "use_cache": use_cache, "generation": generation,
+        "tasks": {r.task.name: {"options": as_dict(r.task.options),
+                                "datasets": {n: data.sha256(n) for n in r.task.datasets()},
+                                "counts": r.counts.to_json()} for r in runs},
+        "seconds": round(time.time() - started, 3),
+    }
+    output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest)
+    if write:
+        output.write()
+    return output
+
+
+@dataclasses.dataclass
+class RunOutput:
+    """Everything a run produced; :meth:`write` puts it into ``out_dir``."""
+
+    out_dir: Path
+    runs: list[TaskRun]
+    manifest: dict[str, Any]
+
+    def results_json(self) -> dict[str, Any]:
+        from genderscope import __version__
+
+        return {"genderscope_version": __version__,
+                "model": self.manifest["model"]["spec"],
+                "tasks": {r.task.name: r.result.to_json() for r in self.runs}}
+
+    def attempt_records(self) -> list[dict[str, Any]]:
+        rows = []
+        for r in self.runs:
+            extra = r.result.records
+            for i, ar in enumerate(r.results):
+                a = ar.attempt
+                rec: dict[str, Any] = {"task": r.task.name, "item_id": a.item_id, "trial": a.trial,
+                                       "prompt": a.request.prompt_text, "response": ar.response,
+                                       "cache_hit": ar.cache_hit}
+                if ar.error is not None:
+                    rec["error"] = ar.error
+                if ar.skipped:
+                    rec["skipped"] = True
+                if i < len(extra):
+                    rec.update(extra[i])
+                rows.append(rec)
+        return rows
+
+    def write(self) -> None:
+        from genderscope.core.jsonutil import clean_json
+
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / "results.json").write_text(json.dumps(clean_json(self.results_json()), indent=1))
+        with open(self.out_dir / "attempts.jsonl", "w", encoding="utf-8") as fh:
+            for rec in self.attempt_records():
+                fh.write(json.dumps(clean_json(rec), ensure_ascii=False) + "\n")
+        (self.out_dir / "run.json").write_text(json.dumps(clean_json(self.manifest), indent=1))

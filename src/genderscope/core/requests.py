@@ -1,0 +1,112 @@
+"""The data that flows between tasks, the store and backends.
+
+A task turns dataset items into :class:`Attempt` objects, each carrying one
+:class:`Request`.  A backend answers requests; the store keys answers by
+``(backend fingerprint, canonical request, trial)``.  Responses are plain
+JSON values (a string for chat, numbers or lists for scoring kinds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = Any
+
+# Request kinds used by the built-in tasks.  A backend lists the kinds it answers.
+CHAT = "chat"  # payload: {"messages": [{"role", "content"}], "temperature", "max_tokens", ...} -> str | None
+
+
+def canonical_json(value: JSON) -> str:
+    """Compact, key-sorted JSON: equal values always give equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One question to a model.
+
+    ``kind`` names the request type (``"chat"``, ``"fill_mask"``, ...), ``payload`` holds
+    everything that determines the answer (it is part of the cache key), ``hints`` holds
+    things that do not (e.g. the multiple-choice tags a null model may pick from).
+    """
+
+    kind: str
+    payload: dict[str, JSON]
+    hints: dict[str, JSON] = field(default_factory=dict, compare=False, hash=False)
+
+    def canonical(self) -> str:
+        return canonical_json({"kind": self.kind, "payload": self.payload})
+
+    @property
+    def prompt_text(self) -> str | None:
+        """Human-readable prompt (the last user message for chat, ``text`` otherwise)."""
+        if self.kind == CHAT:
+            msgs = self.payload.get("messages") or []
+            return msgs[-1]["content"] if msgs else None
+        text = self.payload.get("text")
+        return text if isinstance(text, str) else None
+
+
+@dataclass
+class Attempt:
+    """One model call of a task: an item id, a 1-based trial number and a request.
+
+    ``meta`` carries what the task needs to score the answer (labels, ordering, ...).
+    (``item_id``, ``trial``) is unique within a task run.
+    """
+
+    item_id: str
+    trial: int
+    request: Request
+    meta: dict[str, JSON] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """A backend's answer to one job: a response, or an error after all retries."""
+
+    response: JSON = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class AttemptResult:
+    """An attempt together with what came back."""
+
+    attempt: Attempt
+    response: JSON = None
+    error: str | None = None
+    cache_hit: bool = False
+    skipped: bool = False  # replay had no answer and --replay-missing skip was given
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.skipped
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the runner hands a backend: an index into the run's list, a request and a trial."""
+
+    index: int
+    request: Request
+    trial: int
+    item_id: str
+
+
+def store_key(fingerprint: str, request: Request, trial: int) -> str:
+    """sha256 hex of (backend fingerprint, canonical request, trial index)."""
+    h = hashlib.sha256()
+    h.update(fingerprint.encode())
+    h.update(b"\x00")
+    h.update(request.canonical().encode())
+    h.update(b"\x00")
+    h.update(str(trial).encode())
+    return h.hexdigest()

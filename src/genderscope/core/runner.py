@@ -1,0 +1,114 @@
+"""Answer a task's attempts through the response store and a backend.
+
+Flow: look every attempt up in the store (unless ``use_cache`` is off), send the
+rest to the backend once per distinct key (identical request + trial = one model
+call, shared by the attempts that ask it), commit each answer the moment the
+backend emits it, and return one :class:`AttemptResult` per attempt, in order.
+An interrupted run (Ctrl-C, kill) loses nothing that was emitted: the next run
+finds those answers in the store and asks only for the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from genderscope.core.backend import Backend
+from genderscope.core.requests import Attempt, AttemptResult, Job, Outcome, store_key
+from genderscope.core.store import ResponseStore
+
+
+@dataclass
+class RunCounts:
+    """Request and caching counts of one task run (for ``run.json``)."""
+
+    attempts: int = 0
+    cache_hits: int = 0
+    requests: int = 0
+    shared: int = 0  # attempts answered by another attempt's identical request
+    errors: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Execution:
+    results: list[AttemptResult]
+    counts: RunCounts = field(default_factory=RunCounts)
+
+
+def execute(attempts: Sequence[Attempt], backend: Backend, store: ResponseStore | None,
+            use_cache: bool = True, progress: Any = None, label: str = "") -> Execution:
+    """Answer ``attempts`` (see module docstring); returns results in attempt order."""
+    t0 = time.perf_counter()
+    counts = RunCounts(attempts=len(attempts))
+    results = [AttemptResult(a) for a in attempts]
+    caching = backend.cacheable and store is not None and use_cache
+    fp = backend.fingerprint
+
+    groups: dict[str, list[int]] = {}
+    if caching:
+        keys = [store_key(fp, a.request, a.trial) for a in attempts]
+        for i, k in enumerate(keys):
+            groups.setdefault(k, []).append(i)
+        stored = store.get_many(list(groups))  # type: ignore[union-attr]
+        for k, resp in stored.items():
+            for i in groups[k]:
+                results[i].response = resp
+                results[i].cache_hit = True
+        counts.cache_hits = sum(len(groups[k]) for k in stored)
+        pending_keys = [k for k in groups if k not in stored]
+    else:
+        keys = [str(i) for i in range(len(attempts))]
+        groups = {k: [i] for i, k in enumerate(keys)}
+        pending_keys = keys
+
+    jobs = []
+    for n, k in enumerate(pending_keys):
+        first = groups[k][0]
+        a = attempts[first]
+        jobs.append(Job(index=n, request=a.request, trial=a.trial, item_id=a.item_id))
+        counts.shared += len(groups[k]) - 1
+
+    if progress is not None:
+        progress.add(label or "answering", total=len(attempts), cached=counts.cache_hits)
+
+    def emit(job: Job, outcome: Outcome) -> None:
+        k = pending_keys[job.index]
+        idx = groups[k]
+        if outcome.ok and outcome.response is not _SKIP:
+            if caching:
+                store.put(k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response)  # type: ignore[union-attr]
+            for i in idx:
+                results[i].response = outcome.response
+        elif outcome.response is _SKIP:
+            for i in idx:
+                results[i].skipped = True
+            counts.skipped += len(idx)
+        else:
+            for i in idx:
+                results[i].error = outcome.error
+            counts.errors += len(idx)
+        if progress is not None:
+            progress.advance(len(idx))
+
+    if jobs:
+        counts.requests = len(jobs)
+        backend.answer(jobs, emit)
+    counts.seconds = time.perf_counter() - t0
+    return Execution(results, counts)
+
+
+class _SkipMarker:
+    """Response value a replay backend emits for an answer it does not have (``--replay-missing skip``)."""
+
+    def __repr__(self) -> str:
+        return "SKIP"
+
+
+_SKIP = _SkipMarker()
+SKIP = _SKIP

@@ -1,0 +1,104 @@
+"""The response store: every model answer, committed as soon as it arrives.
+
+SQLite in WAL mode at ``$GENDERSCOPE_HOME/store.sqlite``.  The key is
+``sha256(fingerprint, canonical request, trial)`` (see
+:func:`genderscope.core.requests.store_key`), so repeated sampled trials stay
+distinct.  Several processes may read and write at once: WAL allows concurrent
+readers, writers wait on a busy timeout, and ``INSERT OR IGNORE`` keeps the
+first answer for a key (an answer is never stored twice).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from genderscope.core.paths import home
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+class ResponseStore:
+    """A persistent key -> JSON response map (thread-safe for one writer thread per process)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path else home() / "store.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA busy_timeout=60000")
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(_SCHEMA)
+        self.writes = 0
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        """Stored responses for the given keys (missing keys are absent from the result)."""
+        out: dict[str, Any] = {}
+        chunk = 900
+        for i in range(0, len(keys), chunk):
+            part = list(keys[i:i + chunk])
+            q = "SELECT key, response FROM responses WHERE key IN (%s)" % ",".join("?" * len(part))
+            for key, resp in self._db.execute(q, part):
+                out[key] = json.loads(resp)
+        return out
+
+    def put(self, key: str, fingerprint: str, kind: str, trial: int, request: str, response: Any) -> None:
+        """Commit one response now (first answer for a key wins)."""
+        self.put_many([(key, fingerprint, kind, trial, request, response)])
+
+    def put_many(self, rows: Iterable[tuple[str, str, str, int, str, Any]]) -> None:
+        """Commit several responses in one transaction."""
+        now = time.time()
+        data = [(k, f, kd, t, rq, json.dumps(rs, ensure_ascii=False), now) for k, f, kd, t, rq, rs in rows]
+        if not data:
+            return
+        for attempt in range(20):
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany("INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?)", data)
+                self._db.execute("COMMIT")
+                self.writes += len(data)
+                return
+            except sqlite3.OperationalError as exc:  # "database is locked" beyond busy_timeout
+                try:
+                    self._db.execute("ROLLBACK")
+                except sqlite3.OperationalError:
+                    pass
+                if "locked" not in str(exc) or attempt == 19:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def info(self) -> dict[str, Any]:
+        """Path, size on disk and number of responses per backend fingerprint."""
+        rows = self._db.execute(
+            "SELECT fingerprint, kind, COUNT(*) FROM responses GROUP BY fingerprint, kind ORDER BY 3 DESC").fetchall()
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
+        total = sum(r[2] for r in rows)
+        return {"path": str(self.path), "bytes": size, "responses": total,
+                "by_model": [{"fingerprint": f, "kind": k, "responses": n} for f, k, n in rows]}
+
+    def clear(self, fingerprint_prefix: str | None = None) -> int:
+        """Delete all responses, or those whose fingerprint starts with the prefix; returns the count."""
+        if fingerprint_prefix:
+            cur = self._db.execute("DELETE FROM responses WHERE fingerprint LIKE ?", (fingerprint_prefix + "%",))
+        else:
+            cur = self._db.execute("DELETE FROM responses")
+        n = cur.rowcount
+        self._db.execute("VACUUM")
+        return n
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,120 @@
+"""The task interface: build attempts from data, then score the answers.
+
+A task never talks to a model.  It declares which request kinds it can use
+(``supports``), builds :class:`~genderscope.core.requests.Attempt` objects and
+later turns :class:`~genderscope.core.requests.AttemptResult` objects into a
+:class:`TaskResult`.  Register a task with one line in ``genderscope/registry.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+from genderscope.core.options import NoOptions
+from genderscope.core.requests import AttemptResult, Attempt
+
+
+@dataclass
+class Metric:
+    """A number with an optional confidence interval (``ci_low``/``ci_high``, same units)."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    def to_json(self) -> dict[str, float | None]:
+        out: dict[str, float | None] = {"value": _clean(self.value)}
+        if self.ci_low is not None or self.ci_high is not None:
+            out["ci_low"] = _clean(self.ci_low)
+            out["ci_high"] = _clean(self.ci_high)
+        return out
+
+
+def _clean(x: Any) -> Any:
+    """NaN/inf become JSON null; numpy scalars become Python numbers."""
+    if x is None:
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return x
+    if math.isnan(f) or math.isinf(f):
+        return None
+    if isinstance(x, (bool,)):
+        return x
+    if float(f).is_integer() and isinstance(x, int):
+        return int(x)
+    return f
+
+
+@dataclass
+class TaskResult:
+    """What a task reports.
+
+    ``metrics``: name -> :class:`Metric`; ``extra``: further JSON-able entries of the task's
+    block in ``results.json`` (tables such as ``summary``, marks, parameters);
+    ``records``: per attempt (same order as the attempts) the task's extra fields for
+    ``attempts.jsonl`` (e.g. the parsed label); ``table``: rows for the terminal summary.
+    """
+
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    headline: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        from genderscope.core.jsonutil import clean_json
+
+        out = {"metrics": {k: m.to_json() for k, m in self.metrics.items()}}
+        out.update(clean_json(self.extra))
+        if self.headline:
+            out["headline"] = list(self.headline)
+        return out
+
+
+@dataclass
+class RunContext:
+    """What a task may know about the run: not the backend itself, only what it answers."""
+
+    seed: int = 123
+    trials: int | None = None
+    limit: int | None = None
+    request_kinds: frozenset[str] = frozenset()
+    model_kind: str = ""
+    generation: dict[str, Any] = field(default_factory=dict)  # temperature / max_tokens overrides
+    data: Any = None  # genderscope.data.registry.DataRegistry
+
+
+class Task(ABC):
+    """Base class for tasks.  Subclasses set the class attributes and implement two methods."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Options: ClassVar[type] = NoOptions
+    #: request kinds the task can use, in order of preference, per measurement form
+    supports: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, options: Any, ctx: RunContext):
+        self.options = options
+        self.ctx = ctx
+
+    def datasets(self) -> list[str]:
+        """Logical names of the dataset files this run reads (recorded with their sha256)."""
+        return []
+
+    @abstractmethod
+    def attempts(self) -> list[Attempt]:
+        """All attempts of the run, in a stable order."""
+
+    @abstractmethod
+    def score(self, results: Sequence[AttemptResult]) -> TaskResult:
+        """Parse answers and compute metrics; ``results`` is in the order of ``attempts()``."""
+
+    def render(self, result: TaskResult) -> Any:
+        """A rich renderable for the terminal (default: headline metrics table)."""
+        from genderscope.core.report_terminal import metrics_table
+
+        return metrics_table(self.name, result)

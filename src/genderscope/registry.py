@@ -1,0 +1,52 @@
+"""The registries: one line per task and per backend.
+
+Entries are ``"module:Class"`` strings so that importing genderscope never imports
+torch or an HTTP client until a task or backend is actually used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from genderscope.core.errors import UsageError
+
+TASKS: dict[str, str] = {
+    "gest": "genderscope.tasks.gest.task:GestTask",
+}
+
+BACKENDS: dict[str, str] = {
+    "random": "genderscope.backends.random_model:RandomBackend",
+    "replay": "genderscope.backends.replay:ReplayBackend",
+    "openai": "genderscope.backends.openai_chat:OpenAIChatBackend",
+}
+
+
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def task_class(name: str) -> Any:
+    """The task class registered as ``name`` (clear error naming the known tasks)."""
+    if name not in TASKS:
+        raise UsageError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))} "
+                         "(see `genderscope tasks`)")
+    return _load(TASKS[name])
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """Split ``kind:target`` (``random`` alone is allowed) and check the kind exists."""
+    kind, sep, target = spec.partition(":")
+    if kind not in BACKENDS:
+        raise UsageError(f"unknown model spec {spec!r}: the part before ':' must be one of "
+                         f"{', '.join(sorted(BACKENDS))} (e.g. openai:gpt-4o-mini, replay:answers.jsonl, random)")
+    return kind, target
+
+
+def backend_class(spec: str) -> Any:
+    kind, target = parse_model_spec(spec)
+    cls = _load(BACKENDS[kind])
+    if cls.needs_target and not target:
+        raise UsageError(f"model spec {spec!r} needs a target after '{kind}:' ({cls.description})")
+    return cls

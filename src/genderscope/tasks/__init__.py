@@ -1,0 +1,1 @@
+"""Tasks.  Each subpackage holds one task; ``genderscope/registry.py`` lists them."""
