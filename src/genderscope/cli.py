@@ -97,7 +97,10 @@ def run(ctx: typer.Context,
     """
     from genderscope.core.engine import run_tasks
 
-    options = parse_extra(list(ctx.args))
+    # click hands unknown --options to the variadic TASK argument; split them off again
+    tokens = list(tasks) + list(ctx.args)
+    first_opt = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
+    tasks, options = tokens[:first_opt], parse_extra(tokens[first_opt:])
     output = run_tasks(tasks, model, trials=trials, limit=limit, seed=seed, out=out_dir, use_cache=not no_cache,
                        options=options, temperature=temperature, max_tokens=max_tokens, progress=progress)
     for r in output.runs:
