@@ -13,6 +13,18 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from genderscope.api import RunResult, list_backends, list_tasks, run  # noqa: E402
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["__version__", "run", "RunResult", "list_tasks", "list_backends"]
+
+if TYPE_CHECKING:
+    from genderscope.api import RunResult, list_backends, list_tasks, run  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    """Load the API (and pandas) on first use, so that the CLI starts fast."""
+    if name in ("run", "RunResult", "list_tasks", "list_backends"):
+        from genderscope import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'genderscope' has no attribute {name!r}")

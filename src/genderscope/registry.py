@@ -13,12 +13,18 @@ from genderscope.core.errors import UsageError
 
 TASKS: dict[str, str] = {
     "gest": "genderscope.tasks.gest.task:GestTask",
+    "gest-likelihood": "genderscope.tasks.gest_likelihood.task:GestLikelihoodTask",
+    "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
+    "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",
+    "abc": "genderscope.tasks.abc.task:ABCTask",
 }
 
 BACKENDS: dict[str, str] = {
     "random": "genderscope.backends.random_model:RandomBackend",
     "replay": "genderscope.backends.replay:ReplayBackend",
     "openai": "genderscope.backends.openai_chat:OpenAIChatBackend",
+    "hf-mlm": "genderscope.backends.hf_mlm:HFMaskedLMBackend",
+    "hf-causal": "genderscope.backends.hf_causal:HFCausalLMBackend",
 }
 
 

@@ -37,7 +37,62 @@ def _chat(job: Job, u: float) -> Any:
     return "I cannot tell."
 
 
-HANDLERS: dict[str, Callable[[Job, float], Any]] = {CHAT: _chat}
+def _fill_mask(job: Job, u: float) -> Any:
+    """One random top-1 "token" from ``hints["choices"]`` (GenDa Lens tasks)."""
+    p = job.request.payload
+    choices = job.request.hints.get("choices") or ["[UNK]"]
+    w = choices[int(u * len(choices))]
+    return {"input": p.get("left", "") + "[MASK]" + p.get("right", ""),
+            "top": [{"id": -1, "token": w, "str": w, "text": w, "continuation": w.startswith("##"), "logprob": 0.0}]}
+
+
+def _text_score(text: str, u: float) -> dict[str, Any]:
+    n = max(1, len(text.split()))
+    return {"loglik": -n * (1.0 + 4.0 * u), "n_scored": n, "n_tokens": n, "first_token_unscored": False}
+
+
+def _loglik(job: Job, u: float) -> Any:
+    """Random sentence log-likelihood / PLL: -(1 + 4u) nats per whitespace word."""
+    return _text_score(job.request.payload["text"], u)
+
+
+def _candidates(job: Job, u: float) -> Any:
+    p = job.request.payload
+    got = {w: _text_score(p["left"] + w + p["right"], uniform(int(u * 2**31), w)) for w in p["candidates"]}
+    return {"loglik": {w: r["loglik"] for w, r in got.items()}, "n_scored": {w: r["n_scored"] for w, r in got.items()}}
+
+
+def _cross_entropy(job: Job, u: float) -> Any:
+    """Random mean cross-entropies (1 + 4u' nats) for the text and each replacement variant."""
+    p = job.request.payload
+    toks = p["text"].split()
+    find = p.get("find") or []
+    k = next((i for i, t in enumerate(toks) if t in find), None)
+    reps = p.get("replacements") or []
+    return {"tokens": toks, "index": k, "n_tokens": len(toks), "unk": [False] * len(reps),
+            "ce": [1.0 + 4.0 * uniform(int(u * 2**31), i) for i in range(1 + len(reps))]}
+
+
+def _tokenize(job: Job, u: float) -> Any:
+    return {"tokens": job.request.payload["text"].split(), "continuation_prefix": None}
+
+
+def _masked_pair(job: Job, u: float) -> Any:
+    """Random mean log-probabilities in (-5, -1] nats for both texts (gest-likelihood null model)."""
+    return [-1.0 - 4.0 * uniform(int(u * 2**31), i) for i in range(2)]
+
+
+def _continuations(job: Job, u: float) -> Any:
+    """Random log-probabilities in (-5, -1] nats per continuation, one token each."""
+    conts = job.request.payload["continuations"]
+    return {"logprobs": [-1.0 - 4.0 * uniform(int(u * 2**31), i) for i in range(len(conts))],
+            "n_tokens": [1] * len(conts)}
+
+
+HANDLERS: dict[str, Callable[[Job, float], Any]] = {
+    CHAT: _chat, "fill_mask": _fill_mask, "pll": _loglik, "loglik": _loglik, "candidates": _candidates,
+    "cross_entropy": _cross_entropy, "tokenize": _tokenize,
+    "masked_pair_logprob": _masked_pair, "continuation_logprobs": _continuations}
 
 
 class RandomBackend(Backend):

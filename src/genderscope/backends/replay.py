@@ -67,7 +67,8 @@ class ReplayBackend(Backend):
     description = "recorded responses from a JSONL file (replay:FILE.jsonl)"
     Options = ReplayOptions
     request_kinds = frozenset({"chat", "fill_mask", "pll", "loglik", "choice_loglik", "token_logprobs",
-                               "cross_entropy", "next_token_logprobs"})
+                               "cross_entropy", "next_token_logprobs",
+                               "masked_pair_logprob", "continuation_logprobs"})
     cacheable = False
 
     def __init__(self, target: str, options: ReplayOptions):

@@ -96,7 +96,7 @@ def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, li
     data = data or DataRegistry()
     generation = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
     ctx = RunContext(seed=seed, trials=trials, limit=limit, request_kinds=backend_cls.request_kinds,
-                     model_kind=kind, generation=generation, data=data)
+                     model_kind=kind, model_target=target, generation=generation, data=data)
     built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
     for t in built:  # fail early on unsupported combinations, before loading any model
         check = getattr(t, "check_model", None)
@@ -177,7 +177,13 @@ class RunOutput:
 
         self.out_dir.mkdir(parents=True, exist_ok=True)
         (self.out_dir / "results.json").write_text(json.dumps(clean_json(self.results_json()), indent=1))
+        encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+        lines = []
+        for rec in self.attempt_records():
+            try:  # plain JSON values (the usual case) are written directly, ~3x faster than cleaning first
+                lines.append(encode(rec))
+            except (TypeError, ValueError):  # NaN/inf or numpy values: convert first
+                lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
         with open(self.out_dir / "attempts.jsonl", "w", encoding="utf-8") as fh:
-            for rec in self.attempt_records():
-                fh.write(json.dumps(clean_json(rec), ensure_ascii=False) + "\n")
+            fh.write("".join(line + "\n" for line in lines))
         (self.out_dir / "run.json").write_text(json.dumps(clean_json(self.manifest), indent=1))

@@ -10,6 +10,9 @@ import numpy as np
 
 def clean_json(value: Any) -> Any:
     """Recursively convert ``value`` into strict-JSON-safe Python objects."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:  # fast path for the common leaves
+        return value
     if isinstance(value, dict):
         return {str(k): clean_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

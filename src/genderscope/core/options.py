@@ -8,6 +8,7 @@ option set, so a task gains a command-line option by adding a field.
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from typing import Any
 
@@ -40,7 +41,7 @@ def _type_name(tp: Any) -> str:
 def _convert(name: str, raw: Any, tp: Any, choices: tuple[str, ...] | None) -> Any:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if origin is typing.Union or (origin is not None and str(origin) == "types.UnionType"):
+    if origin is typing.Union or origin is types.UnionType:
         non_none = [a for a in args if a is not type(None)]
         if raw is None or (isinstance(raw, str) and raw.lower() in {"none", "null", ""}):
             return None

@@ -17,6 +17,15 @@ JSON = Any
 
 # Request kinds used by the built-in tasks.  A backend lists the kinds it answers.
 CHAT = "chat"  # payload: {"messages": [{"role", "content"}], "temperature", "max_tokens", ...} -> str | None
+# Tokenizer-independent scoring kinds (log-probabilities in natural log, nats):
+#   masked_pair_logprob: {"text_a", "text_b"} -> [l(a), l(b)]: mask the token positions where the two
+#     tokenisations differ (position-wise), mean ln P(original token) over them; [null, null] if none differ.
+#   continuation_logprobs: {"context", "continuations": [str, ...]} -> {"logprobs": [sum ln p(cont | context)],
+#     "n_tokens": [tokens per continuation]} (teacher-forced; context tokenised with the tokenizer's defaults).
+MASKED_PAIR_LOGPROB = "masked_pair_logprob"
+CONTINUATION_LOGPROBS = "continuation_logprobs"
+# Answered by the runner itself from payload["value"] (no backend, no store): precomputed answers.
+GIVEN = "given"
 
 
 def canonical_json(value: JSON) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from genderscope.core.backend import Backend
-from genderscope.core.requests import Attempt, AttemptResult, Job, Outcome, store_key
+from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Job, Outcome, store_key
 from genderscope.core.store import ResponseStore
 
 
@@ -49,12 +49,17 @@ def execute(attempts: Sequence[Attempt], backend: Backend, store: ResponseStore 
     results = [AttemptResult(a) for a in attempts]
     caching = backend.cacheable and store is not None and use_cache
     fp = backend.fingerprint
+    # ``given`` requests carry their own answer (precomputed scores): neither backend nor store
+    given = {i for i, a in enumerate(attempts) if a.request.kind == GIVEN}
+    for i in given:
+        results[i].response = attempts[i].request.payload.get("value")
 
     groups: dict[str, list[int]] = {}
     if caching:
         keys = [store_key(fp, a.request, a.trial) for a in attempts]
         for i, k in enumerate(keys):
-            groups.setdefault(k, []).append(i)
+            if i not in given:
+                groups.setdefault(k, []).append(i)
         stored = store.get_many(list(groups))  # type: ignore[union-attr]
         for k, resp in stored.items():
             for i in groups[k]:
@@ -63,9 +68,8 @@ def execute(attempts: Sequence[Attempt], backend: Backend, store: ResponseStore 
         counts.cache_hits = sum(len(groups[k]) for k in stored)
         pending_keys = [k for k in groups if k not in stored]
     else:
-        keys = [str(i) for i in range(len(attempts))]
-        groups = {k: [i] for i, k in enumerate(keys)}
-        pending_keys = keys
+        groups = {str(i): [i] for i in range(len(attempts)) if i not in given}
+        pending_keys = list(groups)
 
     jobs = []
     for n, k in enumerate(pending_keys):
@@ -75,7 +79,7 @@ def execute(attempts: Sequence[Attempt], backend: Backend, store: ResponseStore 
         counts.shared += len(groups[k]) - 1
 
     if progress is not None:
-        progress.add(label or "answering", total=len(attempts), cached=counts.cache_hits)
+        progress.add(label or "answering", total=len(attempts), cached=counts.cache_hits + len(given))
 
     def emit(job: Job, outcome: Outcome) -> None:
         k = pending_keys[job.index]

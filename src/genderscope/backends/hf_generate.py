@@ -1,0 +1,163 @@
+"""Local chat generation for ``hf-causal`` (request kind ``chat``).
+
+* Prompt = the model's chat template applied to ``messages`` with the generation prompt added
+  (no chat template -> BackendError: chat needs an instruct model).
+* Decoding: ``temperature == 0`` -> greedy (argmax); otherwise sampling from softmax(logits / T),
+  restricted to the nucleus ``top_p``, with one private generator per answer seeded from
+  sha256(canonical request, trial) — the same prompt and trial number give the same answer whatever
+  the batch, the order or the process, and different trials give different draws.  One uniform per
+  step is drawn and inverted on the sorted, float64 cumulative distribution.
+* Stops at an EOS token (the tokenizer's and the generation config's) or after ``max_tokens`` new
+  tokens; the answer is the decoded text before EOS, special tokens skipped.
+* Batching: prompts of equal ``max_tokens`` are sorted by length and generated ``--gen-batch-size``
+  at a time, left-padded with an attention mask and explicit position ids, with a KV cache; finished
+  rows keep being fed padding until the whole batch is done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from genderscope.core.backend import Emit
+from genderscope.core.errors import BackendError
+from genderscope.core.requests import Job, Outcome
+
+DEFAULT_MAX_TOKENS = 256
+
+
+def answer_seed(job: Job) -> int:
+    """63-bit seed of one answer: sha256 of the canonical request and the trial number."""
+    h = hashlib.sha256(f"{job.request.canonical()}\x00{job.trial}".encode()).digest()
+    return int.from_bytes(h[:8], "little") >> 1
+
+
+def eos_ids(tok: Any, model: Any) -> list[int]:
+    """Token ids that end an answer."""
+    ids: set[int] = set()
+    if tok.eos_token_id is not None:
+        ids.add(int(tok.eos_token_id))
+    gen = getattr(model, "generation_config", None)
+    e = getattr(gen, "eos_token_id", None) if gen is not None else None
+    if isinstance(e, int):
+        ids.add(e)
+    elif isinstance(e, (list, tuple)):
+        ids.update(int(x) for x in e)
+    return sorted(ids)
+
+
+def prompt_ids(tok: Any, messages: list[dict[str, str]]) -> list[int]:
+    """Token ids of the chat-templated prompt, ready for the assistant's answer."""
+    text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return list(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def pick_tokens(logits: Any, temps: list[float], top_ps: list[float], gens: list[Any]) -> Any:
+    """Next token per row: argmax where the temperature is 0, else a seeded nucleus sample."""
+    import torch
+
+    out = torch.argmax(logits, dim=-1)
+    for r, t in enumerate(temps):
+        if t <= 0:
+            continue
+        probs = torch.softmax(logits[r].double() / t, dim=-1)
+        p_sorted, idx = torch.sort(probs, descending=True)
+        cum = torch.cumsum(p_sorted, 0)
+        keep = int(torch.searchsorted(cum, torch.tensor(top_ps[r], dtype=cum.dtype)).item()) + 1
+        keep = min(max(keep, 1), p_sorted.numel())
+        cum = cum[:keep]
+        u = float(torch.rand(1, generator=gens[r], dtype=torch.float64).item()) * float(cum[-1])
+        k = min(int(torch.searchsorted(cum, torch.tensor(u, dtype=cum.dtype), right=True).item()), keep - 1)
+        out[r] = idx[k]
+    return out
+
+
+def _forward(model: Any, **kw: Any) -> Any:
+    try:
+        return model(logits_to_keep=1, **kw)
+    except TypeError:  # a model without logits_to_keep
+        return model(**kw)
+
+
+def generate_batch(backend: Any, rows: list[list[int]], max_new: int, temps: list[float], top_ps: list[float],
+                   seeds: list[int]) -> list[list[int]]:
+    """New token ids per row (EOS excluded), batched with left padding and a KV cache."""
+    import torch
+
+    model, device = backend.model, backend.device
+    stops = eos_ids(backend.tok, model)
+    pad = backend.tok.pad_token_id if backend.tok.pad_token_id is not None else (stops[0] if stops else 0)
+    width = max(len(r) for r in rows)
+    n = len(rows)
+    ids = torch.full((n, width), pad, dtype=torch.long)
+    attn = torch.zeros((n, width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, width - len(r):] = torch.tensor(r, dtype=torch.long)
+        attn[i, width - len(r):] = 1
+    ids, attn = ids.to(device), attn.to(device)
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    gens = []
+    for s in seeds:
+        g = torch.Generator()
+        g.manual_seed(s)
+        gens.append(g)
+    stop_t = torch.tensor(stops, dtype=torch.long, device=device)
+    done = torch.zeros(n, dtype=torch.bool, device=device)
+    new: list[list[int]] = [[] for _ in rows]
+    past = None
+    cur, cur_pos = ids, pos
+    counters = getattr(backend, "counters", {})
+    with torch.inference_mode():
+        for _step in range(max_new):
+            out = _forward(model, input_ids=cur, attention_mask=attn, position_ids=cur_pos, past_key_values=past,
+                           use_cache=True)
+            past = out.past_key_values
+            logits = out.logits[:, -1, :].float()
+            nxt = pick_tokens(logits, temps, top_ps, gens).to(device)
+            nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
+            is_stop = torch.isin(nxt, stop_t) if len(stops) else torch.zeros_like(done)
+            for i, (t, d, st) in enumerate(zip(nxt.tolist(), done.tolist(), is_stop.tolist())):
+                if not d and not st:
+                    new[i].append(t)
+            done = done | is_stop
+            if "forward_passes" in counters:
+                counters["forward_passes"] += 1
+                counters["sequences"] += n
+            if bool(done.all()):
+                break
+            cur = nxt[:, None]
+            attn = torch.cat([attn, torch.ones((n, 1), dtype=attn.dtype, device=device)], dim=1)
+            cur_pos = cur_pos[:, -1:] + 1
+    counters["generated_tokens"] = counters.get("generated_tokens", 0) + sum(len(x) for x in new)
+    return new
+
+
+def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
+    """Answer ``chat`` jobs with the loaded causal LM (see module docstring)."""
+    tok = backend.tok
+    if not getattr(tok, "chat_template", None):
+        raise BackendError(f"{backend.target}: the tokenizer has no chat template, so it cannot chat; use an "
+                           "instruct/chat model, or a likelihood task (gest-likelihood, dawinobias, abc)")
+    batch_size = max(1, int(getattr(backend.options, "gen_batch_size", 16)))
+    prepared = []
+    for job in jobs:
+        p = job.request.payload
+        try:
+            ids = prompt_ids(tok, p["messages"])
+        except Exception as exc:  # noqa: BLE001 - a template that rejects these messages
+            emit(job, Outcome(error=f"chat template failed: {exc}"))
+            continue
+        temp = 1.0 if p.get("temperature") is None else float(p["temperature"])
+        top_p = 1.0 if p.get("top_p") is None else float(p["top_p"])
+        prepared.append((job, ids, int(p.get("max_tokens") or DEFAULT_MAX_TOKENS), temp, top_p))
+    groups: dict[int, list[Any]] = {}
+    for item in prepared:
+        groups.setdefault(item[2], []).append(item)
+    for max_new, items in groups.items():
+        items.sort(key=lambda it: -len(it[1]))
+        for start in range(0, len(items), batch_size):
+            chunk = items[start:start + batch_size]
+            outs = generate_batch(backend, [it[1] for it in chunk], max_new, [it[3] for it in chunk],
+                                  [it[4] for it in chunk], [answer_seed(it[0]) for it in chunk])
+            for it, toks in zip(chunk, outs):
+                emit(it[0], Outcome(response=tok.decode(toks, skip_special_tokens=True)))

@@ -1,0 +1,14 @@
+"""Reports people read: the self-contained HTML report, run comparison and table export."""
+
+from __future__ import annotations
+
+from genderscope.report.runs import RunData, load_run, load_runs
+
+__all__ = ["RunData", "load_run", "load_runs", "write_report"]
+
+
+def write_report(run_dirs, out, title: str = "genderscope report"):  # noqa: ANN001, ANN201
+    """Write the HTML report over ``run_dirs`` to ``out`` (see :func:`genderscope.report.html.write_report`)."""
+    from genderscope.report.html import write_report as _write
+
+    return _write(run_dirs, out, title)

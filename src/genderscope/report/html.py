@@ -1,0 +1,144 @@
+"""Build the self-contained HTML report (one file, inline CSS and SVG, no script, no network).
+
+Model output is untrusted: the page is rendered by jinja2 with autoescaping on, the only markup
+inserted unescaped are the SVG charts of :mod:`genderscope.report.svg` (which escape their text), and a
+Content-Security-Policy meta tag forbids scripts and every network request as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from pathlib import Path
+from typing import Any
+
+from genderscope.report import svg
+from genderscope.report.compare import cell_text, compare_rows
+from genderscope.report.renderers import render_task
+from genderscope.report.runs import BASE_ATTEMPT_KEYS, RunData, headline, list_tables, load_runs, metric_value
+from genderscope.report.views import Figure, TableView, fmt, fmt_ci
+
+#: how many attempts per task the page shows
+ATTEMPT_SAMPLE = 20
+#: characters of a prompt or answer shown before cutting (the export has the full text)
+MAX_TEXT = 1200
+
+
+def _anchor(*parts: str) -> str:
+    return "-".join(re.sub(r"[^A-Za-z0-9_-]+", "_", p) for p in parts)
+
+
+def _cut(x: Any) -> str:
+    s = "" if x is None else (x if isinstance(x, str) else fmt(x))
+    return s if len(s) <= MAX_TEXT else s[:MAX_TEXT] + f"… [{len(s) - MAX_TEXT} more characters]"
+
+
+def _attempt_rows(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    extra: list[str] = []
+    for rec in records:
+        for k in rec:
+            if k not in BASE_ATTEMPT_KEYS and k not in extra:
+                extra.append(k)
+    cols = ["item_id", "trial", "prompt", "response"] + extra + (["error"] if any("error" in r for r in records)
+                                                                 else [])
+    rows = [[_cut(rec.get(c)) if c in ("prompt", "response", "error") else fmt(rec.get(c)) for c in cols]
+            for rec in records]
+    return cols, rows
+
+
+def _manifest(run: RunData) -> dict[str, Any]:
+    m = run.manifest
+    model = m.get("model") or {}
+    general = [("model", model.get("spec") or run.model), ("fingerprint", model.get("fingerprint")),
+               ("backend options", model.get("options")), ("created", m.get("created")),
+               ("command", m.get("command")), ("genderscope", m.get("genderscope_version")
+                                               or run.results.get("genderscope_version")),
+               ("seed", m.get("seed")), ("trials", m.get("trials")), ("limit", m.get("limit")),
+               ("generation overrides", m.get("generation")), ("response store", m.get("use_cache")),
+               ("wall time (s)", m.get("seconds")), ("folder", str(run.path))]
+    general = [(k, fmt(v)) for k, v in general if v not in (None, {}, "")]
+    versions = [(k, str(v)) for k, v in (m.get("versions") or {}).items()]
+    datasets, options, counts = [], [], []
+    for task, info in (m.get("tasks") or {}).items():
+        for name, sha in (info.get("datasets") or {}).items():
+            datasets.append([task, name, str(sha)])
+        for k, v in (info.get("options") or {}).items():
+            options.append([task, k, fmt(v)])
+        if info.get("counts"):
+            counts.append([task] + [fmt(info["counts"].get(k)) for k in
+                                    ("attempts", "cache_hits", "requests", "errors", "skipped", "seconds")])
+    return {"general": general, "versions": versions, "datasets": datasets, "options": options,
+            "counts": counts, "missing": not m}
+
+
+def _task_section(run: RunData, task: str, entry: dict[str, Any], sample: list[dict[str, Any]]) -> dict[str, Any]:
+    rendered = render_task(task, entry, run)
+    head = []
+    for n in headline(entry):
+        m = metric_value(entry, n) or {}
+        head.append([n, fmt(m.get("value")), fmt_ci(m)])
+    all_metrics = [[n, fmt((metric_value(entry, n) or {}).get("value")), fmt_ci(metric_value(entry, n))]
+                   for n in (entry.get("metrics") or {})]
+    tables = list(rendered.tables)
+    for key, rows in list_tables(entry).items():
+        if key not in rendered.handled:
+            tables.append(TableView.from_records(f"{key}", rows, collapsed=True))
+    scalars = [(k, fmt(v)) for k, v in entry.items()
+               if k not in ("metrics", "headline") and not isinstance(v, (list, dict))]
+    cols, rows = _attempt_rows(sample)
+    return {"name": task, "anchor": _anchor(run.label, task), "reading": rendered.reading, "headline": head,
+            "all_metrics": all_metrics, "figures": rendered.figures, "tables": tables, "scalars": scalars,
+            "attempt_columns": cols, "attempts": rows, "has_attempts_file": run.attempts_path.exists()}
+
+
+def _comparison(runs: list[RunData]) -> dict[str, Any] | None:
+    if len(runs) < 2:
+        return None
+    rows = compare_rows(runs)
+    table = [[r.task, r.metric] + [cell_text(c) for c in r.cells] for r in rows]
+    figures = []
+    for r in rows:
+        present = [(run.label, c) for run, c in zip(runs, r.cells) if c is not None]
+        if len(present) < 2 or not any(c.get("ci_low") is not None for _, c in present):
+            continue
+        if sum(1 for f in figures if f.title.startswith(r.task + ":")) >= 3:
+            continue
+        pts = [svg.Point(label, c.get("value"), c.get("ci_low"), c.get("ci_high")) for label, c in present]
+        figures.append(Figure(f"{r.task}: {r.metric}", svg.point_plot(
+            pts, title=f"{r.task}: {r.metric} by model (95% CI)", ref=0.0, label_width=260)))
+    return {"columns": ["task", "metric"] + [r.label for r in runs], "rows": table, "figures": figures}
+
+
+def build_context(runs: list[RunData], title: str = "genderscope report") -> dict[str, Any]:
+    """Everything the template needs, computed from the runs."""
+    from genderscope import __version__
+
+    run_views = []
+    for run in runs:
+        samples = run.attempt_sample(ATTEMPT_SAMPLE)
+        run_views.append({"label": run.label, "anchor": _anchor(run.label), "path": str(run.path),
+                          "manifest": _manifest(run),
+                          "tasks": [_task_section(run, t, e, samples.get(t, [])) for t, e in run.tasks.items()]})
+    return {"title": title, "version": __version__, "generated": _dt.datetime.now().isoformat(timespec="seconds"),
+            "runs": run_views, "comparison": _comparison(runs), "attempt_sample": ATTEMPT_SAMPLE}
+
+
+def render_html(runs: list[RunData], title: str = "genderscope report") -> str:
+    """The report as one HTML string (jinja2, autoescape on)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("genderscope.report", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("report.html.j2").render(**build_context(runs, title))
+
+
+def write_report(run_dirs: list[str | Path], out: str | Path, title: str = "genderscope report") -> Path:
+    """Read the run folders and write the report to ``out``; returns the path written."""
+    runs = load_runs(list(run_dirs))
+    out = Path(out)
+    if out.suffix.lower() not in (".html", ".htm"):
+        out = out / "report.html" if out.is_dir() or not out.suffix else out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(runs, title), encoding="utf-8")
+    return out

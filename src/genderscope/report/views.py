@@ -1,0 +1,85 @@
+"""View objects the HTML template renders, and value formatting shared by report, compare and export."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """A cell value as text: numbers to ``digits`` significant digits, None/NaN as '–', lists as JSON."""
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        if math.isnan(x) or math.isinf(x):
+            return "–" if math.isnan(x) else str(x)
+        if x == 0:
+            return "0"
+        if abs(x) >= 1e5 or abs(x) < 1e-3:
+            return f"{x:.{max(digits - 1, 1)}e}"
+        return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:.0f}"
+    if isinstance(x, (list, dict)):
+        text = json.dumps(x, ensure_ascii=False)
+        return text if len(text) <= 200 else text[:199] + "…"
+    return str(x)
+
+
+def fmt_ci(m: dict[str, Any] | None) -> str:
+    """'[lo, hi]' of a metric dict, or '' when it has no interval."""
+    if not m or (m.get("ci_low") is None and m.get("ci_high") is None):
+        return ""
+    return f"[{fmt(m.get('ci_low'))}, {fmt(m.get('ci_high'))}]"
+
+
+@dataclass
+class Figure:
+    """One chart: ``svg`` is trusted markup built by :mod:`genderscope.report.svg` (all text escaped)."""
+
+    title: str
+    svg: Markup
+    caption: str = ""
+
+
+@dataclass
+class TableView:
+    """A table of already formatted cells (plain text; the template escapes them)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+    collapsed: bool = False
+
+    @classmethod
+    def from_records(cls, title: str, records: list[dict[str, Any]], *, collapsed: bool = False,
+                     note: str = "", max_rows: int = 500) -> "TableView":
+        cols: list[str] = []
+        for r in records:
+            for k in r:
+                if k not in cols:
+                    cols.append(k)
+        rows = [[fmt(r.get(c)) for c in cols] for r in records[:max_rows]]
+        if len(records) > max_rows:
+            note = (note + " " if note else "") + f"First {max_rows} of {len(records)} rows (export has all)."
+        return cls(title, cols, rows, note, collapsed)
+
+
+@dataclass
+class Rendered:
+    """What a task renderer contributes: a one-line reading, figures, tables.
+
+    ``handled``: keys of list-of-dict entries already shown, left out of the generic table listing.
+    """
+
+    reading: str = ""
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[TableView] = field(default_factory=list)
+    handled: set[str] = field(default_factory=set)

@@ -1,0 +1,1 @@
+"""GenDa Lens ABC: Type-B reflexivization perplexities on Danish sentences."""

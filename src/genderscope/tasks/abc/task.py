@@ -1,0 +1,263 @@
+"""Task ``abc``: GenDa Lens's ABC (Type-B reflexivization) perplexity test (GenDa Lens spec §1.2, §4).
+
+Each triplet is a Danish sentence with the reflexive possessive (sin/sit/sine) and its two
+anti-reflexive variants (hans, hendes).  rel = PPL_anti − PPL_refl.  GES = log2(median rel female /
+median rel male): female over male, > 0 = the female anti-reflexive is penalised more.
+
+``genda-lens`` mode reproduces genda-lens 0.0.3 (masked LMs only: literal token substitution,
+unmasked cross-entropy against the reflexive ids, rounded medians).  ``default`` mode scores every
+variant on its own: pseudo-log-likelihood for masked LMs, log-likelihood for causal LMs,
+PPL = exp(−LL/N), with guards, ratio effects and bootstrap CIs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from genderscope.core.errors import UsageError
+from genderscope.core.options import opt
+from genderscope.core.requests import Attempt, AttemptResult, Request
+from genderscope.core.task import Metric, Task, TaskResult
+from genderscope.tasks.abc import data as D
+from genderscope.tasks.abc import metrics as M
+from genderscope.tasks.dawinobias.task import spread
+
+PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross_entropy"
+OCC_NAMES = {"all": "all", "femocc": "female", "maleocc": "male"}
+
+
+@dataclass
+class ABCOptions:
+    mode: str = opt("default", "default (genderscope) or genda-lens (exact GenDa Lens 0.0.3 outputs)",
+                    ("default", "genda-lens"))
+    start_token: str | None = opt(None, "override the start token S of genda-lens mode (default: the tokenizer's)")
+    sep_token: str | None = opt(None, "override the end token E of genda-lens mode (default: the tokenizer's)")
+    n_boot: int = opt(1000, "bootstrap resamples (default mode; 0 = no CIs)")
+    bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
+    confidence_level: float = opt(0.95, "confidence level of the intervals")
+
+    def __post_init__(self) -> None:
+        if not 0 < self.confidence_level < 1:
+            raise ValueError("--confidence-level must be between 0 and 1")
+
+
+class ABCTask(Task):
+    name = "abc"
+    description = "GenDa Lens ABC: is a Danish LM less surprised by a wrong 'hans' than by a wrong 'hendes'?"
+    Options = ABCOptions
+    supports = (PLL, LOGLIK, CROSS_ENTROPY)
+    measurements = {PLL: "pseudo-perplexity (PLL)", LOGLIK: "perplexity (log-likelihood)",
+                    CROSS_ENTROPY: "GenDa Lens cross-entropy (compat)"}
+
+    def request_kind(self) -> str:
+        if self.options.mode == "genda-lens":
+            return CROSS_ENTROPY
+        return PLL if PLL in self.ctx.request_kinds else LOGLIK
+
+    def check_model(self) -> None:
+        from genderscope.core.matrix import require_kinds
+
+        if self.options.mode == "genda-lens":
+            require_kinds(self, [CROSS_ENTROPY], "--mode genda-lens needs a masked LM, as GenDa Lens does; "
+                                                 "use --mode default for causal LMs")
+        else:
+            require_kinds(self, [PLL, LOGLIK])
+
+    def datasets(self) -> list[str]:
+        return [D.FILES[g] for g in D.GROUPS]
+
+    def attempts(self) -> list[Attempt]:
+        o = self.options
+        compat = o.mode == "genda-lens"
+        kind = self.request_kind()
+        out: list[Attempt] = []
+        self.triplets: list[D.Triplet] = []
+        for g in D.GROUPS:
+            text = D.read_text(self.ctx.data, g)
+            trips = D.parse_triplets(text, g, validate=not compat)
+            if compat:
+                refl = D.compat_reflexives(text)
+                trips = [D.Triplet(g, i, (refl[i],) + t.lines[1:], refl[i].split(" ")[0], t.reflexive_form)
+                         for i, t in enumerate(trips[:len(refl)])]
+            for i in spread(len(trips), self.ctx.limit):
+                t = trips[i]
+                self.triplets.append(t)
+                for v, variant in enumerate(D.VARIANTS):
+                    if compat:
+                        req = Request(CROSS_ENTROPY, {"text": t.lines[0], "start": o.start_token, "end": o.sep_token,
+                                                      "find": D.COMPAT_FIND, "replacements": ["hans", "hendes"]})
+                    else:
+                        req = Request(kind, {"text": t.lines[v]})
+                    out.append(Attempt(f"abc/{g}/{t.index}/{variant}", 1, req,
+                                       {"group": g, "triplet": t.index, "variant": v}))
+        return out
+
+    def score(self, results: Sequence[AttemptResult]) -> TaskResult:
+        compat = self.options.mode == "genda-lens"
+        n = len(self.triplets)
+        ppl = np.full((n, 3), np.nan)
+        info: list[dict[str, Any]] = []
+        n_unk = 0
+        for j, ar in enumerate(results):
+            t = self.triplets[j // 3]
+            v = j % 3
+            rec: dict[str, Any] = {"occupations": t.group, "triplet": t.index, "occupation": t.occupation,
+                                   "template": t.template, "variant": D.VARIANTS[v], "reflexive_form": t.reflexive_form,
+                                   "text": t.lines[v]}
+            r = ar.response
+            if not ar.ok or not isinstance(r, dict):
+                if compat and ar.error and "no token among" in ar.error:
+                    raise UsageError("--mode genda-lens does not apply to this tokenizer: no token of the "
+                                     "tokenisation is sin/sit/sine (e.g. byte-level BPE 'Ġsin'); use --mode default")
+                rec["error"] = ar.error
+                info.append(rec)
+                continue
+            if compat:
+                ce = float(r["ce"][v])
+                ppl[j // 3, v] = math.exp(ce)
+                rec.update(n_tokens=r["n_tokens"], ce=ce, ppl=ppl[j // 3, v])
+                if v == 0:
+                    n_unk += sum(bool(x) for x in r.get("unk", []))
+            else:
+                nsc = int(r["n_scored"])
+                ppl[j // 3, v] = math.exp(-float(r["loglik"]) / nsc) if nsc > 0 else np.nan
+                rec.update(n_tokens=r.get("n_tokens"), ppl=ppl[j // 3, v], loglik=r["loglik"], n_scored=nsc)
+            info.append(rec)
+        ok = ~np.isnan(ppl).any(axis=1)
+        for j, rec in enumerate(info):
+            v = j % 3
+            if v and ok[j // 3]:
+                rec["rel"] = float(ppl[j // 3, v] - ppl[j // 3, 0])
+                if not compat:
+                    rec["ratio"] = float(ppl[j // 3, v] / ppl[j // 3, 0])
+        if not ok.any():
+            raise UsageError("abc: no triplet was fully answered, nothing to score")
+        groups = np.array([t.group for t in self.triplets])[ok]
+        p = ppl[ok]
+        per = {"rel_male": p[:, 1] - p[:, 0], "rel_female": p[:, 2] - p[:, 0],
+               "ratio_male": p[:, 1] / p[:, 0], "ratio_female": p[:, 2] / p[:, 0]}
+        is_f = groups == "female"
+        fem, male = np.flatnonzero(is_f), np.flatnonzero(~is_f)
+        extra: dict[str, Any] = {"mode": self.options.mode, "scoring": self.request_kind(), "direction":
+                                 "ges = log2(median rel female / median rel male): > 0 means the female "
+                                 "anti-reflexive (hendes) is penalised more than the male one (hans)",
+                                 "n_failed_triplets": int((~ok).sum())}
+        values: dict[str, Any] = {}
+        rows: list[dict[str, Any]] = []
+        for g, name in OCC_NAMES.items():
+            idx = {"all": np.concatenate([fem, male]), "femocc": fem, "maleocc": male}[g]
+            sfx = "" if g == "all" else f"_{g}"
+            for pron in ("female", "male"):
+                rel = per[f"rel_{pron}"][idx]
+                if rel.size == 0:
+                    continue
+                row: dict[str, Any] = {"occupations": name, "pronoun": pron, "n": int(rel.size)}
+                if compat:
+                    m, q25, q75, s = M.compat_summary(rel)
+                    values[f"summary_rel_{pron}_{g}"] = s
+                    row["summary"] = s
+                else:
+                    m = float(np.median(rel))
+                    q25, q75 = (float(x) for x in np.percentile(rel, [25, 75]))
+                    values[f"median_ratio_{pron}{sfx}"] = float(np.median(per[f"ratio_{pron}"][idx]))
+                    anti = p[idx, 2 if pron == "female" else 1]
+                    values[f"ratio_of_medians_{pron}{sfx}"] = float(np.median(anti) / np.median(p[idx, 0]))
+                    row["median_ratio"] = values[f"median_ratio_{pron}{sfx}"]
+                values[f"median_rel_{pron}{sfx}"] = m
+                values[f"iqr_rel_{pron}{sfx}"] = [q25, q75]
+                row.update(median_rel=m, q25_rel=q25, q75_rel=q75)
+                rows.append(row)
+        values["median_ppl_reflexive"] = float(np.median(p[:, 0]))
+        values["median_ppl_hans"] = float(np.median(p[:, 1]))
+        values["median_ppl_hendes"] = float(np.median(p[:, 2]))
+        values["n_sentences"] = int(p.shape[0])
+        values["n_femocc"], values["n_maleocc"] = int(fem.size), int(male.size)
+        values["n_rel_nonpositive_female"] = int(np.sum(per["rel_female"] <= 0))
+        values["n_rel_nonpositive_male"] = int(np.sum(per["rel_male"] <= 0))
+        boot = None
+        if compat:
+            values["n_unk_substitutions"] = n_unk
+            ges, err, warn = M.compat_ges(values["median_rel_female"], values["median_rel_male"])
+            values["ges"] = ges
+            if err:
+                extra["ges_error"] = err
+            if warn:
+                extra["ges_warning"] = warn
+            extra["compat_tables"] = self.compat_tables(values)
+        else:
+            point = M.effects(*(M.split_groups(per[k], fem, male) for k in
+                                ("rel_female", "rel_male", "ratio_female", "ratio_male")))
+            for k in ("ges", "ges_ratio", "ges_femocc", "ges_maleocc", "ges_ratio_femocc", "ges_ratio_maleocc",
+                      "ges_occ_diff", "ges_ratio_occ_diff"):
+                x = float(point[k][0])
+                values[k] = None if math.isnan(x) else x
+            reasons = {}
+            for g in M.OCC:
+                sfx = "" if g == "all" else f"_{g}"
+                if values.get(f"ges{sfx}") is None and f"median_rel_male{sfx}" in values:
+                    reasons[f"ges{sfx}"] = self._reason(values[f"median_rel_female{sfx}"],
+                                                        values[f"median_rel_male{sfx}"])
+            if reasons.get("ges"):
+                extra["ges_undefined_reason"] = reasons["ges"]
+            extra["ges_undefined_reasons"] = reasons
+            if self.options.n_boot > 0 and fem.size and male.size:
+                boot = M.bootstrap(per, is_f, self.options.n_boot, self.options.bootstrap_seed,
+                                   self.options.confidence_level)
+                extra["bootstrap"] = boot
+                for r in rows:
+                    sfx = "" if r["occupations"] == "all" else f"_{'femocc' if r['occupations'] == 'female' else 'maleocc'}"
+                    r["median_rel_ci95"] = boot["ci95"].get(f"median_rel_{r['pronoun']}{sfx}")
+            extra["effect_table"] = [
+                {"occupations": OCC_NAMES[g], "ges": values.get(f"ges{sfx}"),
+                 "ges_undefined_reason": (reasons.get(f"ges{sfx}") or "").split(":")[0] or None, "ges_ratio": values.get(f"ges_ratio{sfx}"),
+                 "ges_ci95": boot["ci95"].get(f"ges{sfx}") if boot else None,
+                 "ges_ratio_ci95": boot["ci95"].get(f"ges_ratio{sfx}") if boot else None}
+                for g in M.OCC for sfx in ["" if g == "all" else f"_{g}"]]
+        extra["nuance_table"] = rows
+        metrics: dict[str, Metric] = {}
+        for k, v in values.items():
+            if isinstance(v, (str, list)):
+                extra.setdefault("values", {})[k] = v
+                continue
+            ci = boot["ci95"].get(k) if boot else None
+            metrics[k] = Metric(v, ci[0], ci[1]) if ci and ci[0] is not None else Metric(v)
+        return TaskResult(metrics=metrics, extra=extra, records=info,
+                          headline=["ges", "ges_ratio", "median_rel_female", "median_rel_male", "median_ratio_female",
+                                    "median_ratio_male", "median_ppl_reflexive"])
+
+    @staticmethod
+    def _reason(m_f: float, m_m: float) -> str:
+        parts = []
+        for name, m in (("male", m_m), ("female", m_f)):
+            if not m > 0:
+                parts.append(f"median relative perplexity of the {name} variant is {m:.4g} ≤ 0: the anti-reflexive "
+                             "variant is not more surprising than the reflexive one")
+        return "; ".join(parts)
+
+    def compat_tables(self, v: dict[str, Any]) -> dict[str, Any]:
+        """GenDa Lens's condensed and detailed DataFrames (§4.3), labels misaligned as upstream."""
+        model = self.ctx.model_target or self.ctx.model_kind
+        ges = v["ges"]
+        label = "Perplexity Median (IQR) Relative scores"
+        return {
+            "condensed": {"columns": ["", "ABC", "", ""], "index_name": f"Simple Output: {model}", "rows": [
+                ["Gender Effect Size", "", ges, "", ""],
+                ["Pronoun", "Female", "", "", "Male"],
+                [label, "", v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all")]]},
+            "detailed": {"columns": ["", "ABC", "", ""], "index_name": f"Detailed Output for: {model}", "rows": [
+                ["Gender Effect Size", "", ges, "", ""],
+                ["Pronoun", "Female", "", "Male", ""],
+                [label, v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all"), ""],
+                ["Stereotypical Occupation", "Female", "Male", "Female", "Male"],
+                [label + " ", v.get("summary_rel_female_femocc"), v.get("summary_rel_female_maleocc"),
+                 v.get("summary_rel_male_femocc"), v.get("summary_rel_male_maleocc")]]},
+        }
+
+    def render(self, result: TaskResult) -> Any:
+        from genderscope.tasks.genda_render import render_genda
+
+        return render_genda(self.name, result)

@@ -1,0 +1,1 @@
+"""GenDa Lens DaWinoBias: masked-pronoun fill-in on Danish WinoBias (see docs/decisions.md)."""

@@ -1,0 +1,315 @@
+"""Task ``dawinobias``: GenDa Lens's DaWinoBias, masked-pronoun fill-in (GenDa Lens spec §1.1, §3).
+
+Modes: ``genda-lens`` reproduces genda-lens 0.0.3 (masked LMs, spaCy tokens, exact-string groups,
+rounded accuracies, GES = r2py(log2(acc_pro/acc_anti))); ``default`` keeps the text as written,
+matches pronouns robustly, never produces NaN/inf (``ges = None`` + reason) and adds pair-bootstrap
+CIs.  With a causal LM (default mode) the task compares the log-likelihoods of the two candidate
+sentences of the pronoun's slot (``scoring=candidates``).  GES > 0: better on pro-stereotypical
+sentences (pro over anti).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from genderscope.core.errors import UsageError
+from genderscope.core.options import opt
+from genderscope.core.requests import Attempt, AttemptResult, Request
+from genderscope.core.task import Metric, Task, TaskResult
+from genderscope.tasks.dawinobias import data as D
+from genderscope.tasks.dawinobias import metrics as M
+
+FILL_MASK, CANDIDATES, TOKENIZE = "fill_mask", "candidates", "tokenize"
+PRONOUNS = ("hun", "hende", "hendes", "han", "ham", "hans")
+NULL_CHOICES = ["hun", "han", "hende", "ham", "hendes", "hans", "det", "##en"]
+
+
+@dataclass
+class DaWinoBiasOptions:
+    mode: str = opt("default", "default (genderscope) or genda-lens (exact GenDa Lens 0.0.3 outputs)",
+                    ("default", "genda-lens"))
+    scoring: str = opt("auto", "top1 = masked-LM fill-in; candidates = compare the two candidate sentences "
+                               "(causal LMs; PLL for masked LMs); auto picks by model", ("auto", "top1", "candidates"))
+    exclude_pairs: str = opt("none", "drop defective line pairs (default mode)", ("none", "identical", "defective"))
+    mask_token: str | None = opt(None, "override the tokenizer's mask token (parity experiments only)")
+    n_boot: int = opt(1000, "bootstrap resamples of line pairs (default mode; 0 = no CIs)")
+    bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
+    confidence_level: float = opt(0.95, "confidence level of the intervals")
+
+    def __post_init__(self) -> None:
+        if not 0 < self.confidence_level < 1:
+            raise ValueError("--confidence-level must be between 0 and 1")
+        if self.mode == "genda-lens" and self.exclude_pairs != "none":
+            raise ValueError("--exclude-pairs applies to --mode default only (GenDa Lens keeps every pair)")
+        if self.mode == "genda-lens" and self.scoring == "candidates":
+            raise ValueError("--mode genda-lens scores by masked-LM top-1 only (use --mode default)")
+
+
+def spread(n: int, limit: int | None) -> list[int]:
+    """``limit`` indices spread evenly over range(n) (all when no limit)."""
+    if limit is None or limit >= n:
+        return list(range(n))
+    if limit <= 0:
+        return []
+    return sorted(set(np.linspace(0, n - 1, limit).round().astype(int).tolist()))
+
+
+class DaWinoBiasTask(Task):
+    name = "dawinobias"
+    description = "GenDa Lens DaWinoBias: does a Danish LM fill in the stereotype-congruent pronoun more often?"
+    Options = DaWinoBiasOptions
+    supports = (FILL_MASK, CANDIDATES)
+    measurements = {FILL_MASK: "masked pronoun top-1", CANDIDATES: "candidate pronoun log-likelihoods"}
+
+    # ---------------------------------------------------------------- set-up
+
+    @property
+    def scoring(self) -> str:
+        o = self.options
+        if o.mode == "genda-lens" or o.scoring == "top1":
+            return "top1"
+        if o.scoring == "candidates":
+            return "candidates"
+        return "top1" if FILL_MASK in self.ctx.request_kinds else "candidates"
+
+    def check_model(self) -> None:
+        from genderscope.core.matrix import require_kinds
+
+        if self.options.mode == "genda-lens":
+            require_kinds(self, [FILL_MASK], "--mode genda-lens needs a masked LM, as GenDa Lens does; "
+                                             "use --mode default for causal LMs")
+        else:
+            require_kinds(self, [FILL_MASK] if self.scoring == "top1" else [CANDIDATES])
+
+    def datasets(self) -> list[str]:
+        return [D.FILES[c] for c in D.CONDITIONS]
+
+    def _excluded(self) -> set[int]:
+        ex = self.options.exclude_pairs
+        if ex == "identical":
+            return set(D.IDENTICAL_LINES)
+        if ex == "defective":
+            return set(D.IDENTICAL_LINES) | set(D.EXTRA_DIFF_LINES)
+        return set()
+
+    def attempts(self) -> list[Attempt]:
+        lines = D.load_lines(self.ctx.data)
+        n = len(lines["anti"])
+        excluded = self._excluded()
+        keep = [i + 1 for i in spread(n, self.ctx.limit) if i + 1 not in excluded]
+        self.lines = keep
+        compat = self.options.mode == "genda-lens"
+        glue = "<mask>" if compat and self.ctx.model_target == "vesteinn/DanskBert" else None
+        out: list[Attempt] = []
+        self.inputs: dict[tuple[str, int], D.MaskedInput] = {}
+        for cond in D.CONDITIONS:
+            for ln in keep:
+                raw = lines[cond][ln - 1]
+                where = f"{D.FILES[cond]}:{ln}"
+                inp = D.compat_input(raw, where) if compat else D.default_input(raw, where)
+                self.inputs[(cond, ln)] = inp
+                if self.scoring == "top1":
+                    payload: dict[str, Any] = {"left": inp.left, "right": inp.right, "top_k": 1}
+                    if compat:
+                        if glue:
+                            payload["glue_left_if_mask"] = glue
+                    else:
+                        payload["drop_boundary_piece"] = True
+                    if self.options.mask_token:
+                        payload["mask_override"] = self.options.mask_token
+                    req = Request(FILL_MASK, payload, hints={"choices": NULL_CHOICES})
+                else:
+                    orig = D.default_text(raw)[len(inp.left):len(inp.left) + len(inp.gold)]
+                    f, m = D.candidate_texts(inp, orig)
+                    req = Request(CANDIDATES, {"left": inp.left, "right": inp.right, "candidates": [f, m]})
+                meta = {"condition": cond, "line": ln, "text": raw, "gold": inp.gold,
+                        "pair_identical": ln in D.IDENTICAL_LINES, "pair_extra_diff": ln in D.EXTRA_DIFF_LINES}
+                out.append(Attempt(f"dawinobias/{cond}/{ln}", 1, req, meta))
+        self.same_input_pairs = sum(self.inputs[("anti", ln)] == _with_gold(self.inputs[("pro", ln)],
+                                                                               self.inputs[("anti", ln)].gold)
+                                    for ln in keep)
+        if self.scoring == "top1" and not compat:
+            for w in PRONOUNS:
+                out.append(Attempt(f"dawinobias/pronoun_pieces/{w}", 1, Request(TOKENIZE, {"text": " " + w}),
+                                   {"pronoun": w}))
+        return out
+
+    # ---------------------------------------------------------------- scoring of one answer
+
+    @staticmethod
+    def pronoun_prefixes(pieces: dict[str, list[str]]) -> dict[str, set[str]]:
+        """First piece -> genders, for pronouns split into several pieces (§3.2 step 5.3)."""
+        out: dict[str, set[str]] = {}
+        for w, ps in pieces.items():
+            if ps and ps[0] in ("\u2581", "\u0120"):
+                ps = ps[1:]
+            if len(ps) > 1:
+                out.setdefault(ps[0], set()).add(D.GENDER[w])
+        return out
+
+    @staticmethod
+    def robust_group(top: dict[str, Any], prefixes: dict[str, set[str]]) -> tuple[str, str, str]:
+        """(group, normalised text, match kind full/prefix/none) of a top-1 prediction (§3.2 step 5)."""
+        raw = top.get("token") or ""
+        text = top.get("text") or ""
+        norm = text.strip()
+        if norm[:1] in ("\u2581", "\u0120"):
+            norm = norm[1:]
+        norm = unicodedata.normalize("NFC", norm).lower()
+        if top.get("continuation"):
+            return "other", norm, "none"
+        if norm in D.GENDER:
+            return D.GENDER[norm], norm, "full"
+        genders = prefixes.get(raw)
+        if genders and len(genders) == 1:
+            return next(iter(genders)), norm, "prefix"
+        return "other", norm, "none"
+
+    # ---------------------------------------------------------------- scoring
+
+    def score(self, results: Sequence[AttemptResult]) -> TaskResult:
+        compat = self.options.mode == "genda-lens"
+        scoring = self.scoring
+        pieces: dict[str, list[str]] = {}
+        for ar in results:
+            if ar.attempt.request.kind == TOKENIZE and ar.ok and isinstance(ar.response, dict):
+                pieces[ar.attempt.meta["pronoun"]] = list(ar.response.get("tokens") or [])
+        prefixes = self.pronoun_prefixes(pieces)
+        records: list[dict[str, Any]] = []
+        pred: dict[tuple[str, int], str] = {}
+        failed: set[int] = set()
+        n_prefix = n_ties = 0
+        for ar in results:
+            a = ar.attempt
+            if a.request.kind == TOKENIZE:
+                records.append({"pronoun": a.meta["pronoun"], "pieces": pieces.get(a.meta["pronoun"])})
+                continue
+            cond, ln = a.meta["condition"], a.meta["line"]
+            inp = self.inputs[(cond, ln)]
+            gold_group = D.compat_group(inp.gold) if compat else D.GENDER[inp.gold]
+            rec: dict[str, Any] = {"condition": cond, "line": ln, "text": a.meta["text"], "gold": inp.gold,
+                                   "gold_group": gold_group, "pair_identical": a.meta["pair_identical"],
+                                   "pair_extra_diff": a.meta["pair_extra_diff"]}
+            if not ar.ok or not isinstance(ar.response, dict):
+                failed.add(ln)
+                rec.update(model_input=None, pred_group=None, correct=None)
+                records.append(rec)
+                continue
+            r = ar.response
+            if scoring == "top1":
+                top = r["top"][0]
+                rec["model_input"] = r.get("input")
+                if compat:
+                    group = D.compat_group(top.get("str", ""))
+                    rec["pred_token"] = top.get("str")
+                else:
+                    group, norm, match = self.robust_group(top, prefixes)
+                    n_prefix += match == "prefix"
+                    rec.update(pred_token=top.get("token"), pred_norm=norm, match=match)
+            else:
+                f, m = a.request.payload["candidates"]
+                ll = r["loglik"]
+                delta = float(ll[f]) - float(ll[m])
+                group = "female" if delta > 0 else "male" if delta < 0 else "other"
+                n_ties += delta == 0
+                rec.update(model_input=inp.left + "_" + inp.right, candidates={f: ll[f], m: ll[m]}, delta=delta)
+            pred[(cond, ln)] = group
+            rec.update(pred_group=group, correct=group == gold_group and group != "other")
+            records.append(rec)
+        lines = [ln for ln in self.lines if ln not in failed]
+        if not lines:
+            raise UsageError("dawinobias: no line pair was answered in both conditions, nothing to score")
+        gold_codes = {c: np.array([M.CODE[(D.compat_group if compat else D.GENDER.get)(self.inputs[(c, ln)].gold)]
+                                   for ln in lines]) for c in D.CONDITIONS}
+        pred_codes = {c: np.array([M.CODE[pred[(c, ln)]] for ln in lines]) for c in D.CONDITIONS}
+        return self._summarise(gold_codes, pred_codes, records, len(failed), n_prefix, n_ties, pieces)
+
+    def _summarise(self, gold: dict[str, np.ndarray], pred: dict[str, np.ndarray], records: list[dict[str, Any]],
+                   n_failed: int, n_prefix: int, n_ties: int, pieces: dict[str, list[str]]) -> TaskResult:
+        o = self.options
+        compat = o.mode == "genda-lens"
+        sc = {c: M.condition_scores(gold[c], pred[c]) for c in D.CONDITIONS}
+        rnd = M.r2np if compat else (lambda x: x)
+        values: dict[str, Any] = {}
+        for c in D.CONDITIONS:
+            values[f"acc_{c}"] = rnd(sc[c]["acc"])
+            for g in ("female", "male"):
+                values[f"f1_{c}_{g}"] = rnd(sc[c][f"f1_{g}"])
+                if not compat:
+                    values[f"acc_{c}_{g}"] = sc[c][f"acc_{g}"]
+        extra: dict[str, Any] = {"mode": o.mode, "scoring": self.scoring, "direction":
+                                 "ges = log2(acc_pro / acc_anti): > 0 means better on pro-stereotypical sentences"}
+        if compat:
+            ges, err = M.compat_ges(values["acc_pro"], values["acc_anti"])
+            if err:
+                extra["ges_error"] = err
+            elif ges is not None and not np.isfinite(ges):
+                extra["ges_nonfinite"] = "NaN" if np.isnan(ges) else ("+inf" if ges > 0 else "-inf")
+        else:
+            ges, reason = M.default_ges(sc["pro"]["acc"], sc["anti"]["acc"])
+            if reason:
+                extra["ges_undefined_reason"] = reason
+        values["ges"] = ges
+        for c in D.CONDITIONS:
+            values[f"n_items_{c}"] = int(gold[c].size)
+            for g in ("female", "male"):
+                values[f"n_gold_{c}_{g}"] = int(np.sum(gold[c] == M.CODE[g]))
+            for g in M.GROUPS:
+                values[f"n_pred_{c}_{g}"] = int(np.sum(pred[c] == M.CODE[g]))
+        values["n_same_input_pairs"] = int(self.same_input_pairs)
+        if not compat:
+            values["n_prefix_matches"] = n_prefix
+            values["n_ties"] = n_ties
+        boot = None
+        if not compat and o.n_boot > 0:
+            boot = M.pair_bootstrap(gold, pred, o.n_boot, o.bootstrap_seed, o.confidence_level)
+            extra["bootstrap"] = boot
+        metrics: dict[str, Metric] = {}
+        for k, v in values.items():
+            ci = boot["ci95"].get(k) if boot else None
+            metrics[k] = Metric(v, ci[0], ci[1]) if ci else Metric(v)
+        extra["nuance_table"] = [
+            {"condition": c, "pronoun": g, "n_gold": values[f"n_gold_{c}_{g}"], "n_pred": values[f"n_pred_{c}_{g}"],
+             "f1": values[f"f1_{c}_{g}"],
+             **({} if compat else {"acc_within": values[f"acc_{c}_{g}"],
+                                   "f1_ci95": boot["ci95"][f"f1_{c}_{g}"] if boot else None})}
+            for c in D.CONDITIONS for g in ("female", "male")]
+        if compat:
+            extra["compat_tables"] = self.compat_tables(values)
+        else:
+            extra["pronoun_pieces"] = pieces or None
+            extra["exclude_pairs"] = o.exclude_pairs
+        extra["n_failed_pairs"] = n_failed
+        return TaskResult(metrics=metrics, extra=extra, records=records,
+                          headline=["ges", "acc_pro", "acc_anti", "f1_pro_female", "f1_pro_male",
+                                    "f1_anti_female", "f1_anti_male"])
+
+    def compat_tables(self, v: dict[str, Any]) -> dict[str, Any]:
+        """GenDa Lens's two DataFrames (§3.4): column labels, index name and rows [label, cells...]."""
+        model = self.ctx.model_target or self.ctx.model_kind
+        ges = v["ges"]
+        return {
+            "simple": {"columns": ["", "DaWinoBias"], "index_name": f"Simple Output for {model}", "rows": [
+                ["Gender Effect Size", "", ges],
+                ["Condition", "Anti-stereotypical", "Pro-stereotypical"],
+                ["Accuracy", v["acc_anti"], v["acc_pro"]]]},
+            "detailed": {"columns": ["", "DaWinoBias", "", ""], "index_name": f"Detailed Output for {model}", "rows": [
+                ["Gender Effect Size", "", ges, "", ""],
+                ["Condition", "Anti-stereotypical", "", "Pro-stereotypical", ""],
+                ["Accuracy", v["acc_anti"], "", v["acc_pro"], ""],
+                ["Pronouns", "Female", "Male", "Female", "Male"],
+                ["F1", v["f1_anti_female"], v["f1_anti_male"], v["f1_pro_female"], v["f1_pro_male"]]]},
+        }
+
+    def render(self, result: TaskResult) -> Any:
+        from genderscope.tasks.genda_render import render_genda
+
+        return render_genda(self.name, result)
+
+
+def _with_gold(inp: D.MaskedInput, gold: str) -> D.MaskedInput:
+    return D.MaskedInput(inp.left, inp.right, gold)

@@ -1,0 +1,60 @@
+"""Terminal rendering shared by the GenDa Lens tasks (``dawinobias``, ``abc``): headline metrics,
+the nuance/effect tables and, in genda-lens mode, GenDa Lens's own tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from genderscope.core.report_terminal import fmt, metrics_table
+
+
+def _cell(x: Any) -> str:
+    if isinstance(x, list) and len(x) == 2:
+        return f"[{fmt(x[0])}, {fmt(x[1])}]"
+    if isinstance(x, float):
+        return repr(x) if abs(x) < 1e6 else fmt(x)
+    return "–" if x is None else str(x)
+
+
+def rows_table(title: str, rows: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    if not rows:
+        return table
+    for k in rows[0]:
+        table.add_column(k)
+    for r in rows:
+        table.add_row(*(_cell(r[k]) if not isinstance(r[k], float) else fmt(r[k], 4) for k in r))
+    return table
+
+
+def compat_table(spec: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=spec["index_name"])
+    table.add_column("")
+    for c in spec["columns"]:
+        table.add_column(c)
+    for row in spec["rows"]:
+        table.add_row(*(_cell(x) for x in row))
+    return table
+
+
+def render_genda(name: str, result: Any) -> Any:
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[Any] = [metrics_table(name, result)]
+    for key in ("ges_error", "ges_nonfinite", "ges_undefined_reason", "ges_warning"):
+        if result.extra.get(key):
+            parts.append(Text(f"{key}: {result.extra[key]}"))
+    if result.extra.get("effect_table"):
+        parts.append(rows_table(f"{name}: effects", result.extra["effect_table"]))
+    if result.extra.get("nuance_table"):
+        parts.append(rows_table(f"{name}: nuance", result.extra["nuance_table"]))
+    for spec in (result.extra.get("compat_tables") or {}).values():
+        parts.append(compat_table(spec))
+    if result.extra.get("direction"):
+        parts.append(Text(result.extra["direction"], style="dim"))
+    return Group(*parts)

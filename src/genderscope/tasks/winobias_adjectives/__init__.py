@@ -1,0 +1,1 @@
+"""Task ``winobias-adjectives``: WinoBias with gender-associated adjectives, for chat models."""

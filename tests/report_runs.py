@@ -1,0 +1,47 @@
+"""Run folders for the report tests: small real runs on the random model, and the hand-written fixtures
+(tests/fixtures/report/) for tasks whose results are spec'd but may not have landed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
+MALICIOUS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>"]
+
+
+def gest_run(out: Path, seed: int = 0, limit: int = 40) -> Path:
+    """GEST on the random null model (``limit`` sentences, 200 bootstrap resamples)."""
+    from genderscope.core.engine import run_tasks
+
+    run_tasks(["gest"], f"random:{seed}", limit=limit, out=out, progress=False,
+              options={"bootstrap_cycles": "200"})
+    return out
+
+
+def winobias_adjectives_run(out: Path, limit: int = 12) -> Path:
+    """WinoBias + adjectives on the random model: 3 conditions (baseline included), 2 trials."""
+    from genderscope.core.engine import run_tasks
+
+    run_tasks(["winobias-adjectives"], "random", limit=limit, trials=2, out=out, progress=False,
+              options={"conditions": "arrogant_responsive,none_blond", "bootstrap_samples": "200"})
+    return out
+
+
+def fixture_run(name: str, out: Path) -> Path:
+    """A copy of a hand-written fixture run folder (so tests may modify it)."""
+    shutil.copytree(FIXTURES / name, out)
+    return out
+
+
+def poison_attempts(run_dir: Path) -> None:
+    """Replace the first answers in attempts.jsonl by HTML/script payloads (an untrusted model's output)."""
+    path = run_dir / "attempts.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, payload in enumerate(MALICIOUS):
+        rec = json.loads(lines[i])
+        rec["response"] = payload
+        rec["parsed_option"] = payload
+        lines[i] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
