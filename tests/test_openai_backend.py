@@ -109,6 +109,9 @@ def test_request_payload_carries_sampling_parameters_and_seed(server: FakeOpenAI
     answer_all(backend_for(server, send_seed=False), jobs)
     s = server.stats()
     assert s["with_seed"] == 0 and "seed" not in s["last_body"]
+    answer_all(backend_for(server, max_tokens_field="max_completion_tokens"), jobs[:1])
+    body = server.stats()["last_body"]
+    assert body["max_completion_tokens"] == 300 and "max_tokens" not in body
 
 
 # -- retries -------------------------------------------------------------------------------

@@ -12,24 +12,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from report_runs import MALICIOUS, fixture_run, gest_run, poison_attempts, winobias_adjectives_run
-
 from genderscope.core.errors import DataError, UsageError
 from genderscope.report import svg
 from genderscope.report.html import render_html, write_report
 from genderscope.report.renderers import RENDERERS, render_task
 from genderscope.report.runs import load_run, load_runs
 from genderscope.report.views import fmt
+from report_runs import fixture_run, gest_run, poison_attempts, winobias_adjectives_run
 
 
 def _section(html: str, task: str) -> str:
-    m = re.search(rf'<section id="[^"]*" class="task" data-task="{re.escape(task)}">(.*?)</section>', html, re.S)
+    m = re.search(rf'<section id="[^"]*" class="task" data-task="{re.escape(task)}">(.*?)</section>', html, re.DOTALL)
     assert m, f"no section for task {task}"
     return m.group(1)
 
 
 def _figures(section: str) -> list[str]:
-    return re.findall(r'<figure class="figure".*?</figure>', section, re.S)
+    return re.findall(r'<figure class="figure".*?</figure>', section, re.DOTALL)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +54,7 @@ def test_gest_report_structure(gest_dir: Path, tmp_path: Path) -> None:
     assert manifest["tasks"]["gest"]["datasets"]["gest/gest.csv"] in html
     assert "<code>random:0</code>" in html and "bootstrap_cycles" in html and "numpy" in html
     # attempt sample: 20 rows with the parsed label column
-    att = re.search(r'<table class="attempts">(.*?)</table>', sec, re.S).group(1)
+    att = re.search(r'<table class="attempts">(.*?)</table>', sec, re.DOTALL).group(1)
     assert att.count("<tr>") == 21 and "<th>parsed_option</th>" in att
     assert "Comparison across runs" not in html  # one run: no comparison
 
@@ -188,7 +187,7 @@ def test_generic_fallback_for_unknown_task(tmp_path: Path) -> None:
 def test_failing_renderer_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = fixture_run("dawinobias", tmp_path / "d")
 
-    def broken(name, entry, run):  # noqa: ANN001, ANN202
+    def broken(name, entry, run):
         raise KeyError("nuance_table")
 
     monkeypatch.setitem(RENDERERS, "dawinobias", broken)
@@ -201,7 +200,7 @@ def test_failing_renderer_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_comparison_section(gest_dir: Path, tmp_path: Path) -> None:
     other = gest_run(tmp_path / "g2", seed=5)
     html = write_report([gest_dir, other], tmp_path / "r.html").read_text()
-    comp = re.search(r'<section id="comparison".*?</section>', html, re.S).group(0)
+    comp = re.search(r'<section id="comparison".*?</section>', html, re.DOTALL).group(0)
     assert "<th>random:0</th><th>random:5</th>" in comp
     assert "stereotype_rate" in comp
     assert len(_figures(comp)) == 3 and comp.count('class="pt"') == 6

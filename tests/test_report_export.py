@@ -9,13 +9,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from report_runs import fixture_run, gest_run
-
 from genderscope.cli import app
 from genderscope.core.errors import UsageError
 from genderscope.report.compare import compare_rows, rich_table
 from genderscope.report.export import export_run
 from genderscope.report.runs import load_runs
+from report_runs import fixture_run, gest_run
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +58,7 @@ def test_export_csv(gest_dir: Path, tmp_path: Path) -> None:
     row = metrics[metrics.metric == "stereotype_rate"].iloc[0]
     assert row.value == pytest.approx(res["metrics"]["stereotype_rate"]["value"], rel=1e-12)
     assert len(pd.read_csv(tmp_path / "csv" / "gest__stereotypes.csv")) == 16
-    n_attempts = sum(1 for _ in open(gest_dir / "attempts.jsonl"))
+    n_attempts = len((gest_dir / "attempts.jsonl").read_text().splitlines())
     att = pd.read_csv(tmp_path / "csv" / "attempts.csv")
     assert len(att) == n_attempts and "parsed_option" in att.columns
 

@@ -192,6 +192,19 @@ def tasks(options: bool = typer.Option(False, "--options", help="also list each 
             for o in describe(cls.Options):
                 t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
             out.print(t)
+        for kind in registry.BACKENDS:  # model options, e.g. openai's --base-url, --concurrency
+            try:
+                bcls = registry.backend_class(kind + ":x")
+            except (ImportError, GenderscopeError):
+                continue
+            opts = describe(bcls.Options)
+            if opts:
+                t = Table(title=f"model {kind}: options")
+                for col in ("option", "default", "choices", "help"):
+                    t.add_column(col)
+                for o in opts:
+                    t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
+                out.print(t)
 
 
 @data_app.command("list")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rich.console import Console
 
@@ -127,8 +128,8 @@ def _bordia_score(folder: Path, quick: bool) -> Path:
 
 def demo_steps(console: Console) -> list[Step]:
     """The demo's steps in order (each one independent of the others)."""
-    smollm2 = lambda: f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"  # noqa: E731
-    gemma = lambda: f"hf-causal:{gemma_gguf()}"  # noqa: E731
+    smollm2 = lambda: f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
+    gemma = lambda: f"hf-causal:{gemma_gguf()}"
     return [
         Step("gest-random", "GEST on the random null model (full dataset, 21,390 attempts)",
              _run(["gest"], "random", console, quick_limit=500), tasks=("gest",)),

@@ -54,6 +54,9 @@ class OpenAIOptions:
     backoff_max: float = opt(30.0, "seconds: the longest backoff wait (Retry-After may ask for longer)")
     send_seed: bool = opt(True, "send seed = trial number, so sampled trials repeat where the server honours it")
     api_key_env: str = opt("OPENAI_API_KEY", "environment variable that holds the API key")
+    max_tokens_field: str = opt("max_tokens", "name under which the answer-length limit is sent (newer OpenAI "
+                                              "reasoning models want max_completion_tokens)",
+                                ("max_tokens", "max_completion_tokens"))
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -196,9 +199,11 @@ class OpenAIChatBackend(Backend):
         """The JSON body for one job: the request's sampling parameters + model (+ seed)."""
         p = job.request.payload
         body: dict[str, Any] = {"model": self.target, "messages": p["messages"]}
-        for name in ("temperature", "max_tokens", "top_p", "stop", "presence_penalty", "frequency_penalty"):
+        for name in ("temperature", "top_p", "stop", "presence_penalty", "frequency_penalty"):
             if p.get(name) is not None:
                 body[name] = p[name]
+        if p.get("max_tokens") is not None:
+            body[self.options.max_tokens_field] = p["max_tokens"]
         if self.options.send_seed:
             body["seed"] = job.trial
         return json.dumps(body, ensure_ascii=False).encode()

@@ -7,7 +7,7 @@ from genderscope.report.runs import RunData, load_run, load_runs
 __all__ = ["RunData", "load_run", "load_runs", "write_report"]
 
 
-def write_report(run_dirs, out, title: str = "genderscope report"):  # noqa: ANN001, ANN201
+def write_report(run_dirs, out, title: str = "genderscope report"):
     """Write the HTML report over ``run_dirs`` to ``out`` (see :func:`genderscope.report.html.write_report`)."""
     from genderscope.report.html import write_report as _write
 

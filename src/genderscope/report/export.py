@@ -9,6 +9,7 @@ every column has one scalar type and the files load in any spreadsheet or datafr
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ def _frame(rows: list[dict[str, Any]]) -> Any:
     df = pd.DataFrame.from_records(rows)
     for col in df.columns:  # mixed Python types in one column -> text (Parquet needs one type)
         if df[col].dtype == object:
-            kinds = {type(v) for v in df[col] if v is not None and v == v}
+            kinds = {type(v) for v in df[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
             if len(kinds) > 1 and not kinds <= {int, float}:
                 df[col] = [None if v is None else str(v) for v in df[col]]
     return df

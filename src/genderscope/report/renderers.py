@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from genderscope.report import svg
 from genderscope.report.runs import RunData, headline, list_tables, metric_value

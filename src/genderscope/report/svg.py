@@ -8,8 +8,8 @@ CSS pixels; charts scale with the page width through ``viewBox``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from markupsafe import Markup, escape
 
@@ -68,10 +68,10 @@ def _fmt_tick(t: float) -> str:
 
 
 def _svg_open(width: float, height: float, title: str, kind: str) -> list[str]:
-    return [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{escape(kind)}" role="img" '
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{escape(kind)}" role="img" '
             f'viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}" '
-            f'font-family="system-ui, sans-serif" font-size="{FONT}">',
-            f"<title>{escape(title)}</title>"]
+            f'font-family="system-ui, sans-serif" font-size="{FONT}">')
+    return [head, f"<title>{escape(title)}</title>"]
 
 
 def _text(x: float, y: float, s: object, anchor: str = "start", extra: str = "") -> str:
@@ -135,7 +135,7 @@ def point_plot(points: Sequence[Point], *, title: str, xlabel: str = "", ref: fl
     top = 24 + legend_h + (14 if ref is not None and ref_label else 0)
     height = top + row_h * len(labels) + 40
     x0, x1 = label_width, width - 20
-    sx = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)  # noqa: E731
+    sx = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)
     out = _svg_open(width, height, title, "point")
     out.append(_text(8, 16, title, extra=' font-weight="600"'))
     if legend_h:
@@ -185,7 +185,7 @@ def stacked_bars(rows: Sequence[tuple[str, dict[str, float | None]]], categories
     top = 44
     height = top + row_h * len(rows) + 40
     x0, x1 = label_width, width - 20
-    sx = lambda v: x0 + v / total * (x1 - x0)  # noqa: E731
+    sx = lambda v: x0 + v / total * (x1 - x0)
     out = _svg_open(width, height, title, "stacked")
     out.append(_text(8, 16, title, extra=' font-weight="600"'))
     out += _legend([(c, colours[c]) for c in categories], x0, 36)
@@ -227,8 +227,8 @@ def scatter_line(xs: Sequence[float], ys: Sequence[float], *, title: str, xlabel
     ticks = nice_ticks(lo - pad, hi + pad)
     lo, hi = ticks[0], ticks[-1]
     x0, x1, y0, y1 = 60, width - 20, 30, height - 50
-    sx = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)  # noqa: E731
-    sy = lambda v: y1 - (v - lo) / (hi - lo) * (y1 - y0)  # noqa: E731
+    sx = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)
+    sy = lambda v: y1 - (v - lo) / (hi - lo) * (y1 - y0)
     out = _svg_open(width, height, title, "scatter")
     out.append(_text(8, 16, title, extra=' font-weight="600"'))
     out += _axis(x0, x1, y0, y1, ticks, sx, xlabel)

@@ -60,7 +60,7 @@ class TableView:
 
     @classmethod
     def from_records(cls, title: str, records: list[dict[str, Any]], *, collapsed: bool = False,
-                     note: str = "", max_rows: int = 500) -> "TableView":
+                     note: str = "", max_rows: int = 500) -> TableView:
         cols: list[str] = []
         for r in records:
             for k in r:

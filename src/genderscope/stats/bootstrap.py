@@ -75,9 +75,9 @@ def normal_interval_genderbench(values: np.ndarray, level: float = 0.95) -> tupl
     sd = float(np.std(good))
     if sd == 0.0 or constant:
         return float("nan"), float("nan"), n_nan
-    from scipy.stats import norm  # lazy: scipy.stats costs ~0.5 s of import time
+    from scipy.special import ndtri  # = scipy.stats.norm.ppf, without importing scipy.stats (~1 s)
 
-    z = float(norm.ppf((1 + level) / 2))
+    z = float(ndtri((1 + level) / 2))
     return mu - z * sd, mu + z * sd, n_nan
 
 
