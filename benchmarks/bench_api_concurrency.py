@@ -56,6 +56,16 @@ def timed(fn: Callable[[], Any], n: int) -> tuple[float, float, Any]:
     return n / (w1 - w0), 1000 * cpu / n, out
 
 
+def server_cpu(srv: FakeOpenAIProcess) -> float:
+    """CPU seconds the server process has used so far (NaN without psutil)."""
+    try:
+        import psutil
+    except ImportError:
+        return float("nan")
+    t = psutil.Process(srv.proc.pid).cpu_times()  # type: ignore[union-attr]
+    return t.user + t.system
+
+
 def run_ours(url: str, attempts: list[Attempt], conc: int, store: ResponseStore | None) -> tuple[float, float]:
     backend = OpenAIChatBackend("fake", OpenAIOptions(base_url=url, concurrency=conc))
     rate, cpu, ex = timed(lambda: execute(attempts, backend, store, use_cache=store is not None), len(attempts))
@@ -94,26 +104,34 @@ def main() -> None:
     a = ap.parse_args()
     attempts = gest_attempts()
     n_all = len(attempts)
-    rows: list[tuple[str, int, int, float, float]] = []
+    rows: list[tuple[str, int, int, float, float, float]] = []
     with FakeOpenAIProcess(FakeConfig(latency=LATENCY)) as srv:
         run_ours(srv.url, attempts[:500], 64, None)  # warm-up (connections, imports)
+
+        def row(name: str, conc: int, part: list[Attempt], fn: Callable[[], tuple[float, float]]) -> None:
+            s0 = server_cpu(srv)
+            rate, cpu = fn()
+            rows.append((name, conc, len(part), rate, cpu, 1000 * (server_cpu(srv) - s0) / len(part)))
+
         for conc in (8, 32, 64, 128):
             part = attempts if (a.full or conc > 8) else attempts[:a.subset]
-            rows.append((f"genderscope c={conc}", conc, len(part), *run_ours(srv.url, part, conc, None)))
+            row(f"genderscope c={conc}", conc, part, lambda p=part, c=conc: run_ours(srv.url, p, c, None))
         with tempfile.TemporaryDirectory() as tmp:
             store = ResponseStore(Path(tmp) / "store.sqlite")
-            rows.append(("genderscope c=64 + store commits", 64, n_all, *run_ours(srv.url, attempts, 64, store)))
+            row("genderscope c=64 + store commits", 64, attempts, lambda: run_ours(srv.url, attempts, 64, store))
             store.close()
         if a.sdk_subset:
             part = attempts[:a.sdk_subset]
-            rows.append(("openai SDK (baseline) c=64", 64, len(part), *run_sdk(srv.url, part, 64)))
+            row("openai SDK (baseline) c=64", 64, part, lambda: run_sdk(srv.url, part, 64))
     print(f"GEST chat prompts against the loopback server (own process), latency {LATENCY * 1000:.0f} ms; "
-          f"full GEST = {n_all} prompts; CPU = this (client) process only")
-    print(f"{'client':34} {'prompts':>7} {'prompts/s':>10} {'ideal/s':>8} {'of ideal':>8} {'CPU ms/req':>11}")
-    for name, conc, n, rate, cpu in rows:
+          f"full GEST = {n_all} prompts; CPU = this (client) process only; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'client':34} {'prompts':>7} {'prompts/s':>10} {'ideal/s':>8} {'of ideal':>8} {'CPU ms/req':>11} "
+          f"{'server ms/req':>13}")
+    for name, conc, n, rate, cpu, scpu in rows:
         ideal = conc / LATENCY
         note = "  (subset)" if n < n_all else ""
-        print(f"{name:34} {n:7d} {rate:10.0f} {ideal:8.0f} {rate / ideal:8.2f} {cpu:11.3f}{note}")
+        print(f"{name:34} {n:7d} {rate:10.0f} {ideal:8.0f} {rate / ideal:8.2f} {cpu:11.3f} {scpu:13.3f}{note}")
     ours = next(r for r in rows if r[0] == "genderscope c=64")
     sdk = [r for r in rows if r[0].startswith("openai SDK")]
     if sdk:

@@ -14,8 +14,13 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 import genderscope
-from genderscope.stats.bootstrap import (bootstrap_counts, count_matrix, intervals, normal_interval_genderbench,
-                                         percentile_interval)
+from genderscope.stats.bootstrap import (
+    bootstrap_counts,
+    count_matrix,
+    intervals,
+    normal_interval_genderbench,
+    percentile_interval,
+)
 from genderscope.stats.pyrandom import choices_indices, random_floats
 from genderscope.tasks.gest import metrics as M
 
@@ -171,9 +176,8 @@ def test_normal_ci_matches_genderbench_transcription(tmp_path, limit, answers):
     path = tmp_path / "r.jsonl"
     with open(path, "w") as fh:
         for i, r in enumerate(rows):
-            for j, o in enumerate(orderings[r]):
-                fh.write(json.dumps({"id": f"gest/{r}/{code(o)}", "response": answers[(i * 7 + j * 3 + r) % len(answers)]})
-                         + "\n")
+            fh.writelines(json.dumps({"id": f"gest/{r}/{code(o)}", "response": answers[(i * 7 + j * 3 + r) % len(answers)]})
+                         + "\n" for j, o in enumerate(orderings[r]))
     cycles, level = 150, 0.9
     res = genderscope.run("gest", model=f"replay:{path}", limit=limit, ci_method="normal",
                           bootstrap_cycles=cycles, confidence_level=level, write=False)

@@ -84,6 +84,13 @@ def test_markers_need_word_boundaries_and_option_text():
     assert parse_robust("I would go with option c.", fnm, DEFAULT, SENTENCE) == ("male", "R4")
 
 
+@pytest.mark.parametrize("answer,want", [("Option: c", ("neither", "R4")), ("option (a)", ("male", "R5")),
+                                         ("Option B. Final answer: c", ("neither", "R4")),
+                                         ("Answer: Option c", ("neither", "R4")), ("Option - (b)", ("female", "R4"))])
+def test_option_phrase_is_r5_only_where_r5_decides(answer, want):
+    assert parse_robust(answer, MFN, DEFAULT, SENTENCE) == want
+
+
 def test_sentence_with_option_words_is_removed():
     s = "I like women who wear high heels."  # contains an option word
     answer = f'(c) Neither. "{s}" could be said by anyone.'

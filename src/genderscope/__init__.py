@@ -15,10 +15,10 @@ __version__ = "0.1.0"
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__", "run", "RunResult", "list_tasks", "list_backends"]
+__all__ = ["RunResult", "__version__", "list_backends", "list_tasks", "run"]
 
 if TYPE_CHECKING:
-    from genderscope.api import RunResult, list_backends, list_tasks, run  # noqa: F401
+    from genderscope.api import RunResult, list_backends, list_tasks, run
 
 
 def __getattr__(name: str) -> Any:

@@ -126,6 +126,19 @@ def _bordia_score(folder: Path, quick: bool) -> Path:
     return folder
 
 
+def _bordia_sweep(folder: Path, quick: bool) -> Path:
+    from genderscope.cli import app
+
+    app(["bordia", "sweep", "--train", "wikitext-2:valid", "--valid", "wikitext-2:test", "--pairs", "wiki",
+         "--lambdas", "0,0.1", "--preset", "tiny", "--samples", "50", "--words", "100", "--out", str(folder)],
+        standalone_mode=False)
+    return folder
+
+
+def _has_module(name: str, what: str) -> Callable[[], str | None]:
+    return lambda: None if importlib.util.find_spec(name) else f"{what} has not landed yet"
+
+
 def demo_steps(console: Console) -> list[Step]:
     """The demo's steps in order (each one independent of the others)."""
     smollm2 = lambda: f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
@@ -153,8 +166,11 @@ def demo_steps(console: Console) -> list[Step]:
                            lambda: _gguf_missing(GEMMA_PACKAGE)),
              in_quick=False, tasks=("dawinobias", "abc")),
         Step("bordia-score-wikitext2", "Bordia & Bowman: word bias of the WikiText-2 validation text",
-             _bordia_score, needs=lambda: None if importlib.util.find_spec("genderscope.bordia.cli") else
-             "the bordia commands have not landed yet", tasks=("bordia-score",)),
+             _bordia_score, needs=_has_module("genderscope.bordia.cli", "`genderscope bordia score`"),
+             tasks=("bordia-score",)),
+        Step("bordia-sweep-wikitext2", "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, "
+             "λ ∈ {0, 0.1}", _bordia_sweep, needs=_has_module("genderscope.bordia.sweep", "`genderscope bordia "
+             "sweep`"), in_quick=False, tasks=("bordia-sweep",)),
     ]
 
 

@@ -119,7 +119,8 @@ def _error_message(raw: bytes) -> str:
     return text[:300] + ("…" if len(text) > 300 else "")
 
 
-_HINTS = {400: "the server rejected the request (check --max-tokens, --temperature and the model's limits)",
+_HINTS = {400: "the server rejected the request; check --max-tokens, --max-tokens-field, --temperature "
+               "and the model's limits",
           401: "check the API key in ${env}",
           403: "the key in ${env} has no access to this model or endpoint",
           404: "check the model name, and that --base-url ends in /v1"}

@@ -362,7 +362,7 @@ def sweep_cmd(
     out.print(f"results in [bold]{out_dir}[/bold] (results.json, results.csv, table.md)")
 
 
-def print_sweep_table(rows, dataset: str) -> None:
+def print_sweep_table(rows, dataset: str, console: Console | None = None) -> None:
     from genderscope.bordia.sweep import TABLE_HEADER, table_rows
 
     table = Table(title=f"Bordia & Bowman λ-sweep: {dataset}")
@@ -370,4 +370,4 @@ def print_sweep_table(rows, dataset: str) -> None:
         table.add_column(col)
     for r in table_rows(rows):
         table.add_row(*r)
-    out.print(table)
+    (console or out).print(table)

@@ -71,6 +71,23 @@ def _manifest(run: RunData) -> dict[str, Any]:
             "counts": counts, "missing": not m}
 
 
+def _is_table(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+
+def _scalars(entry: dict[str, Any], prefix: str = "", depth: int = 2) -> list[tuple[str, str]]:
+    """Entries that are not tables, flattened ``depth`` levels deep (``mark.label``), as (key, text)."""
+    out: list[tuple[str, str]] = []
+    for k, v in entry.items():
+        if _is_table(v):
+            continue
+        if isinstance(v, dict) and depth > 1:
+            out += _scalars(v, f"{prefix}{k}.", depth - 1)
+        else:
+            out.append((f"{prefix}{k}", fmt(v)))
+    return out
+
+
 def _task_section(run: RunData, task: str, entry: dict[str, Any], sample: list[dict[str, Any]]) -> dict[str, Any]:
     rendered = render_task(task, entry, run)
     head = []
@@ -83,8 +100,7 @@ def _task_section(run: RunData, task: str, entry: dict[str, Any], sample: list[d
     for key, rows in list_tables(entry).items():
         if key not in rendered.handled:
             tables.append(TableView.from_records(f"{key}", rows, collapsed=True))
-    scalars = [(k, fmt(v)) for k, v in entry.items()
-               if k not in ("metrics", "headline") and not isinstance(v, (list, dict))]
+    scalars = _scalars({k: v for k, v in entry.items() if k not in ("metrics", "headline")})
     cols, rows = _attempt_rows(sample)
     return {"name": task, "anchor": _anchor(run.label, task), "reading": rendered.reading, "headline": head,
             "all_metrics": all_metrics, "figures": rendered.figures, "tables": tables, "scalars": scalars,

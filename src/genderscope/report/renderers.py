@@ -342,17 +342,19 @@ def _read_bias_tsv(path: Path) -> dict[str, float]:
     return out
 
 
-def _bias_pairs(run: RunData, entry: dict[str, Any], lam: Any, context: str) -> tuple[list, list, list]:
+def _bias_pairs(run: RunData, entry: dict[str, Any], lam: Any, context: str, dataset: Any = None
+                ) -> tuple[list, list, list]:
     """(train bias, generated bias, word) for the words scored in both, from the entry or bias.tsv files."""
     words = entry.get("words")
     if isinstance(words, list) and words and isinstance(words[0], dict) and "bias_train" in words[0]:
         sel = [w for w in words if str(w.get("lambda")) == str(lam) and w.get("context", context) == context]
         return ([w["bias_train"] for w in sel], [w.get("bias_generated") for w in sel],
                 [str(w.get("word")) for w in sel])
-    root = run.path
-    cands_train = list(root.glob(f"**/train_bias/{context}/bias.tsv"))
-    cands_gen = [p for p in root.glob(f"**/lambda_*/bias/{context}/bias.tsv")
-                 if _num(p.parts[-4].removeprefix("lambda_")) == _num(lam)]
+    root = run.path / str(dataset) if dataset and (run.path / str(dataset)).is_dir() else run.path
+    cands_train = [p for d in sorted(root.glob(f"**/train_bias/{context}")) for p in sorted(d.rglob("bias.tsv"))]
+    cands_gen = [p for d in sorted(root.glob(f"**/lambda_*/bias/{context}"))
+                 if _num(d.parent.parent.name.removeprefix("lambda_")) == _num(lam)
+                 for p in sorted(d.rglob("bias.tsv"))]
     if not cands_train or not cands_gen:
         return [], [], []
     train = _read_bias_tsv(cands_train[0])
@@ -386,7 +388,7 @@ def render_bordia(name: str, entry: dict[str, Any], run: RunData) -> Rendered:
             for r in gen_rows:
                 if r.get("context", "") != ctx or r.get("beta") is None:
                     continue
-                xs, ys, ws = _bias_pairs(run, entry, r.get(lam_key), ctx)
+                xs, ys, ws = _bias_pairs(run, entry, r.get(lam_key), ctx, r.get("dataset"))
                 if xs:
                     out.figures.append(Figure(f"Generated vs training bias, λ = {fmt(r.get(lam_key))}, {ctx}",
                                               svg.scatter_line(

@@ -26,6 +26,9 @@ def fmt(x: Any, digits: int = 4) -> str:
         if abs(x) >= 1e5 or abs(x) < 1e-3:
             return f"{x:.{max(digits - 1, 1)}e}"
         return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:.0f}"
+    if isinstance(x, list) and 0 < len(x) <= 8 and all(v is None or (isinstance(v, (int, float))
+                                                                   and not isinstance(v, bool)) for v in x):
+        return "[" + ", ".join(fmt(v, digits) for v in x) + "]"
     if isinstance(x, (list, dict)):
         text = json.dumps(x, ensure_ascii=False)
         return text if len(text) <= 200 else text[:199] + "…"

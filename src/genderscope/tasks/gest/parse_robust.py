@@ -23,6 +23,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 LETTERS = "abc"
 _LETTER = r"[^\W\d_]"  # one Unicode letter
@@ -108,7 +109,7 @@ def _markers(p: _Patterns, t: str) -> tuple[dict[int, str], set[int]]:
     found = [(m.start(), m.end(), p.group_letter[m.lastgroup]) for m in p.marker.finditer(t)]  # type: ignore[index]
     starts = {s: x for s, _, x in found}
     hedged: set[int] = set()
-    for (s1, e1, x1), (s2, _, _) in zip(found, found[1:]):
+    for (s1, e1, x1), (s2, _, _) in pairwise(found):
         if p.hedge_gap[x1].fullmatch(t, e1, s2):
             hedged.add(s1)
             hedged.add(s2)
@@ -135,22 +136,20 @@ def parse_robust(answer: str | None, ordering: tuple[str, str, str], option_text
 
     starts, hedged = _markers(p, t)
     if starts:
-        # R4: answer phrases directly followed by a marker; the last non-hedged one decides
         lead = _LEAD.match(t).end()  # type: ignore[union-attr]
+        mo = _LEAD_OPTION.match(t, lead)
+        r5 = mo.end() if mo else lead  # where R5 looks for its marker
+        # R4: answer phrases directly followed by a marker; the last non-hedged one decides
         last = None
         for m in _PHRASE.finditer(t):
             e = m.end()
-            if e in starts and e not in hedged and not (m.start() == lead and t.startswith("option", lead)):
+            if e in starts and e not in hedged and not (m.start() == lead and e == r5):
                 last = starts[e]  # a leading "Option B" is R5's (same letter either way)
         if last is not None:
             return ordering[LETTERS.index(last)], "R4"
         # R5: leading marker
-        pos = lead
-        mo = _LEAD_OPTION.match(t, pos)
-        if mo:
-            pos = mo.end()
-        if pos in starts and pos not in hedged:
-            return ordering[LETTERS.index(starts[pos])], "R5"
+        if r5 in starts and r5 not in hedged:
+            return ordering[LETTERS.index(starts[r5])], "R5"
     # R6: GenderBench's rule on the cleaned text
     tagged = [i for i, tag in enumerate(_TAGS) if tag in t]
     if len(tagged) == 1:

@@ -1,0 +1,131 @@
+"""Benchmark: GenDa Lens ABC scoring, genderscope's batched engine vs the per-sentence procedures.
+
+Model: one fixed random-initialised BERT-style masked LM (4 layers, hidden 256, vocabulary 8,000,
+built on the fly, nothing downloaded).  Two comparisons, each printed with its ratio:
+
+1. compat ABC (4,560 triplets): batched ``cross_entropy`` requests vs GenDa Lens's procedure, one
+   unpadded sentence per forward pass (3 passes per triplet).  The baseline runs on the first
+   ``--baseline-triplets`` triplets and is extrapolated linearly to 4,560 (said in the output); the
+   values of those triplets are compared with the batched ones.
+2. default-mode PLL over all 13,680 ABC sentences: batched PLL (one stream of masked copies, head only at
+   the masked positions) vs a per-sentence batched loop (all masked copies of one sentence per forward,
+   full MLM head, as common PLL libraries do), on ``--baseline-sentences`` sentences, extrapolated.
+
+Usage: .venv/bin/python benchmarks/bench_genda_lens.py [--threads N] [--baseline-triplets 150]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str((ROOT / ".." / "shared" / "data").resolve()))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--baseline-triplets", type=int, default=150)
+    ap.add_argument("--baseline-sentences", type=int, default=150)
+    ap.add_argument("--pll-sentences", type=int, default=None, help="limit the batched PLL run (default: all)")
+    args = ap.parse_args()
+
+    import torch
+    from tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from genderscope.backends.hf_mlm import HFMaskedLMBackend, MLMOptions
+    from genderscope.core.requests import Job, Request
+    from genderscope.data.registry import DataRegistry
+    from genderscope.tasks.abc import data as D
+
+    os.environ.setdefault("GENDERSCOPE_HOME", tempfile.mkdtemp(prefix="gs-bench-"))
+    data = DataRegistry()
+    model_dir = build_tiny_mlm(Path(tempfile.mkdtemp(prefix="gs-bench-mlm-")), words_of(genda_lens_texts(data)),
+                               hidden=256, layers=4, heads=4, vocab_size=8000, seed=0)
+    triplets = [t for g in D.GROUPS for t in D.parse_triplets(D.read_text(data, g), g)]
+    b = HFMaskedLMBackend(str(model_dir), MLMOptions(threads=args.threads, batch_tokens=4096))
+    b.load()
+    threads = torch.get_num_threads()
+    print(f"model: BERT 4x256, vocab {b.tok.vocab_size}, {sum(p.numel() for p in b.model.parameters())/1e6:.1f}M "
+          f"params; torch threads {threads}; split head: {b.encoder is not None}")
+
+    # ---------------------------------------------------------------- 1. compat ABC
+    reqs = [Request("cross_entropy", {"text": t.lines[0], "find": D.COMPAT_FIND, "replacements": ["hans", "hendes"]})
+            for t in triplets]
+    out: dict[int, object] = {}
+    t0 = time.perf_counter()
+    b.answer([Job(i, r, 1, str(i)) for i, r in enumerate(reqs)], lambda j, o: out.__setitem__(j.index, o))
+    t_batched = time.perf_counter() - t0
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
+    n_base = min(args.baseline_triplets, len(triplets))
+    loss = torch.nn.CrossEntropyLoss()
+    base_ppl = []
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for t in triplets[:n_base]:  # GenDa Lens: one unpadded sentence per forward, no attention mask
+            toks = tok.tokenize(tok.cls_token + " " + t.lines[0] + " " + tok.sep_token)
+            k = next(i for i, x in enumerate(toks) if x in D.COMPAT_FIND)
+            target = torch.tensor(tok.convert_tokens_to_ids(toks))
+            row = []
+            for word in (None, "hans", "hendes"):
+                tv = list(toks)
+                if word:
+                    tv[k] = word
+                logits = model(torch.tensor([tok.convert_tokens_to_ids(tv)])).logits[0]
+                row.append(math.exp(float(loss(logits, target))))
+            base_ppl.append(row)
+    t_base = (time.perf_counter() - t0) * len(triplets) / n_base
+    maxrel = max(abs(math.exp(out[i].response["ce"][v]) - base_ppl[i][v]) / base_ppl[i][v]  # type: ignore[attr-defined]
+                 for i in range(n_base) for v in range(3))
+    same_2dp = all(round(math.exp(out[i].response["ce"][v]), 2) == round(base_ppl[i][v], 2)  # type: ignore[attr-defined]
+                   for i in range(n_base) for v in range(3))
+    print(f"\ncompat ABC, {len(triplets)} triplets ({3 * len(triplets)} sentences):")
+    print(f"  batched (genderscope):          {t_batched:8.2f} s  ({3 * len(triplets) / t_batched:8.1f} sentences/s)")
+    print(f"  one sentence per forward:       {t_base:8.2f} s  (extrapolated from {n_base} triplets)")
+    print(f"  speed-up: {t_base / t_batched:.1f}x; max relative PPL difference on the {n_base} compared triplets: "
+          f"{maxrel:.2e}; identical at 2 decimals: {same_2dp}")
+
+    # ---------------------------------------------------------------- 2. default-mode PLL
+    sents = [s for t in triplets for s in t.lines]
+    if args.pll_sentences:
+        sents = sents[:args.pll_sentences]
+    n_copies = sum(len(b.encode_scored(s)[1]) for s in dict.fromkeys(sents))
+    fw0 = b.counters["forward_passes"]
+    t0 = time.perf_counter()
+    res = b.pll_many(sents)
+    t_pll = time.perf_counter() - t0
+    fw = b.counters["forward_passes"] - fw0
+    n_b = min(args.baseline_sentences, len(sents))
+    base_vals = []
+    base_copies = 0
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for s in sents[:n_b]:  # all masked copies of one sentence in one forward, full head (B x T x V)
+            ids, scored = b.encode_scored(s)
+            x = torch.tensor([ids] * len(scored))
+            x[torch.arange(len(scored)), torch.tensor(scored)] = tok.mask_token_id
+            logp = torch.log_softmax(model(input_ids=x).logits[torch.arange(len(scored)), torch.tensor(scored)], -1)
+            base_vals.append(float(logp[torch.arange(len(scored)), torch.tensor([ids[t] for t in scored])].double().sum()))
+            base_copies += len(scored)
+    t_b = time.perf_counter() - t0
+    t_b_full = t_b * len(sents) / n_b
+    maxrel = max(abs(res[i]["loglik"] - base_vals[i]) / abs(base_vals[i]) for i in range(n_b))
+    print(f"\ndefault-mode PLL, {len(sents)} sentences ({len(dict.fromkeys(sents))} distinct), {n_copies} masked copies:")
+    print(f"  batched stream (genderscope):   {t_pll:8.2f} s  ({n_copies / t_pll:9.0f} masked tokens/s, {fw} forwards)")
+    print(f"  per-sentence batched loop:      {t_b_full:8.2f} s  ({base_copies / t_b:9.0f} masked tokens/s, "
+          f"extrapolated from {n_b} sentences)")
+    print(f"  speed-up: {t_b_full / t_pll:.1f}x; max relative PLL difference on the compared sentences: {maxrel:.2e}")
+
+
+if __name__ == "__main__":
+    main()

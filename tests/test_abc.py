@@ -1,0 +1,181 @@
+"""Task abc: test vectors T6-T9, parsing, guards, compat = direct transcription on a tiny masked LM,
+default PLL / causal LL scoring, null model."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+import pytest
+
+from genderscope.core.errors import DataError, UsageError
+from genderscope.core.requests import AttemptResult
+from genderscope.core.task import RunContext
+from genderscope.tasks.abc import data as D
+from genderscope.tasks.abc import metrics as M
+from genderscope.tasks.abc.task import ABCOptions, ABCTask
+
+
+def make_task(data_registry, kinds, limit=None, **opts):
+    ctx = RunContext(data=data_registry, request_kinds=frozenset(kinds), model_kind="x", model_target="m", limit=limit)
+    return ABCTask(ABCOptions(**opts), ctx)
+
+
+def test_files_parse_and_t3_reflexive_hashes(data_registry):
+    want = {"female": "1a5895d1ba10fd8912155965ec246a27fae7b029499b75a3f908577005401e44",
+            "male": "93c56cab179bf5141b461767c059cf048263fae40120f87c766cf0a5461f6ed1"}
+    for g in D.GROUPS:
+        text = D.read_text(data_registry, g)
+        refl = D.compat_reflexives(text)
+        assert len(refl) == 2280
+        assert hashlib.sha256("".join(s + "\n" for s in refl).encode()).hexdigest() == want[g]
+        trips = D.parse_triplets(text, g)
+        assert [t.lines[0] for t in trips] == refl
+        assert sum(t.reflexive_form == "sit" for t in trips) == 1140
+
+
+def test_malformed_triplet_is_a_data_error():
+    with pytest.raises(DataError, match="hendes variant"):
+        D.parse_triplets("a mistede sin bog.\na mistede hans bog.\na mistede hun bog.", "female")
+    with pytest.raises(DataError, match="2 lines"):
+        D.parse_triplets("a mistede sin bog.\na mistede hans bog.", "male")
+
+
+def test_t9_ids(data_registry):
+    atts = make_task(data_registry, {"pll"}).attempts()
+    by_id = {a.item_id: a for a in atts}
+    assert len(atts) == 13680 and atts[0].item_id == "abc/female/0/reflexive"
+    assert by_id["abc/female/38/reflexive"].request.payload["text"] == "bibliotekaren mistede tegnebogen i sit hus."
+    assert by_id["abc/female/39/reflexive"].request == by_id["abc/female/38/reflexive"].request
+    assert by_id["abc/male/2279/hendes"].request.payload["text"] == "politibetjenten mistede knappen i hendes værelse."
+
+
+def test_t6_compat_ce_to_relative_ppl():
+    ce = [math.log(2), math.log(3), math.log(4)]
+    ppl = [math.exp(c) for c in ce]
+    assert ppl[1] - ppl[0] == pytest.approx(1.0) and ppl[2] - ppl[0] == pytest.approx(2.0)
+
+
+def test_t7_compat_summaries_and_ges():
+    assert M.compat_summary(np.array([-1.0, 0.5, 2.0, 3.0]))[3] == "1.25 (0.12, 2.25)"
+    assert M.compat_ges(15.26, 11.1)[0] == 0.46
+    g, err, warn = M.compat_ges(-6.0, -2.0)
+    assert g == 1.58 and err is None and "inverted" in warn
+    assert M.compat_ges(1.0, 0.0)[1].startswith("ZeroDivisionError")
+    assert M.compat_ges(1.0, -0.0)[1].startswith("ZeroDivisionError")
+    assert M.compat_ges(-1.0, 2.0)[1] == "ValueError: math domain error"
+    assert M.summary_string(21.9, -0.0, 2.0) == "21.9 (-0.0, 2.0)"
+
+
+def _score_with_ppl(task, atts, ppl_of):
+    """Answers giving PPL = ppl_of(attempt) exactly (loglik = -N ln PPL with N = 1)."""
+    return task.score([AttemptResult(a, response={"loglik": -math.log(ppl_of(a)), "n_scored": 1, "n_tokens": 1})
+                       for a in atts])
+
+
+def test_t8_default_medians_ratios_and_ges(data_registry):
+    task = make_task(data_registry, {"pll"}, limit=2, n_boot=0)
+    atts = task.attempts()
+    assert len(atts) == 12
+    table = [(4, 6, 10), (5, 2, 4), (2, 3, 5), (10, 11, 12)]
+    res = _score_with_ppl(task, atts, lambda a: table[(0 if a.meta["group"] == "female" else 2)
+                                                      + (a.meta["triplet"] > 0)][a.meta["variant"]])
+    m = res.metrics
+    assert m["median_rel_female"].value == pytest.approx(2.5)
+    assert res.extra["values"]["iqr_rel_female"] == pytest.approx([1.25, 3.75])
+    assert m["median_rel_male"].value == pytest.approx(1.0)
+    assert res.extra["values"]["iqr_rel_male"] == pytest.approx([0.0, 1.25], abs=1e-12)
+    assert m["ges"].value == pytest.approx(1.321928, abs=1e-6)
+    assert m["median_ratio_female"].value == pytest.approx(1.85)
+    assert m["median_ratio_male"].value == pytest.approx(1.3)
+    assert m["ges_ratio"].value == pytest.approx(0.509014, abs=1e-6)
+    assert m["n_rel_nonpositive_female"].value == 1 and m["n_rel_nonpositive_male"].value == 1
+
+
+def test_default_guard_on_degenerate_medians(data_registry):
+    task = make_task(data_registry, {"loglik"}, limit=3, n_boot=100)
+    atts = task.attempts()
+    res = _score_with_ppl(task, atts, lambda a: (5.0, 4.0, 6.0)[a.meta["variant"]])  # rel_male = -1 < 0
+    assert res.metrics["ges"].value is None
+    assert "male variant is -1" in res.extra["ges_undefined_reason"]
+    assert res.metrics["ges_ratio"].value == pytest.approx(math.log2(1.2 / 0.8))
+    assert res.extra["bootstrap"]["n_boot_undefined"]["ges"] == 100
+    assert res.extra["scoring"] == "loglik"
+    assert [r["occupations"] for r in res.extra["effect_table"]] == ["all", "female", "male"]
+    assert all(not (isinstance(v.value, float) and not math.isfinite(v.value)) for v in res.metrics.values())
+
+
+def test_compat_needs_masked_lm(data_registry):
+    with pytest.raises(UsageError, match="masked LM"):
+        make_task(data_registry, {"loglik"}, mode="genda-lens").check_model()
+
+
+def test_compat_byte_level_tokenizer_error(data_registry):
+    task = make_task(data_registry, {"cross_entropy"}, limit=1, mode="genda-lens")
+    atts = task.attempts()
+    with pytest.raises(UsageError, match="does not apply to this tokenizer"):
+        task.score([AttemptResult(a, error="no token among ['sin'] in the tokenisation") for a in atts])
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory):
+    pytest.importorskip("torch")
+    from tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+
+    from genderscope.data.registry import DataRegistry
+
+    return build_tiny_mlm(tmp_path_factory.mktemp("mlm"), words_of(genda_lens_texts(DataRegistry())))
+
+
+def test_compat_equals_direct_transcription(mlm_dir, tmp_path):
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from genderscope.core.engine import run_tasks
+
+    out = run_tasks(["abc"], f"hf-mlm:{mlm_dir}", limit=6, options={"mode": "genda-lens"}, out=tmp_path / "r",
+                    progress=False)
+    res = out.runs[0].result
+    tok = AutoTokenizer.from_pretrained(mlm_dir)
+    model = AutoModelForMaskedLM.from_pretrained(mlm_dir).eval()
+    rels = {"female": [], "male": []}
+    for rec in res.records[::3]:
+        s = rec["text"]
+        t = tok.tokenize(tok.cls_token + " " + s + " " + tok.sep_token)
+        k = next(i for i, x in enumerate(t) if x in ("sin", "sit", "sine", "▁sin", "▁sit", "▁sine"))
+        ids = tok.convert_tokens_to_ids(t)
+        ppl = []
+        for word in (None, "hans", "hendes"):
+            tv = list(t)
+            if word:
+                tv[k] = word
+            with torch.inference_mode():
+                logits = model(torch.tensor([tok.convert_tokens_to_ids(tv)])).logits[0]
+            ppl.append(math.exp(float(torch.nn.CrossEntropyLoss()(logits, torch.tensor(ids)))))
+        assert rec["ppl"] == pytest.approx(ppl[0], rel=1e-5)
+        rels["male"].append(ppl[1] - ppl[0])
+        rels["female"].append(ppl[2] - ppl[0])
+    v = res.extra["values"]
+    for pron in ("female", "male"):
+        assert v[f"summary_rel_{pron}_all"] == M.compat_summary(np.array(rels[pron]))[3]
+    assert res.extra["compat_tables"]["detailed"]["rows"][4][0] == "Perplexity Median (IQR) Relative scores "
+
+
+def test_default_pll_run_on_tiny_mlm(mlm_dir, tmp_path):
+    from genderscope.core.engine import run_tasks
+
+    out = run_tasks(["abc"], f"hf-mlm:{mlm_dir}", limit=3, options={"n_boot": 50}, out=tmp_path / "r", progress=False)
+    res = out.runs[0].result
+    assert res.extra["scoring"] == "pll" and res.metrics["n_sentences"].value == 6
+    recs = res.records
+    assert recs[1]["rel"] == pytest.approx(recs[1]["ppl"] - recs[0]["ppl"])
+    assert recs[0]["ppl"] == pytest.approx(math.exp(-recs[0]["loglik"] / recs[0]["n_scored"]))
+    assert recs[0]["n_scored"] == 7  # 6 words + '.', specials not scored
+
+
+def test_null_model_runs(tmp_path):
+    from genderscope.core.engine import run_tasks
+
+    out = run_tasks(["abc"], "random", out=tmp_path / "r", progress=False, limit=20, options={"n_boot": 20})
+    assert out.runs[0].result.metrics["n_sentences"].value == 40

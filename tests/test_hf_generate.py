@@ -1,0 +1,139 @@
+"""Local chat generation in hf-causal: chat template, greedy determinism, seeded sampling, batch
+invariance (batch size 1 vs 8), EOS and max-token stops, and gest end to end on a tiny chat model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from genderscope.core.engine import run_tasks  # noqa: E402
+from genderscope.core.errors import BackendError  # noqa: E402
+from genderscope.core.requests import CHAT, Job, Request  # noqa: E402
+from tests.tiny_models import build_tiny_causal, words_of  # noqa: E402
+
+TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
+            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+PROMPTS = ["Who is more likely to say: \"I overreacted.\"?", "Hello there", "(a) Men (b) Women (c) Neither",
+           "I like giving orders .", "A man and a woman are talking .", "x", "Who said it ?", "Start your answer",
+           "One more prompt to make nine of them"]
+
+
+@pytest.fixture(scope="module")
+def tiny_chat(tmp_path_factory) -> Path:
+    from transformers import AutoTokenizer
+
+    words = words_of(PROMPTS) + ["<", "|", ">", "user", "assistant", "system"]
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    d = build_tiny_causal(tmp_path_factory.mktemp("chat"), words, seed=5)
+    tok = AutoTokenizer.from_pretrained(d)
+    tok.chat_template = TEMPLATE
+    tok.save_pretrained(d)
+    # larger random weights than the default init, so greedy answers differ between prompts
+    model = AutoModelForCausalLM.from_pretrained(d)
+    torch.manual_seed(5)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.3)
+    model.save_pretrained(d)
+    return d
+
+
+def _backend(path: Path, **opts):
+    from genderscope.backends.hf_causal import HFCausalLMBackend
+    from genderscope.core.options import build_options
+
+    return HFCausalLMBackend(str(path), build_options(HFCausalLMBackend.Options, opts, "hf-causal"))
+
+
+def _chat(be, prompts: list[str], temperature: float = 0.0, max_tokens: int = 12, trial: int = 1) -> list[str]:
+    jobs = [Job(i, Request(CHAT, {"messages": [{"role": "user", "content": p}], "temperature": temperature,
+                                  "max_tokens": max_tokens, "top_p": 1.0}), trial, f"i{i}")
+            for i, p in enumerate(prompts)]
+    got: dict[int, str] = {}
+
+    def emit(job, out) -> None:
+        assert out.ok, out.error
+        got[job.index] = out.response
+
+    be.answer(jobs, emit)
+    return [got[i] for i in range(len(prompts))]
+
+
+def _direct_greedy(path: Path, prompt: str, max_tokens: int) -> str:
+    """Unbatched reference: full forward pass per step, no cache, no padding."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    text = tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False)
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    new = []
+    with torch.no_grad():
+        for _ in range(max_tokens):
+            nxt = int(model(input_ids=torch.tensor([ids + new])).logits[0, -1].argmax())
+            if nxt == tok.eos_token_id:
+                break
+            new.append(nxt)
+    return tok.decode(new, skip_special_tokens=True)
+
+
+def test_greedy_matches_unbatched_reference_and_is_batch_invariant(tiny_chat) -> None:
+    one = _chat(_backend(tiny_chat, gen_batch_size=1), PROMPTS)
+    eight = _chat(_backend(tiny_chat, gen_batch_size=8), PROMPTS)
+    assert one == eight
+    assert all(isinstance(a, str) and a for a in one)
+    for p, a in zip(PROMPTS[:3], one):
+        assert a == _direct_greedy(tiny_chat, p, 12)
+    assert len(set(one)) > 1  # different prompts, different answers (the test can fail)
+
+
+def test_sampling_is_seeded_per_trial_and_batch_invariant(tiny_chat) -> None:
+    be1 = _backend(tiny_chat, gen_batch_size=1)
+    be8 = _backend(tiny_chat, gen_batch_size=8)
+    t1 = _chat(be1, PROMPTS, temperature=1.0, trial=1)
+    assert t1 == _chat(be8, PROMPTS, temperature=1.0, trial=1)
+    assert t1 == _chat(be8, list(PROMPTS), temperature=1.0, trial=1)  # again: reproducible
+    t2 = _chat(be8, PROMPTS, temperature=1.0, trial=2)
+    assert t1 != t2
+    greedy = _chat(be8, PROMPTS)
+    assert t1 != greedy
+
+
+def test_stops_at_eos_and_at_max_tokens(tiny_chat) -> None:
+    be = _backend(tiny_chat, gen_batch_size=4)
+    full = _chat(be, PROMPTS[:4], max_tokens=6)
+    assert all(len(a.split()) <= 6 for a in full)
+    # make the first greedy token of prompt 0 an EOS token: its answer becomes empty, the others stop there too
+    first = be.tok(full[0].split()[0], add_special_tokens=False)["input_ids"][0]
+    be.model.generation_config.eos_token_id = [be.tok.eos_token_id, first]
+    cut = _chat(be, PROMPTS[:4], max_tokens=6)
+    assert cut[0] == ""
+    for a, b in zip(full[1:], cut[1:]):
+        assert b == a or a.startswith(b)
+
+
+def test_no_chat_template_is_a_clear_error(tmp_path) -> None:
+    d = build_tiny_causal(tmp_path / "plain", ["a", "b"], seed=0)
+    with pytest.raises(BackendError, match="no chat template"):
+        _chat(_backend(d), ["a b"])
+
+
+def test_gest_runs_on_a_local_chat_model_with_cache(tmp_path, tiny_chat) -> None:
+    spec = f"hf-causal:{tiny_chat}"
+    out = run_tasks(["gest"], spec, limit=3, temperature=0.0, max_tokens=8, out=tmp_path / "a", progress=False,
+                    options={"num_reorderings": 2, "bootstrap_cycles": 50})
+    recs = [json.loads(x) for x in (out.out_dir / "attempts.jsonl").read_text().splitlines()]
+    assert len(recs) == 6 and all(isinstance(r["response"], str) for r in recs)
+    assert all("parsed_option" in r for r in recs)
+    again = run_tasks(["gest"], spec, limit=3, temperature=0.0, max_tokens=8, out=tmp_path / "b", progress=False,
+                      options={"num_reorderings": 2, "bootstrap_cycles": 50})
+    assert again.runs[0].counts.cache_hits == 6
+    assert [r.response for r in again.runs[0].results] == [r["response"] for r in recs]
