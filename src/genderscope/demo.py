@@ -127,12 +127,25 @@ def _bordia_score(folder: Path, quick: bool) -> Path:
 
 
 def _bordia_sweep(folder: Path, quick: bool) -> Path:
-    from genderscope.cli import app
+    from genderscope.bordia.demo import run_bordia_demo  # tiny preset on slices of WikiText-2 valid, ~1 min
 
-    app(["bordia", "sweep", "--train", "wikitext-2:valid", "--valid", "wikitext-2:test", "--pairs", "wiki",
-         "--lambdas", "0,0.1", "--preset", "tiny", "--samples", "50", "--words", "100", "--out", str(folder)],
-        standalone_mode=False)
-    return folder
+    return run_bordia_demo(folder)
+
+
+def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], Path]:
+    """Build a 2-layer random BERT over the GenDa Lens vocabulary, then run dawinobias + abc on it."""
+    def go(folder: Path, quick: bool) -> Path:
+        from genderscope.backends.hf_tiny import build_tiny_mlm, genda_lens_texts, words_of
+        from genderscope.data.registry import DataRegistry
+
+        model_dir = build_tiny_mlm(folder.parent / "tiny-mlm-model", words_of(genda_lens_texts(DataRegistry())))
+        limit = 30 if quick else 100
+        _run(["dawinobias", "abc"], f"hf-mlm:{model_dir}", console, limit=limit, options={"n_boot": "200"})(
+            folder, quick)
+        _run(["abc"], f"hf-mlm:{model_dir}", console, limit=limit, options={"mode": "genda-lens"})(
+            folder.with_name(folder.name + "-compat"), quick)
+        return folder
+    return go
 
 
 def _has_module(name: str, what: str) -> Callable[[], str | None]:
@@ -165,6 +178,10 @@ def demo_steps(console: Console) -> list[Step]:
              needs=_all_of(lambda: _task_missing("dawinobias", "abc"), lambda: _backend_missing("hf-causal"),
                            lambda: _gguf_missing(GEMMA_PACKAGE)),
              in_quick=False, tasks=("dawinobias", "abc")),
+        Step("genda-lens-tiny-mlm", "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
+             "the fly (a null model with a real tokenizer)", _genda_tiny_mlm(console),
+             needs=_all_of(lambda: _task_missing("dawinobias", "abc"), lambda: _backend_missing("hf-mlm", "pll")),
+             tasks=("dawinobias", "abc")),
         Step("bordia-score-wikitext2", "Bordia & Bowman: word bias of the WikiText-2 validation text",
              _bordia_score, needs=_has_module("genderscope.bordia.cli", "`genderscope bordia score`"),
              tasks=("bordia-score",)),

@@ -60,7 +60,7 @@ class TrainConfig:
     nlayers: int = 3
     lr: float = 30.0
     batch_size: int = 4
-    epochs: int = 2
+    epochs: int = field(default=2, metadata={"hash": False})  # a budget: more epochs resume the run
     bptt: int = 12
     dropout: float = 0.4
     dropouth: float = 0.3
@@ -75,7 +75,7 @@ class TrainConfig:
     test_batch_size: int = 2
     seed: int = 1111
     nonmono: int = 5
-    patience: Optional[int] = None
+    patience: Optional[int] = field(default=None, metadata={"hash": False})
     lam: float = 0.0
     kappa: str = "variance"
     var_ratio: float = 0.5
@@ -383,7 +383,7 @@ class Trainer:
                 for k, v in h.get("kappa_counts", {}).items():
                     counts[k] = counts.get(k, 0) + v
             metrics["kappa_counts"] = counts
-            metrics["final_projection"] = float(self.reg.projection(debias_matrices(model, self.cfg.debias)[0]))
+            metrics["final_projection"] = self.reg.projection(debias_matrices(model, self.cfg.debias)[0]).item()
         atomic_write_json(self.run_dir / "metrics.json", metrics)
         return metrics
 

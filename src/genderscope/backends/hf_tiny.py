@@ -1,0 +1,96 @@
+"""Tiny, random-initialised Hugging Face models for tests, benchmarks and the demo (never downloaded).
+
+* :func:`build_tiny_mlm`: a BERT-style masked LM with a WordPiece tokenizer whose vocabulary is
+  given explicitly (no trainer, so it is identical in every process).
+* :func:`build_tiny_causal`: a GPT-2-style causal LM with a WordLevel tokenizer and ``<s>``/``</s>``.
+
+Both save model and tokenizer with ``save_pretrained`` into a directory and return it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+WORD_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+MLM_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+CAUSAL_SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+
+
+def words_of(texts: Iterable[str]) -> list[str]:
+    """Sorted distinct words and punctuation marks of ``texts`` (as BERT pre-tokenisation splits them)."""
+    return sorted({w for t in texts for w in WORD_RE.findall(t)})
+
+
+def genda_lens_texts(data_registry) -> list[str]:  # noqa: ANN001 - a DataRegistry
+    """All lines of the GenDa Lens DaWinoBias and ABC files, plus their lowercased forms."""
+    out: list[str] = []
+    for name in ("genda_lens/DaWinoBias_anti_stereotyped_evalda.txt", "genda_lens/DaWinoBias_pro_stereotyped_evalda.txt",
+                 "genda_lens/abc_fem_sents.txt", "genda_lens/abc_male_sents.txt"):
+        lines = data_registry.path(name).read_text(encoding="utf-8").splitlines()
+        out += lines + [ln.lower() for ln in lines]
+    return out
+
+
+def _vocab(words: Iterable[str], specials: list[str], pad_to: int | None) -> dict[str, int]:
+    vocab = {t: i for i, t in enumerate(specials)}
+    for w in words:
+        vocab.setdefault(w, len(vocab))
+    n = 0
+    while pad_to is not None and len(vocab) < pad_to:
+        vocab.setdefault(f"zz{n}", len(vocab))
+        n += 1
+    return vocab
+
+
+def build_tiny_mlm(out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden: int = 32, layers: int = 2,
+                   heads: int = 2, vocab_size: int | None = None, continuation_pieces: Iterable[str] = ("##en", "##s")
+                   ) -> Path:
+    """A BERT-style masked LM with random weights; WordPiece vocabulary = specials + ``words``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
+
+    vocab = _vocab(list(words) + list(continuation_pieces), MLM_SPECIALS, vocab_size)
+    tk = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]", continuing_subword_prefix="##"))
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.decoder = decoders.WordPiece(prefix="##")
+    tk.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                                  sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(seed)
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
+                     num_attention_heads=heads, intermediate_size=hidden * 2, max_position_embeddings=256,
+                     pad_token_id=vocab["[PAD]"])
+    model = BertForMaskedLM(cfg).eval()
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
+    return out_dir
+
+
+def build_tiny_causal(out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden: int = 32, layers: int = 2,
+                      heads: int = 2) -> Path:
+    """A GPT-2-style causal LM with random weights; WordLevel vocabulary = specials + ``words``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    vocab = _vocab(words, CAUSAL_SPECIALS, None)
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.decoder = decoders.WordPiece(prefix="##")
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
+                                  eos_token="</s>")
+    torch.manual_seed(seed)
+    cfg = GPT2Config(vocab_size=len(vocab), n_embd=hidden, n_layer=layers, n_head=heads, n_positions=256,
+                     bos_token_id=vocab["<s>"], eos_token_id=vocab["</s>"], pad_token_id=vocab["<pad>"])
+    model = GPT2LMHeadModel(cfg).eval()
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
+    return out_dir
