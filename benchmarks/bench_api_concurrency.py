@@ -28,7 +28,7 @@ if (ROOT.parent / "shared" / "data").is_dir():
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
 
 from genderscope import registry
-from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
+from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions, trial_seed
 from genderscope.core.options import build_options
 from genderscope.core.requests import CHAT, Attempt
 from genderscope.core.runner import execute
@@ -69,7 +69,7 @@ def server_cpu(srv: FakeOpenAIProcess) -> float:
 def run_ours(url: str, attempts: list[Attempt], conc: int, store: ResponseStore | None) -> tuple[float, float]:
     backend = OpenAIChatBackend("fake", OpenAIOptions(base_url=url, concurrency=conc))
     rate, cpu, ex = timed(lambda: execute(attempts, backend, store, use_cache=store is not None), len(attempts))
-    bad = [r for r in ex.results if r.response != expected_answer(r.attempt.request.prompt_text, seed=r.attempt.trial)]
+    bad = [r for r in ex.results if r.response != expected_answer(r.attempt.request.prompt_text, seed=trial_seed(r.attempt.item_id, r.attempt.trial))]
     assert not bad and ex.counts.errors == 0, f"{len(bad)} wrong answers"
     return rate, cpu
 
@@ -86,8 +86,8 @@ def run_sdk(url: str, attempts: list[Attempt], conc: int) -> tuple[float, float]
                 p = a.request.payload
                 r = await client.chat.completions.create(model="fake", messages=p["messages"],
                                                          temperature=p["temperature"], max_tokens=p["max_tokens"],
-                                                         top_p=p["top_p"], seed=a.trial)
-                assert r.choices[0].message.content == expected_answer(a.request.prompt_text, seed=a.trial)
+                                                         top_p=p["top_p"], seed=trial_seed(a.item_id, a.trial))
+                assert r.choices[0].message.content == expected_answer(a.request.prompt_text, seed=trial_seed(a.item_id, a.trial))
 
         await asyncio.gather(*(one(a) for a in attempts))
         await client.close()

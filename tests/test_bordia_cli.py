@@ -46,7 +46,6 @@ def test_score_end_to_end(tmp_path, data_registry):
     assert metrics["fixed.n_scored"]["value"] == 8
     assert "genderscope_version" in res
     rows = list(csv.DictReader((out / "fixed" / "counts.tsv").open(), delimiter="\t"))
-    print(rows[:3])
     assert {r["word"]: (r["male"], r["female"]) for r in rows}["doctor"] == ("4", "2")
     assert (out / "infinite" / "bias.tsv").exists()
     authors = json.loads((out / "fixed" / "all_words.json").read_text())

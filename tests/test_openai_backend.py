@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.backends.openai_chat import (
+from genderscope.backends.openai_chat import (trial_seed, 
     OpenAIChatBackend,
     OpenAIOptions,
     backoff_delay,
@@ -85,7 +85,7 @@ def test_answers_match_prompts_under_concurrency_64(server: FakeOpenAIServer) ->
     for job in jobs:
         assert len(got[job.index]) == 1, "every job is emitted exactly once"
         prompt = job.request.payload["messages"][-1]["content"]
-        assert got[job.index][0].response == expected_answer(prompt, seed=job.trial)
+        assert got[job.index][0].response == expected_answer(prompt, seed=trial_seed(job.item_id, job.trial))
         assert f"[{prompt_ref(prompt)}]" in got[job.index][0].response
     s = server.stats()
     assert s["requests"] == len(jobs)
@@ -103,7 +103,7 @@ def test_request_payload_carries_sampling_parameters_and_seed(server: FakeOpenAI
     answer_all(backend_for(server, model="my-model"), jobs[2:])
     body = server.stats()["last_body"]
     assert body["model"] == "my-model"
-    assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"]) == (1.0, 300, 1.0, 3)
+    assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"]) == (1.0, 300, 1.0, trial_seed(jobs[2].item_id, 3))
     assert body["messages"] == jobs[0].request.payload["messages"]
     server.reset()
     answer_all(backend_for(server, send_seed=False), jobs)
@@ -124,7 +124,7 @@ def test_retries_recover_from(server: FakeOpenAIServer, fault: str) -> None:
     got = answer_all(backend, jobs)
     for job in jobs:
         prompt = job.request.payload["messages"][-1]["content"]
-        assert [o.response for o in got[job.index]] == [expected_answer(prompt, seed=1)]
+        assert [o.response for o in got[job.index]] == [expected_answer(prompt, seed=trial_seed(job.item_id, 1))]
     s = server.stats()
     assert set(s["by_prompt"].values()) == {3}, "two failures then one success per prompt"
     assert backend.stats()["retries"] == 32 and backend.stats()["failed_jobs"] == 0
@@ -156,9 +156,9 @@ def test_seeded_random_faults_recover_and_nothing_is_stored_twice(server: FakeOp
     assert s["requests"] == 240 + sum(s["faults"].values())
     for _key, request, response in rows:
         prompt = json.loads(request)["payload"]["messages"][-1]["content"]
-        assert json.loads(response) == expected_answer(prompt, seed=1)
+        assert f"[{prompt_ref(prompt)}]" in json.loads(response), "answers stay matched to their prompts"
     recs = [json.loads(line) for line in (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()]
-    assert all(r["response"] == expected_answer(r["prompt"], seed=1) for r in recs)
+    assert all(r["response"] == expected_answer(r["prompt"], seed=trial_seed(r["item_id"], r["trial"])) for r in recs)
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     assert run["backend_stats"]["retries"] == sum(s["faults"].values())
 

@@ -20,6 +20,7 @@ treated as unreachable and the run stops with a BackendError instead of failing 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import email.utils
 import json
 import os
@@ -43,6 +44,14 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
 MAX_RETRY_AFTER = 300.0  # seconds: longer Retry-After values are clipped to this
 
 
+def trial_seed(item_id: str, trial: int) -> int:
+    """Seed for one sampled trial: first 8 bytes of sha256("<item id>#<trial>"), unsigned big-endian.
+
+    Each item and trial gets its own seed, never one fixed seed for all trials.
+    """
+    return int.from_bytes(hashlib.sha256(f"{item_id}#{trial}".encode()).digest()[:8], "big")
+
+
 @dataclass
 class OpenAIOptions:
     base_url: str = opt("", "API root, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL, "
@@ -52,7 +61,7 @@ class OpenAIOptions:
     max_retries: int = opt(6, "retries per request for 429, 5xx, timeouts, connection errors, garbage bodies")
     backoff_base: float = opt(0.5, "seconds: retry n waits uniform(0, min(backoff_max, backoff_base * 2^n))")
     backoff_max: float = opt(30.0, "seconds: the longest backoff wait (Retry-After may ask for longer)")
-    send_seed: bool = opt(True, "send seed = trial number, so sampled trials repeat where the server honours it")
+    send_seed: bool = opt(True, "send a seed derived from (item id, trial), so sampled trials repeat where the server honours it")
     api_key_env: str = opt("OPENAI_API_KEY", "environment variable that holds the API key")
     max_tokens_field: str = opt("max_tokens", "name under which the answer-length limit is sent (newer OpenAI "
                                               "reasoning models want max_completion_tokens)",
@@ -206,7 +215,7 @@ class OpenAIChatBackend(Backend):
         if p.get("max_tokens") is not None:
             body[self.options.max_tokens_field] = p["max_tokens"]
         if self.options.send_seed:
-            body["seed"] = job.trial
+            body["seed"] = trial_seed(job.item_id, job.trial)
         return json.dumps(body, ensure_ascii=False).encode()
 
     def answer(self, jobs: Sequence[Job], emit: Emit) -> None:

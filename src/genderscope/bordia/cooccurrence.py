@@ -268,8 +268,8 @@ def count_cooccurrences(stream: TokenStream, pairs: GenderPairs, config: CountCo
             assert cfg.W is not None
             centres, w = reference_infinite_weights(g, S, E, cfg.W, cfg.decay)
             out.append(np.bincount(ids[centres], weights=w, minlength=n_types))
-    # the authors' key set: every type of every document with at least W tokens
-    W = cfg.W or 0
+    # the authors' key set: every type of every document with at least W tokens (paper geometry: every type)
+    W = (cfg.W or 0) if cfg.geometry == "reference" else 0
     long_doc = stream.doc_lengths >= W
     seg_ok = long_doc[stream.seg_doc] if stream.seg_doc.size else np.zeros(0, bool)
     tok_ok = np.repeat(seg_ok, stream.seg_lengths)
