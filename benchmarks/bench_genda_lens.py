@@ -34,7 +34,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--baseline-triplets", type=int, default=150)
     ap.add_argument("--baseline-sentences", type=int, default=150)
-    ap.add_argument("--pll-sentences", type=int, default=None, help="limit the batched PLL run (default: all)")
+    ap.add_argument(
+        "--pll-sentences", type=int, default=None, help="limit the batched PLL run (default: all)"
+    )
     args = ap.parse_args()
 
     import torch
@@ -48,18 +50,31 @@ def main() -> None:
 
     os.environ.setdefault("GENDERSCOPE_HOME", tempfile.mkdtemp(prefix="gs-bench-"))
     data = DataRegistry()
-    model_dir = build_tiny_mlm(Path(tempfile.mkdtemp(prefix="gs-bench-mlm-")), words_of(genda_lens_texts(data)),
-                               hidden=256, layers=4, heads=4, vocab_size=8000, seed=0)
+    model_dir = build_tiny_mlm(
+        Path(tempfile.mkdtemp(prefix="gs-bench-mlm-")),
+        words_of(genda_lens_texts(data)),
+        hidden=256,
+        layers=4,
+        heads=4,
+        vocab_size=8000,
+        seed=0,
+    )
     triplets = [t for g in D.GROUPS for t in D.parse_triplets(D.read_text(data, g), g)]
     b = HFMaskedLMBackend(str(model_dir), MLMOptions(threads=args.threads, batch_tokens=4096))
     b.load()
     threads = torch.get_num_threads()
-    print(f"model: BERT 4x256, vocab {b.tok.vocab_size}, {sum(p.numel() for p in b.model.parameters())/1e6:.1f}M "
-          f"params; torch threads {threads}; split head: {b.encoder is not None}")
+    print(
+        f"model: BERT 4x256, vocab {b.tok.vocab_size}, {sum(p.numel() for p in b.model.parameters()) / 1e6:.1f}M "
+        f"params; torch threads {threads}; split head: {b.encoder is not None}"
+    )
 
     # ---------------------------------------------------------------- 1. compat ABC
-    reqs = [Request("cross_entropy", {"text": t.lines[0], "find": D.COMPAT_FIND, "replacements": ["hans", "hendes"]})
-            for t in triplets]
+    reqs = [
+        Request(
+            "cross_entropy", {"text": t.lines[0], "find": D.COMPAT_FIND, "replacements": ["hans", "hendes"]}
+        )
+        for t in triplets
+    ]
     out: dict[int, object] = {}
     t0 = time.perf_counter()
     b.answer([Job(i, r, 1, str(i)) for i, r in enumerate(reqs)], lambda j, o: out.__setitem__(j.index, o))
@@ -85,20 +100,30 @@ def main() -> None:
                 row.append(math.exp(float(loss(logits, target))))
             base_ppl.append(row)
     t_base = (time.perf_counter() - t0) * len(triplets) / n_base
-    maxrel = max(abs(math.exp(out[i].response["ce"][v]) - base_ppl[i][v]) / base_ppl[i][v]  # type: ignore[attr-defined]
-                 for i in range(n_base) for v in range(3))
-    same_2dp = all(round(math.exp(out[i].response["ce"][v]), 2) == round(base_ppl[i][v], 2)  # type: ignore[attr-defined]
-                   for i in range(n_base) for v in range(3))
+    maxrel = max(
+        abs(math.exp(out[i].response["ce"][v]) - base_ppl[i][v]) / base_ppl[i][v]  # type: ignore[attr-defined]
+        for i in range(n_base)
+        for v in range(3)
+    )
+    same_2dp = all(
+        round(math.exp(out[i].response["ce"][v]), 2) == round(base_ppl[i][v], 2)  # type: ignore[attr-defined]
+        for i in range(n_base)
+        for v in range(3)
+    )
     print(f"\ncompat ABC, {len(triplets)} triplets ({3 * len(triplets)} sentences):")
-    print(f"  batched (genderscope):          {t_batched:8.2f} s  ({3 * len(triplets) / t_batched:8.1f} sentences/s)")
+    print(
+        f"  batched (genderscope):          {t_batched:8.2f} s  ({3 * len(triplets) / t_batched:8.1f} sentences/s)"
+    )
     print(f"  one sentence per forward:       {t_base:8.2f} s  (extrapolated from {n_base} triplets)")
-    print(f"  speed-up: {t_base / t_batched:.1f}x; max relative PPL difference on the {n_base} compared triplets: "
-          f"{maxrel:.2e}; identical at 2 decimals: {same_2dp}")
+    print(
+        f"  speed-up: {t_base / t_batched:.1f}x; max relative PPL difference on the {n_base} compared triplets: "
+        f"{maxrel:.2e}; identical at 2 decimals: {same_2dp}"
+    )
 
     # ---------------------------------------------------------------- 2. default-mode PLL
     sents = [s for t in triplets for s in t.lines]
     if args.pll_sentences:
-        sents = sents[:args.pll_sentences]
+        sents = sents[: args.pll_sentences]
     n_copies = sum(len(b.encode_scored(s)[1]) for s in dict.fromkeys(sents))
     fw0 = b.counters["forward_passes"]
     t0 = time.perf_counter()
@@ -114,17 +139,29 @@ def main() -> None:
             ids, scored = b.encode_scored(s)
             x = torch.tensor([ids] * len(scored))
             x[torch.arange(len(scored)), torch.tensor(scored)] = tok.mask_token_id
-            logp = torch.log_softmax(model(input_ids=x).logits[torch.arange(len(scored)), torch.tensor(scored)], -1)
-            base_vals.append(float(logp[torch.arange(len(scored)), torch.tensor([ids[t] for t in scored])].double().sum()))
+            logp = torch.log_softmax(
+                model(input_ids=x).logits[torch.arange(len(scored)), torch.tensor(scored)], -1
+            )
+            base_vals.append(
+                float(logp[torch.arange(len(scored)), torch.tensor([ids[t] for t in scored])].double().sum())
+            )
             base_copies += len(scored)
     t_b = time.perf_counter() - t0
     t_b_full = t_b * len(sents) / n_b
     maxrel = max(abs(res[i]["loglik"] - base_vals[i]) / abs(base_vals[i]) for i in range(n_b))
-    print(f"\ndefault-mode PLL, {len(sents)} sentences ({len(dict.fromkeys(sents))} distinct), {n_copies} masked copies:")
-    print(f"  batched stream (genderscope):   {t_pll:8.2f} s  ({n_copies / t_pll:9.0f} masked tokens/s, {fw} forwards)")
-    print(f"  per-sentence batched loop:      {t_b_full:8.2f} s  ({base_copies / t_b:9.0f} masked tokens/s, "
-          f"extrapolated from {n_b} sentences)")
-    print(f"  speed-up: {t_b_full / t_pll:.1f}x; max relative PLL difference on the compared sentences: {maxrel:.2e}")
+    print(
+        f"\ndefault-mode PLL, {len(sents)} sentences ({len(dict.fromkeys(sents))} distinct), {n_copies} masked copies:"
+    )
+    print(
+        f"  batched stream (genderscope):   {t_pll:8.2f} s  ({n_copies / t_pll:9.0f} masked tokens/s, {fw} forwards)"
+    )
+    print(
+        f"  per-sentence batched loop:      {t_b_full:8.2f} s  ({base_copies / t_b:9.0f} masked tokens/s, "
+        f"extrapolated from {n_b} sentences)"
+    )
+    print(
+        f"  speed-up: {t_b_full / t_pll:.1f}x; max relative PLL difference on the compared sentences: {maxrel:.2e}"
+    )
 
 
 if __name__ == "__main__":

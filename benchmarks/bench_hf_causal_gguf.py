@@ -37,12 +37,14 @@ def main() -> None:
 
     data = DataRegistry()
     sents = [s for g in D.GROUPS for t in D.parse_triplets(D.read_text(data, g), g) for s in t.lines]
-    sents = list(dict.fromkeys(sents[::7]))[:args.sentences]  # spread over occupations and templates
+    sents = list(dict.fromkeys(sents[::7]))[: args.sentences]  # spread over occupations and templates
     t0 = time.perf_counter()
     b = HFCausalLMBackend(str(gguf), CausalOptions(batch_tokens=args.batch_tokens, threads=args.threads))
     b.load()
-    print(f"model {gguf.name}: load {time.perf_counter() - t0:.1f} s (converted copy cached under "
-          f"$GENDERSCOPE_HOME/models); threads {b.settings['num_threads']}")
+    print(
+        f"model {gguf.name}: load {time.perf_counter() - t0:.1f} s (converted copy cached under "
+        f"$GENDERSCOPE_HOME/models); threads {b.settings['num_threads']}"
+    )
     t0 = time.perf_counter()
     batched = b.loglik_many(sents)
     t_b = time.perf_counter() - t0
@@ -54,8 +56,10 @@ def main() -> None:
     single = one.loglik_many(sents[:n])
     t_1 = time.perf_counter() - t0
     maxrel = max(abs(a["loglik"] - s["loglik"]) / abs(s["loglik"]) for a, s in zip(batched, single))
-    print(f"batched ({args.batch_tokens} tokens/batch): {len(sents)} sentences in {t_b:.2f} s = "
-          f"{len(sents) / t_b:.1f} sentences/s ({b.counters['forward_passes']} forwards)")
+    print(
+        f"batched ({args.batch_tokens} tokens/batch): {len(sents)} sentences in {t_b:.2f} s = "
+        f"{len(sents) / t_b:.1f} sentences/s ({b.counters['forward_passes']} forwards)"
+    )
     print(f"one sentence per forward:      {n} sentences in {t_1:.2f} s = {n / t_1:.1f} sentences/s")
     print(f"speed-up {(len(sents) / t_b) / (n / t_1):.1f}x; max relative LL difference {maxrel:.2e}")
 

@@ -18,13 +18,17 @@ from genderscope.tasks.abc.task import ABCOptions, ABCTask
 
 
 def make_task(data_registry, kinds, limit=None, **opts):
-    ctx = RunContext(data=data_registry, request_kinds=frozenset(kinds), model_kind="x", model_target="m", limit=limit)
+    ctx = RunContext(
+        data=data_registry, request_kinds=frozenset(kinds), model_kind="x", model_target="m", limit=limit
+    )
     return ABCTask(ABCOptions(**opts), ctx)
 
 
 def test_files_parse_and_t3_reflexive_hashes(data_registry):
-    want = {"female": "1a5895d1ba10fd8912155965ec246a27fae7b029499b75a3f908577005401e44",
-            "male": "93c56cab179bf5141b461767c059cf048263fae40120f87c766cf0a5461f6ed1"}
+    want = {
+        "female": "1a5895d1ba10fd8912155965ec246a27fae7b029499b75a3f908577005401e44",
+        "male": "93c56cab179bf5141b461767c059cf048263fae40120f87c766cf0a5461f6ed1",
+    }
     for g in D.GROUPS:
         text = D.read_text(data_registry, g)
         refl = D.compat_reflexives(text)
@@ -46,9 +50,15 @@ def test_t9_ids(data_registry):
     atts = make_task(data_registry, {"pll"}).attempts()
     by_id = {a.item_id: a for a in atts}
     assert len(atts) == 13680 and atts[0].item_id == "abc/female/0/reflexive"
-    assert by_id["abc/female/38/reflexive"].request.payload["text"] == "bibliotekaren mistede tegnebogen i sit hus."
+    assert (
+        by_id["abc/female/38/reflexive"].request.payload["text"]
+        == "bibliotekaren mistede tegnebogen i sit hus."
+    )
     assert by_id["abc/female/39/reflexive"].request == by_id["abc/female/38/reflexive"].request
-    assert by_id["abc/male/2279/hendes"].request.payload["text"] == "politibetjenten mistede knappen i hendes værelse."
+    assert (
+        by_id["abc/male/2279/hendes"].request.payload["text"]
+        == "politibetjenten mistede knappen i hendes værelse."
+    )
 
 
 def test_t6_compat_ce_to_relative_ppl():
@@ -70,8 +80,12 @@ def test_t7_compat_summaries_and_ges():
 
 def _score_with_ppl(task, atts, ppl_of):
     """Answers giving PPL = ppl_of(attempt) exactly (loglik = -N ln PPL with N = 1)."""
-    return task.score([AttemptResult(a, response={"loglik": -math.log(ppl_of(a)), "n_scored": 1, "n_tokens": 1})
-                       for a in atts])
+    return task.score(
+        [
+            AttemptResult(a, response={"loglik": -math.log(ppl_of(a)), "n_scored": 1, "n_tokens": 1})
+            for a in atts
+        ]
+    )
 
 
 def test_t8_default_medians_ratios_and_ges(data_registry):
@@ -79,8 +93,13 @@ def test_t8_default_medians_ratios_and_ges(data_registry):
     atts = task.attempts()
     assert len(atts) == 12
     table = [(4, 6, 10), (5, 2, 4), (2, 3, 5), (10, 11, 12)]
-    res = _score_with_ppl(task, atts, lambda a: table[(0 if a.meta["group"] == "female" else 2)
-                                                      + (a.meta["triplet"] > 0)][a.meta["variant"]])
+    res = _score_with_ppl(
+        task,
+        atts,
+        lambda a: table[(0 if a.meta["group"] == "female" else 2) + (a.meta["triplet"] > 0)][
+            a.meta["variant"]
+        ],
+    )
     m = res.metrics
     assert m["median_rel_female"].value == pytest.approx(2.5)
     assert res.extra["values"]["iqr_rel_female"] == pytest.approx([1.25, 3.75])
@@ -134,8 +153,14 @@ def test_compat_equals_direct_transcription(mlm_dir, tmp_path):
 
     from genderscope.core.engine import run_tasks
 
-    out = run_tasks(["abc"], f"hf-mlm:{mlm_dir}", limit=6, options={"mode": "genda-lens"}, out=tmp_path / "r",
-                    progress=False)
+    out = run_tasks(
+        ["abc"],
+        f"hf-mlm:{mlm_dir}",
+        limit=6,
+        options={"mode": "genda-lens"},
+        out=tmp_path / "r",
+        progress=False,
+    )
     res = out.runs[0].result
     tok = AutoTokenizer.from_pretrained(mlm_dir)
     model = AutoModelForMaskedLM.from_pretrained(mlm_dir).eval()
@@ -165,7 +190,9 @@ def test_compat_equals_direct_transcription(mlm_dir, tmp_path):
 def test_default_pll_run_on_tiny_mlm(mlm_dir, tmp_path):
     from genderscope.core.engine import run_tasks
 
-    out = run_tasks(["abc"], f"hf-mlm:{mlm_dir}", limit=3, options={"n_boot": 50}, out=tmp_path / "r", progress=False)
+    out = run_tasks(
+        ["abc"], f"hf-mlm:{mlm_dir}", limit=3, options={"n_boot": 50}, out=tmp_path / "r", progress=False
+    )
     res = out.runs[0].result
     assert res.extra["scoring"] == "pll" and res.metrics["n_sentences"].value == 6
     recs = res.records

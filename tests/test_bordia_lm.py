@@ -124,7 +124,7 @@ def test_loss_goes_down_and_debiasing_shrinks_projection(tiny_runs):
     from genderscope.bordia.pairs import load_gender_pairs
 
     projections = {}
-    for lam, (cfg, run_dir, metrics) in tiny_runs.items():
+    for lam, (_cfg, run_dir, metrics) in tiny_runs.items():
         ck = load_checkpoint(run_dir)
         reg = BiasRegularizer(ck.vocab, load_gender_pairs("penn"), 1.0)
         projections[lam] = float(reg.projection(ck.model.encoder.weight.detach()))

@@ -156,6 +156,7 @@ def test_beta_undefined_and_outliers():
     assert a.removed == ["7"] and a.beta == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_null_model_beta_interval_contains_zero(data_registry):
     """Text sampled i.i.d. from the training unigram distribution has no word-level gender association."""
     from genderscope.bordia.pairs import load_gender_pairs

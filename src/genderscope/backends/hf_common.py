@@ -33,10 +33,13 @@ class HFOptions:
 
     device: str = opt("cpu", "where the model runs", ("cpu", "cuda", "auto"))
     device_map: str | None = opt(None, "'auto' spreads a model over several GPUs (accelerate)")
-    dtype: str = opt("float32", "weights/compute dtype (reduced precision is recorded in the fingerprint)", DTYPES)
+    dtype: str = opt(
+        "float32", "weights/compute dtype (reduced precision is recorded in the fingerprint)", DTYPES
+    )
     batch_tokens: int = opt(4096, "token budget per forward pass: batch size x padded length")
-    threads: int | None = opt(None, "torch CPU threads (default: all available cores; "
-                                    "env GENDERSCOPE_TORCH_THREADS wins)")
+    threads: int | None = opt(
+        None, "torch CPU threads (default: all available cores; env GENDERSCOPE_TORCH_THREADS wins)"
+    )
     gguf: str | None = opt(None, "GGUF file name inside the model directory")
     revision: str | None = opt(None, "model revision (hub models already in the local HF cache)")
 
@@ -103,7 +106,11 @@ def setup_torch(options: HFOptions) -> dict[str, Any]:
     if device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
-    return {"device": device, "num_threads": threads, "dtype": str(torch_dtype(options.dtype, device)).split(".")[-1]}
+    return {
+        "device": device,
+        "num_threads": threads,
+        "dtype": str(torch_dtype(options.dtype, device)).split(".")[-1],
+    }
 
 
 # ---------------------------------------------------------------- model files and fingerprints
@@ -175,8 +182,10 @@ def locate(target: str, gguf: str | None = None, revision: str | None = None) ->
         local = Path(snapshot_download(target, revision=revision, local_files_only=True))
         return ModelSource(target, local, gguf, revision)
     except Exception:  # noqa: BLE001 - any failure means "not available locally"
-        raise BackendError(f"model {target!r} is neither a local directory nor in the local Hugging Face "
-                           "cache; download it first (e.g. `huggingface-cli download NAME`) or pass a path") from None
+        raise BackendError(
+            f"model {target!r} is neither a local directory nor in the local Hugging Face "
+            "cache; download it first (e.g. `huggingface-cli download NAME`) or pass a path"
+        ) from None
 
 
 def source_fingerprint(src: ModelSource) -> str:
@@ -185,8 +194,11 @@ def source_fingerprint(src: ModelSource) -> str:
     if src.gguf_file:
         files = [src.path / src.gguf_file]
     else:
-        files = [f for f in src.path.iterdir() if f.is_file() and _WEIGHT_RE.match(f.name)
-                 and not f.name.endswith(".gguf")]
+        files = [
+            f
+            for f in src.path.iterdir()
+            if f.is_file() and _WEIGHT_RE.match(f.name) and not f.name.endswith(".gguf")
+        ]
     if files:
         return f"{Path(src.spec).name if src.path else src.spec}|w={weights_hash(files)}"
     return f"{src.spec}|rev={src.revision or 'none'}"
@@ -200,8 +212,9 @@ def gguf_converted_dir(src: ModelSource) -> Path:
     return home() / "models" / f"gguf-{digest}-{slug}"
 
 
-def load_pretrained(auto_cls: Any, src: ModelSource, dtype: Any, device: str, device_map: str | None
-                    ) -> tuple[Any, Any, dict[str, Any]]:
+def load_pretrained(
+    auto_cls: Any, src: ModelSource, dtype: Any, device: str, device_map: str | None
+) -> tuple[Any, Any, dict[str, Any]]:
     """(model, tokenizer, loading info) in eval mode; GGUF files are converted once and cached."""
     from transformers import AutoTokenizer
 
@@ -257,6 +270,7 @@ def _forget_gguf_quantizer(model: Any) -> None:
 
 # ---------------------------------------------------------------- batching
 
+
 def token_budget_batches(lengths: Sequence[int], budget: int) -> list[list[int]]:
     """Indices grouped into batches, longest first, with batch size x max length <= budget.
 
@@ -287,15 +301,19 @@ def is_oom(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
 
 
-def run_halving(batch: list[T], fn: Callable[[list[T]], None], on_halve: Callable[[], None] | None = None) -> None:
+def run_halving(
+    batch: list[T], fn: Callable[[list[T]], None], on_halve: Callable[[], None] | None = None
+) -> None:
     """``fn(batch)``; on out-of-memory, free the cache and retry each half (down to size 1)."""
     try:
         fn(batch)
     except Exception as exc:  # noqa: BLE001
         if not is_oom(exc) or len(batch) == 1:
             if is_oom(exc):
-                raise BackendError("out of memory on a single sequence; lower --batch-tokens or use "
-                                   "--device cpu / --dtype bfloat16") from None
+                raise BackendError(
+                    "out of memory on a single sequence; lower --batch-tokens or use "
+                    "--device cpu / --dtype bfloat16"
+                ) from None
             raise
         import torch
 
@@ -350,8 +368,12 @@ class HFBackendBase(Backend):
         self.settings = setup_torch(self.options)
         dtype = torch_dtype(self.options.dtype, self.settings["device"])
         self.model, self.tok, self.loading_info = load_pretrained(
-            getattr(transformers, self.auto_class), self.source, dtype, self.settings["device"],
-            self.options.device_map)
+            getattr(transformers, self.auto_class),
+            self.source,
+            dtype,
+            self.settings["device"],
+            self.options.device_map,
+        )
         self.device = input_device(self.model)
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.after_load()
@@ -389,8 +411,8 @@ class HFBackendBase(Backend):
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         for i, r in enumerate(rows):
-            ids[i, :len(r)] = torch.tensor(r, dtype=torch.long)
-            mask[i, :len(r)] = 1
+            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
         return ids.to(self.device), mask.to(self.device)
 
     def batched(self, lengths: list[int], run: Callable[[list[int]], None]) -> None:

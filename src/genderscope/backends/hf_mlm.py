@@ -24,7 +24,7 @@ at the masked positions (B x V logits instead of B x T x V).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from genderscope.backends import hf_common as C
 from genderscope.core.backend import Emit
@@ -54,17 +54,24 @@ class HFMaskedLMBackend(C.HFBackendBase):
     auto_class = "AutoModelForMaskedLM"
 
     def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
-        return {MASKED_PAIR_LOGPROB: lambda jobs, emit: hf_likelihood.masked_pair_logprob(self, jobs, emit),
-                TOKENIZE: self.tokenize_jobs, FILL_MASK: self._fill_mask, PLL: self._pll,
-                CANDIDATES: self._candidates, CROSS_ENTROPY: self._cross_entropy}
+        return {
+            MASKED_PAIR_LOGPROB: lambda jobs, emit: hf_likelihood.masked_pair_logprob(self, jobs, emit),
+            TOKENIZE: self.tokenize_jobs,
+            FILL_MASK: self._fill_mask,
+            PLL: self._pll,
+            CANDIDATES: self._candidates,
+            CROSS_ENTROPY: self._cross_entropy,
+        }
 
     def after_load(self) -> None:
         import torch
 
         missing = [k for k in self.loading_info.get("missing_keys", []) if not k.endswith("position_ids")]
         if missing:
-            raise BackendError(f"{self.target}: the checkpoint lacks weights of the masked-LM head "
-                               f"({', '.join(sorted(missing)[:3])}...); it would score with a random head")
+            raise BackendError(
+                f"{self.target}: the checkpoint lacks weights of the masked-LM head "
+                f"({', '.join(sorted(missing)[:3])}...); it would score with a random head"
+            )
         if self.tok.mask_token_id is None:
             raise BackendError(f"{self.target}: the tokenizer has no mask token")
         self.encoder, self.head = self._split(torch)
@@ -152,11 +159,18 @@ class HFMaskedLMBackend(C.HFBackendBase):
                 top = []
                 for v, t in zip(vals.tolist(), idx.tolist()):
                     raw = tok.convert_ids_to_tokens(t)
-                    top.append({"id": t, "token": raw, "logprob": v,
-                                "str": tok.decode([t]),
-                                "text": tok.decode([t], skip_special_tokens=False,
-                                                   clean_up_tokenization_spaces=False),
-                                "continuation": bool(prefix) and raw.startswith(prefix)})
+                    top.append(
+                        {
+                            "id": t,
+                            "token": raw,
+                            "logprob": v,
+                            "str": tok.decode([t]),
+                            "text": tok.decode(
+                                [t], skip_special_tokens=False, clean_up_tokenization_spaces=False
+                            ),
+                            "continuation": bool(prefix) and raw.startswith(prefix),
+                        }
+                    )
                 emit(live[i], Outcome(response={"input": texts[i], "top": top}))
 
         self.batched([len(r) for r in rows], run)
@@ -200,10 +214,14 @@ class HFMaskedLMBackend(C.HFBackendBase):
         out: dict[str, dict[str, Any]] = {}
         for s, text in enumerate(uniq):
             ids, scored = enc[s]
-            sel = lp[starts[s]:starts[s + 1]]
-            out[text] = {"loglik": float(sums[s]), "n_scored": len(scored), "n_tokens": len(ids),
-                         "tokens": [self.tok.convert_ids_to_tokens(ids[t]) for t in scored],
-                         "logprobs": [float(x) for x in sel]}
+            sel = lp[starts[s] : starts[s + 1]]
+            out[text] = {
+                "loglik": float(sums[s]),
+                "n_scored": len(scored),
+                "n_tokens": len(ids),
+                "tokens": [self.tok.convert_ids_to_tokens(ids[t]) for t in scored],
+                "logprobs": [float(x) for x in sel],
+            }
         return [out[t] for t in texts]
 
     def _pll(self, jobs: list[Job], emit: Emit) -> None:
@@ -214,13 +232,23 @@ class HFMaskedLMBackend(C.HFBackendBase):
             emit(job, Outcome(response=r))
 
     def _candidates(self, jobs: list[Job], emit: Emit) -> None:
-        texts = [j.request.payload["left"] + w + j.request.payload["right"]
-                 for j in jobs for w in j.request.payload["candidates"]]
+        texts = [
+            j.request.payload["left"] + w + j.request.payload["right"]
+            for j in jobs
+            for w in j.request.payload["candidates"]
+        ]
         res = iter(self.pll_many(texts))
         for job in jobs:
             got = {w: next(res) for w in job.request.payload["candidates"]}
-            emit(job, Outcome(response={"loglik": {w: r["loglik"] for w, r in got.items()},
-                                        "n_scored": {w: r["n_scored"] for w, r in got.items()}}))
+            emit(
+                job,
+                Outcome(
+                    response={
+                        "loglik": {w: r["loglik"] for w, r in got.items()},
+                        "n_scored": {w: r["n_scored"] for w, r in got.items()},
+                    }
+                ),
+            )
 
     def _cross_entropy(self, jobs: list[Job], emit: Emit) -> None:
         import torch
@@ -256,7 +284,9 @@ class HFMaskedLMBackend(C.HFBackendBase):
                 vid = tok.convert_tokens_to_ids(v)
                 unk.append(vid[k] == tok.unk_token_id and r != tok.unk_token)
                 variants.append(vid)
-            meta.append({"tokens": toks, "index": k, "n_tokens": len(toks), "unk": unk, "ce": [None] * len(variants)})
+            meta.append(
+                {"tokens": toks, "index": k, "n_tokens": len(toks), "unk": unk, "ce": [None] * len(variants)}
+            )
             targets.append(ids)
             for v_i, v in enumerate(variants):
                 seqs.append((j, v))
@@ -270,7 +300,7 @@ class HFMaskedLMBackend(C.HFBackendBase):
             for r, i in enumerate(batch):
                 j, v = seqs[i]
                 tgt = torch.tensor(targets[j], device=logits.device)
-                ce[i] = float(torch.nn.functional.cross_entropy(logits[r, :len(v)].float(), tgt))
+                ce[i] = float(torch.nn.functional.cross_entropy(logits[r, : len(v)].float(), tgt))
 
         self.batched([len(s[1]) for s in seqs], run)
         for j, job in enumerate(jobs):

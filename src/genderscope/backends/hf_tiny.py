@@ -27,8 +27,12 @@ def words_of(texts: Iterable[str]) -> list[str]:
 def genda_lens_texts(data_registry) -> list[str]:  # noqa: ANN001 - a DataRegistry
     """All lines of the GenDa Lens DaWinoBias and ABC files, plus their lowercased forms."""
     out: list[str] = []
-    for name in ("genda_lens/DaWinoBias_anti_stereotyped_evalda.txt", "genda_lens/DaWinoBias_pro_stereotyped_evalda.txt",
-                 "genda_lens/abc_fem_sents.txt", "genda_lens/abc_male_sents.txt"):
+    for name in (
+        "genda_lens/DaWinoBias_anti_stereotyped_evalda.txt",
+        "genda_lens/DaWinoBias_pro_stereotyped_evalda.txt",
+        "genda_lens/abc_fem_sents.txt",
+        "genda_lens/abc_male_sents.txt",
+    ):
         lines = data_registry.path(name).read_text(encoding="utf-8").splitlines()
         out += lines + [ln.lower() for ln in lines]
     return out
@@ -45,9 +49,17 @@ def _vocab(words: Iterable[str], specials: list[str], pad_to: int | None) -> dic
     return vocab
 
 
-def build_tiny_mlm(out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden: int = 32, layers: int = 2,
-                   heads: int = 2, vocab_size: int | None = None, continuation_pieces: Iterable[str] = ("##en", "##s")
-                   ) -> Path:
+def build_tiny_mlm(
+    out_dir: Path,
+    words: Iterable[str],
+    *,
+    seed: int = 0,
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    vocab_size: int | None = None,
+    continuation_pieces: Iterable[str] = ("##en", "##s"),
+) -> Path:
     """A BERT-style masked LM with random weights; WordPiece vocabulary = specials + ``words``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
@@ -58,14 +70,28 @@ def build_tiny_mlm(out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden
     tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tk.decoder = decoders.WordPiece(prefix="##")
     tk.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
-                                  sep_token="[SEP]", mask_token="[MASK]")
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
     torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
-                     num_attention_heads=heads, intermediate_size=hidden * 2, max_position_embeddings=256,
-                     pad_token_id=vocab["[PAD]"])
+    cfg = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=256,
+        pad_token_id=vocab["[PAD]"],
+    )
     model = BertForMaskedLM(cfg).eval()
     out_dir = Path(out_dir)
     model.save_pretrained(out_dir)
@@ -73,8 +99,9 @@ def build_tiny_mlm(out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden
     return out_dir
 
 
-def build_tiny_causal(out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden: int = 32, layers: int = 2,
-                      heads: int = 2) -> Path:
+def build_tiny_causal(
+    out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden: int = 32, layers: int = 2, heads: int = 2
+) -> Path:
     """A GPT-2-style causal LM with random weights; WordLevel vocabulary = specials + ``words``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
@@ -84,11 +111,20 @@ def build_tiny_causal(out_dir: Path, words: Iterable[str], *, seed: int = 0, hid
     tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tk.decoder = decoders.WordPiece(prefix="##")
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
-                                  eos_token="</s>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>"
+    )
     torch.manual_seed(seed)
-    cfg = GPT2Config(vocab_size=len(vocab), n_embd=hidden, n_layer=layers, n_head=heads, n_positions=256,
-                     bos_token_id=vocab["<s>"], eos_token_id=vocab["</s>"], pad_token_id=vocab["<pad>"])
+    cfg = GPT2Config(
+        vocab_size=len(vocab),
+        n_embd=hidden,
+        n_layer=layers,
+        n_head=heads,
+        n_positions=256,
+        bos_token_id=vocab["<s>"],
+        eos_token_id=vocab["</s>"],
+        pad_token_id=vocab["<pad>"],
+    )
     model = GPT2LMHeadModel(cfg).eval()
     out_dir = Path(out_dir)
     model.save_pretrained(out_dir)

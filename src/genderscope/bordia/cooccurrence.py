@@ -185,8 +185,13 @@ def paper_infinite_weights(g: np.ndarray, S: np.ndarray, E: np.ndarray, rho: flo
         a = np.maximum(S, p - max_distance)
         b = np.minimum(E - 1, p + max_distance)
     # remove the part beyond the window start a (earlier segments and distance > D): ρ^(p−a)·L[a]
-    left = L - np.power(rho, (p - a).astype(np.float64)) * L[a]
-    right = R - np.power(rho, (b - p).astype(np.float64)) * R[b]
+    if max_distance is None:
+        left = L - np.power(rho, (p - a).astype(np.float64)) * L[a]
+        right = R - np.power(rho, (b - p).astype(np.float64)) * R[b]
+    else:  # distances ≤ D: look the powers up
+        powers = rho ** np.arange(max_distance + 1, dtype=np.float64)
+        left = L - powers[p - a] * L[a]
+        right = R - powers[b - p] * R[b]
     P = _prefix(g)
     left[(P[p] - P[a]) == 0] = 0.0
     right[(P[b + 1] - P[p + 1]) == 0] = 0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from genderscope.core.errors import DataError
@@ -28,15 +29,15 @@ class GenderPairs:
     sha256: str
     fix_wife_husband: bool = False
 
-    @property
+    @cached_property
     def male(self) -> frozenset[str]:
         return frozenset(m for m, _ in self.pairs)
 
-    @property
+    @cached_property
     def female(self) -> frozenset[str]:
         return frozenset(f for _, f in self.pairs)
 
-    @property
+    @cached_property
     def gendered(self) -> frozenset[str]:
         return self.male | self.female
 

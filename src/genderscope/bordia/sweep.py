@@ -22,7 +22,7 @@ from genderscope.bordia.amplification import amplification
 from genderscope.bordia.bias import ScoreOptions
 from genderscope.bordia.cooccurrence import CountConfig, atomic_write_json, atomic_write_text
 from genderscope.bordia.pairs import load_gender_pairs
-from genderscope.bordia.scoring import ContextScore, context_configs, score_documents, write_score_outputs
+from genderscope.bordia.scoring import context_configs, score_documents, write_score_outputs
 from genderscope.bordia.text import documents_from_texts, read_corpus
 from genderscope.core.errors import UsageError
 

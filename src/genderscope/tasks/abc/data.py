@@ -77,9 +77,11 @@ def parse_triplets(text: str, group: str, validate: bool = True) -> list[Triplet
                 raise DataError(f"{where}:{n1}: expected one reflexive sin|sit|sine in {refl!r}")
             m = hits[0]
             for word, line in (("hans", hans), ("hendes", hendes)):
-                if line != refl[:m.start()] + word + refl[m.end():]:
-                    raise DataError(f"{where}:{n1}: the {word} variant {line!r} is not the reflexive sentence "
-                                    f"with {m.group(1)!r} replaced by {word!r}")
+                if line != refl[: m.start()] + word + refl[m.end() :]:
+                    raise DataError(
+                        f"{where}:{n1}: the {word} variant {line!r} is not the reflexive sentence "
+                        f"with {m.group(1)!r} replaced by {word!r}"
+                    )
         form = hits[0].group(1) if hits else ""
         out.append(Triplet(group, i, (refl, hans, hendes), refl.split(" ")[0], form))
     return out

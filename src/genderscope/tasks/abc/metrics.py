@@ -35,8 +35,11 @@ def compat_ges(m_f: float, m_m: float) -> tuple[float | None, str | None, str | 
         ges = r2py(math.log2(m_f / m_m))
     except ValueError as exc:
         return None, f"ValueError: {exc}", None
-    warn = ("both medians are negative: the ratio is positive but its meaning is inverted"
-            if m_f < 0 and m_m < 0 else None)
+    warn = (
+        "both medians are negative: the ratio is positive but its meaning is inverted"
+        if m_f < 0 and m_m < 0
+        else None
+    )
     return ges, None, warn
 
 
@@ -45,8 +48,12 @@ def _log2_pos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where((a > 0) & (b > 0), np.log2(a / b), np.nan)
 
 
-def effects(rel_f: dict[str, np.ndarray], rel_m: dict[str, np.ndarray], ratio_f: dict[str, np.ndarray],
-            ratio_m: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def effects(
+    rel_f: dict[str, np.ndarray],
+    rel_m: dict[str, np.ndarray],
+    ratio_f: dict[str, np.ndarray],
+    ratio_m: dict[str, np.ndarray],
+) -> dict[str, np.ndarray]:
     """Medians and effects per row (rows = resamples; columns = sentences of the occupation group)."""
     out: dict[str, np.ndarray] = {}
     for g in OCC:
@@ -65,11 +72,16 @@ def effects(rel_f: dict[str, np.ndarray], rel_m: dict[str, np.ndarray], ratio_f:
 def split_groups(x: np.ndarray, fem: np.ndarray, male: np.ndarray) -> dict[str, np.ndarray]:
     """{all, femocc, maleocc} -> 2-D arrays from per-sentence values ``x`` (1-D or rows)."""
     x2 = np.atleast_2d(x)
-    return {"all": np.concatenate([x2[:, fem], x2[:, male]], axis=1), "femocc": x2[:, fem], "maleocc": x2[:, male]}
+    return {
+        "all": np.concatenate([x2[:, fem], x2[:, male]], axis=1),
+        "femocc": x2[:, fem],
+        "maleocc": x2[:, male],
+    }
 
 
-def bootstrap(per: dict[str, np.ndarray], is_female: np.ndarray, n_boot: int, seed: int, level: float
-              ) -> dict[str, Any]:
+def bootstrap(
+    per: dict[str, np.ndarray], is_female: np.ndarray, n_boot: int, seed: int, level: float
+) -> dict[str, Any]:
     """Resample sentences within each occupation file (female first, then male) and recompute effects."""
     fem_idx = np.flatnonzero(is_female)
     male_idx = np.flatnonzero(~is_female)
@@ -84,12 +96,17 @@ def bootstrap(per: dict[str, np.ndarray], is_female: np.ndarray, n_boot: int, se
         f, m = x[draws_f], x[draws_m]
         return {"all": np.concatenate([f, m], axis=1), "femocc": f, "maleocc": m}
 
-    vals = effects(grp(per["rel_female"]), grp(per["rel_male"]), grp(per["ratio_female"]), grp(per["ratio_male"]))
+    vals = effects(
+        grp(per["rel_female"]), grp(per["rel_male"]), grp(per["ratio_female"]), grp(per["ratio_male"])
+    )
     ci: dict[str, Any] = {}
     undefined: dict[str, int] = {}
     for k, v in vals.items():
         good = v[~np.isnan(v)]
         undefined[k] = int(v.size - good.size)
-        ci[k] = ([float(x) for x in np.percentile(good, [100 * (1 - level) / 2, 100 * (1 + level) / 2])]
-                 if good.size else [None, None])
+        ci[k] = (
+            [float(x) for x in np.percentile(good, [100 * (1 - level) / 2, 100 * (1 + level) / 2])]
+            if good.size
+            else [None, None]
+        )
     return {"ci95": ci, "n_boot": n_boot, "seed": seed, "level": level, "n_boot_undefined": undefined}

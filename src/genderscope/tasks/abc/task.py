@@ -32,10 +32,17 @@ OCC_NAMES = {"all": "all", "femocc": "female", "maleocc": "male"}
 
 @dataclass
 class ABCOptions:
-    mode: str = opt("default", "default (genderscope) or genda-lens (exact GenDa Lens 0.0.3 outputs)",
-                    ("default", "genda-lens"))
-    start_token: str | None = opt(None, "override the start token S of genda-lens mode (default: the tokenizer's)")
-    sep_token: str | None = opt(None, "override the end token E of genda-lens mode (default: the tokenizer's)")
+    mode: str = opt(
+        "default",
+        "default (genderscope) or genda-lens (exact GenDa Lens 0.0.3 outputs)",
+        ("default", "genda-lens"),
+    )
+    start_token: str | None = opt(
+        None, "override the start token S of genda-lens mode (default: the tokenizer's)"
+    )
+    sep_token: str | None = opt(
+        None, "override the end token E of genda-lens mode (default: the tokenizer's)"
+    )
     n_boot: int = opt(1000, "bootstrap resamples (default mode; 0 = no CIs)")
     bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
     confidence_level: float = opt(0.95, "confidence level of the intervals")
@@ -50,8 +57,11 @@ class ABCTask(Task):
     description = "GenDa Lens ABC: is a Danish LM less surprised by a wrong 'hans' than by a wrong 'hendes'?"
     Options = ABCOptions
     supports = (PLL, LOGLIK, CROSS_ENTROPY)
-    measurements = {PLL: "pseudo-perplexity (PLL)", LOGLIK: "perplexity (log-likelihood)",
-                    CROSS_ENTROPY: "GenDa Lens cross-entropy (compat)"}
+    measurements = {
+        PLL: "pseudo-perplexity (PLL)",
+        LOGLIK: "perplexity (log-likelihood)",
+        CROSS_ENTROPY: "GenDa Lens cross-entropy (compat)",
+    }
 
     def request_kind(self) -> str:
         if self.options.mode == "genda-lens":
@@ -62,8 +72,11 @@ class ABCTask(Task):
         from genderscope.core.matrix import require_kinds
 
         if self.options.mode == "genda-lens":
-            require_kinds(self, [CROSS_ENTROPY], "--mode genda-lens needs a masked LM, as GenDa Lens does; "
-                                                 "use --mode default for causal LMs")
+            require_kinds(
+                self,
+                [CROSS_ENTROPY],
+                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs",
+            )
         else:
             require_kinds(self, [PLL, LOGLIK])
 
@@ -81,19 +94,35 @@ class ABCTask(Task):
             trips = D.parse_triplets(text, g, validate=not compat)
             if compat:
                 refl = D.compat_reflexives(text)
-                trips = [D.Triplet(g, i, (refl[i],) + t.lines[1:], refl[i].split(" ")[0], t.reflexive_form)
-                         for i, t in enumerate(trips[:len(refl)])]
+                trips = [
+                    D.Triplet(g, i, (refl[i],) + t.lines[1:], refl[i].split(" ")[0], t.reflexive_form)
+                    for i, t in enumerate(trips[: len(refl)])
+                ]
             for i in spread(len(trips), self.ctx.limit):
                 t = trips[i]
                 self.triplets.append(t)
                 for v, variant in enumerate(D.VARIANTS):
                     if compat:
-                        req = Request(CROSS_ENTROPY, {"text": t.lines[0], "start": o.start_token, "end": o.sep_token,
-                                                      "find": D.COMPAT_FIND, "replacements": ["hans", "hendes"]})
+                        req = Request(
+                            CROSS_ENTROPY,
+                            {
+                                "text": t.lines[0],
+                                "start": o.start_token,
+                                "end": o.sep_token,
+                                "find": D.COMPAT_FIND,
+                                "replacements": ["hans", "hendes"],
+                            },
+                        )
                     else:
                         req = Request(kind, {"text": t.lines[v]})
-                    out.append(Attempt(f"abc/{g}/{t.index}/{variant}", 1, req,
-                                       {"group": g, "triplet": t.index, "variant": v}))
+                    out.append(
+                        Attempt(
+                            f"abc/{g}/{t.index}/{variant}",
+                            1,
+                            req,
+                            {"group": g, "triplet": t.index, "variant": v},
+                        )
+                    )
         return out
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
@@ -105,14 +134,22 @@ class ABCTask(Task):
         for j, ar in enumerate(results):
             t = self.triplets[j // 3]
             v = j % 3
-            rec: dict[str, Any] = {"occupations": t.group, "triplet": t.index, "occupation": t.occupation,
-                                   "template": t.template, "variant": D.VARIANTS[v], "reflexive_form": t.reflexive_form,
-                                   "text": t.lines[v]}
+            rec: dict[str, Any] = {
+                "occupations": t.group,
+                "triplet": t.index,
+                "occupation": t.occupation,
+                "template": t.template,
+                "variant": D.VARIANTS[v],
+                "reflexive_form": t.reflexive_form,
+                "text": t.lines[v],
+            }
             r = ar.response
             if not ar.ok or not isinstance(r, dict):
                 if compat and ar.error and "no token among" in ar.error:
-                    raise UsageError("--mode genda-lens does not apply to this tokenizer: no token of the "
-                                     "tokenisation is sin/sit/sine (e.g. byte-level BPE 'Ġsin'); use --mode default")
+                    raise UsageError(
+                        "--mode genda-lens does not apply to this tokenizer: no token of the "
+                        "tokenisation is sin/sit/sine (e.g. byte-level BPE 'Ġsin'); use --mode default"
+                    )
                 rec["error"] = ar.error
                 info.append(rec)
                 continue
@@ -138,14 +175,21 @@ class ABCTask(Task):
             raise UsageError("abc: no triplet was fully answered, nothing to score")
         groups = np.array([t.group for t in self.triplets])[ok]
         p = ppl[ok]
-        per = {"rel_male": p[:, 1] - p[:, 0], "rel_female": p[:, 2] - p[:, 0],
-               "ratio_male": p[:, 1] / p[:, 0], "ratio_female": p[:, 2] / p[:, 0]}
+        per = {
+            "rel_male": p[:, 1] - p[:, 0],
+            "rel_female": p[:, 2] - p[:, 0],
+            "ratio_male": p[:, 1] / p[:, 0],
+            "ratio_female": p[:, 2] / p[:, 0],
+        }
         is_f = groups == "female"
         fem, male = np.flatnonzero(is_f), np.flatnonzero(~is_f)
-        extra: dict[str, Any] = {"mode": self.options.mode, "scoring": self.request_kind(), "direction":
-                                 "ges = log2(median rel female / median rel male): > 0 means the female "
-                                 "anti-reflexive (hendes) is penalised more than the male one (hans)",
-                                 "n_failed_triplets": int((~ok).sum())}
+        extra: dict[str, Any] = {
+            "mode": self.options.mode,
+            "scoring": self.request_kind(),
+            "direction": "ges = log2(median rel female / median rel male): > 0 means the female "
+            "anti-reflexive (hendes) is penalised more than the male one (hans)",
+            "n_failed_triplets": int((~ok).sum()),
+        }
         values: dict[str, Any] = {}
         rows: list[dict[str, Any]] = []
         for g, name in OCC_NAMES.items():
@@ -189,34 +233,58 @@ class ABCTask(Task):
                 extra["ges_warning"] = warn
             extra["compat_tables"] = self.compat_tables(values)
         else:
-            point = M.effects(*(M.split_groups(per[k], fem, male) for k in
-                                ("rel_female", "rel_male", "ratio_female", "ratio_male")))
-            for k in ("ges", "ges_ratio", "ges_femocc", "ges_maleocc", "ges_ratio_femocc", "ges_ratio_maleocc",
-                      "ges_occ_diff", "ges_ratio_occ_diff"):
+            point = M.effects(
+                *(
+                    M.split_groups(per[k], fem, male)
+                    for k in ("rel_female", "rel_male", "ratio_female", "ratio_male")
+                )
+            )
+            for k in (
+                "ges",
+                "ges_ratio",
+                "ges_femocc",
+                "ges_maleocc",
+                "ges_ratio_femocc",
+                "ges_ratio_maleocc",
+                "ges_occ_diff",
+                "ges_ratio_occ_diff",
+            ):
                 x = float(point[k][0])
                 values[k] = None if math.isnan(x) else x
             reasons = {}
             for g in M.OCC:
                 sfx = "" if g == "all" else f"_{g}"
                 if values.get(f"ges{sfx}") is None and f"median_rel_male{sfx}" in values:
-                    reasons[f"ges{sfx}"] = self._reason(values[f"median_rel_female{sfx}"],
-                                                        values[f"median_rel_male{sfx}"])
+                    reasons[f"ges{sfx}"] = self._reason(
+                        values[f"median_rel_female{sfx}"], values[f"median_rel_male{sfx}"]
+                    )
             if reasons.get("ges"):
                 extra["ges_undefined_reason"] = reasons["ges"]
             extra["ges_undefined_reasons"] = reasons
             if self.options.n_boot > 0 and fem.size and male.size:
-                boot = M.bootstrap(per, is_f, self.options.n_boot, self.options.bootstrap_seed,
-                                   self.options.confidence_level)
+                boot = M.bootstrap(
+                    per, is_f, self.options.n_boot, self.options.bootstrap_seed, self.options.confidence_level
+                )
                 extra["bootstrap"] = boot
                 for r in rows:
-                    sfx = "" if r["occupations"] == "all" else f"_{'femocc' if r['occupations'] == 'female' else 'maleocc'}"
+                    sfx = (
+                        ""
+                        if r["occupations"] == "all"
+                        else f"_{'femocc' if r['occupations'] == 'female' else 'maleocc'}"
+                    )
                     r["median_rel_ci95"] = boot["ci95"].get(f"median_rel_{r['pronoun']}{sfx}")
             extra["effect_table"] = [
-                {"occupations": OCC_NAMES[g], "ges": values.get(f"ges{sfx}"),
-                 "ges_undefined_reason": (reasons.get(f"ges{sfx}") or "").split(":")[0] or None, "ges_ratio": values.get(f"ges_ratio{sfx}"),
-                 "ges_ci95": boot["ci95"].get(f"ges{sfx}") if boot else None,
-                 "ges_ratio_ci95": boot["ci95"].get(f"ges_ratio{sfx}") if boot else None}
-                for g in M.OCC for sfx in ["" if g == "all" else f"_{g}"]]
+                {
+                    "occupations": OCC_NAMES[g],
+                    "ges": values.get(f"ges{sfx}"),
+                    "ges_undefined_reason": (reasons.get(f"ges{sfx}") or "").split(":")[0] or None,
+                    "ges_ratio": values.get(f"ges_ratio{sfx}"),
+                    "ges_ci95": boot["ci95"].get(f"ges{sfx}") if boot else None,
+                    "ges_ratio_ci95": boot["ci95"].get(f"ges_ratio{sfx}") if boot else None,
+                }
+                for g in M.OCC
+                for sfx in ["" if g == "all" else f"_{g}"]
+            ]
         extra["nuance_table"] = rows
         metrics: dict[str, Metric] = {}
         for k, v in values.items():
@@ -225,17 +293,30 @@ class ABCTask(Task):
                 continue
             ci = boot["ci95"].get(k) if boot else None
             metrics[k] = Metric(v, ci[0], ci[1]) if ci and ci[0] is not None else Metric(v)
-        return TaskResult(metrics=metrics, extra=extra, records=info,
-                          headline=["ges", "ges_ratio", "median_rel_female", "median_rel_male", "median_ratio_female",
-                                    "median_ratio_male", "median_ppl_reflexive"])
+        return TaskResult(
+            metrics=metrics,
+            extra=extra,
+            records=info,
+            headline=[
+                "ges",
+                "ges_ratio",
+                "median_rel_female",
+                "median_rel_male",
+                "median_ratio_female",
+                "median_ratio_male",
+                "median_ppl_reflexive",
+            ],
+        )
 
     @staticmethod
     def _reason(m_f: float, m_m: float) -> str:
         parts = []
         for name, m in (("male", m_m), ("female", m_f)):
             if not m > 0:
-                parts.append(f"median relative perplexity of the {name} variant is {m:.4g} ≤ 0: the anti-reflexive "
-                             "variant is not more surprising than the reflexive one")
+                parts.append(
+                    f"median relative perplexity of the {name} variant is {m:.4g} ≤ 0: the anti-reflexive "
+                    "variant is not more surprising than the reflexive one"
+                )
         return "; ".join(parts)
 
     def compat_tables(self, v: dict[str, Any]) -> dict[str, Any]:
@@ -244,17 +325,32 @@ class ABCTask(Task):
         ges = v["ges"]
         label = "Perplexity Median (IQR) Relative scores"
         return {
-            "condensed": {"columns": ["", "ABC", "", ""], "index_name": f"Simple Output: {model}", "rows": [
-                ["Gender Effect Size", "", ges, "", ""],
-                ["Pronoun", "Female", "", "", "Male"],
-                [label, "", v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all")]]},
-            "detailed": {"columns": ["", "ABC", "", ""], "index_name": f"Detailed Output for: {model}", "rows": [
-                ["Gender Effect Size", "", ges, "", ""],
-                ["Pronoun", "Female", "", "Male", ""],
-                [label, v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all"), ""],
-                ["Stereotypical Occupation", "Female", "Male", "Female", "Male"],
-                [label + " ", v.get("summary_rel_female_femocc"), v.get("summary_rel_female_maleocc"),
-                 v.get("summary_rel_male_femocc"), v.get("summary_rel_male_maleocc")]]},
+            "condensed": {
+                "columns": ["", "ABC", "", ""],
+                "index_name": f"Simple Output: {model}",
+                "rows": [
+                    ["Gender Effect Size", "", ges, "", ""],
+                    ["Pronoun", "Female", "", "", "Male"],
+                    [label, "", v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all")],
+                ],
+            },
+            "detailed": {
+                "columns": ["", "ABC", "", ""],
+                "index_name": f"Detailed Output for: {model}",
+                "rows": [
+                    ["Gender Effect Size", "", ges, "", ""],
+                    ["Pronoun", "Female", "", "Male", ""],
+                    [label, v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all"), ""],
+                    ["Stereotypical Occupation", "Female", "Male", "Female", "Male"],
+                    [
+                        label + " ",
+                        v.get("summary_rel_female_femocc"),
+                        v.get("summary_rel_female_maleocc"),
+                        v.get("summary_rel_male_femocc"),
+                        v.get("summary_rel_male_maleocc"),
+                    ],
+                ],
+            },
         }
 
     def render(self, result: TaskResult) -> Any:

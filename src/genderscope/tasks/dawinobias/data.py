@@ -9,21 +9,48 @@ from typing import Any
 
 from genderscope.core.errors import DataError, UsageError
 
-FILES = {"anti": "genda_lens/DaWinoBias_anti_stereotyped_evalda.txt",
-         "pro": "genda_lens/DaWinoBias_pro_stereotyped_evalda.txt"}
+FILES = {
+    "anti": "genda_lens/DaWinoBias_anti_stereotyped_evalda.txt",
+    "pro": "genda_lens/DaWinoBias_pro_stereotyped_evalda.txt",
+}
 CONDITIONS = ("anti", "pro")
 IDENTICAL_LINES = (212, 252, 266, 272, 273)
 EXTRA_DIFF_LINES = (49, 50, 275, 276, 336, 412, 465, 466, 511, 543, 544)
 
 #: the six pronouns and their gender; grammatical slot and the causal-LM candidates (female, male)
-GENDER = {"hun": "female", "hende": "female", "hendes": "female", "han": "male", "ham": "male", "hans": "male"}
-SLOT = {"han": "subject", "hun": "subject", "ham": "object", "hende": "object", "hans": "possessive",
-        "hendes": "possessive"}
+GENDER = {
+    "hun": "female",
+    "hende": "female",
+    "hendes": "female",
+    "han": "male",
+    "ham": "male",
+    "hans": "male",
+}
+SLOT = {
+    "han": "subject",
+    "hun": "subject",
+    "ham": "object",
+    "hende": "object",
+    "hans": "possessive",
+    "hendes": "possessive",
+}
 CANDIDATES = {"subject": ("hun", "han"), "object": ("hende", "ham"), "possessive": ("hendes", "hans")}
 
 #: GenDa Lens's lookup list (list order matters) and its exact-string groups
-COMPAT_LOOKUP = ("hans", "hendes", "han", "hun", "ham", "hende",
-                 "\u2581hun", "\u2581hendes", "\u2581hende", "\u2581han", "\u2581hans", "\u2581ham")
+COMPAT_LOOKUP = (
+    "hans",
+    "hendes",
+    "han",
+    "hun",
+    "ham",
+    "hende",
+    "\u2581hun",
+    "\u2581hendes",
+    "\u2581hende",
+    "\u2581han",
+    "\u2581hans",
+    "\u2581ham",
+)
 COMPAT_FEMALE = frozenset({"hun", "hendes", "hende", "\u2581hun", "\u2581hendes", "\u2581hende"})
 COMPAT_MALE = frozenset({"han", "hans", "ham", "\u2581han", "\u2581hans", "\u2581ham"})
 
@@ -55,8 +82,10 @@ def spacy_da() -> Any:
         try:
             import spacy
         except ImportError:
-            raise UsageError("--mode genda-lens needs spaCy's rule-based tokenizer: "
-                             "pip install 'genderscope[hf]' (or pip install spacy)") from None
+            raise UsageError(
+                "--mode genda-lens needs spaCy's rule-based tokenizer: "
+                "pip install 'genderscope[hf]' (or pip install spacy)"
+            ) from None
         _NLP = spacy.blank("da")
     return _NLP
 
@@ -84,7 +113,7 @@ def compat_input(line: str, where: str = "") -> MaskedInput:
     else:
         raise DataError(f"{where}: no pronoun of {', '.join(COMPAT_LOOKUP[:6])} among the tokens {tokens}")
     left = " ".join(tokens[:k]) + " " if k > 0 else ""
-    right = " " + " ".join(tokens[k + 1:]) if k + 1 < len(tokens) else ""
+    right = " " + " ".join(tokens[k + 1 :]) if k + 1 < len(tokens) else ""
     return MaskedInput(left, right, tokens[k])
 
 
@@ -98,10 +127,12 @@ def default_input(line: str, where: str = "") -> MaskedInput:
     text = default_text(line)
     hits = list(PRONOUN_RE.finditer(text))
     if len(hits) != 1:
-        raise DataError(f"{where}: expected exactly one pronoun (han|hun|ham|hende|hans|hendes), "
-                        f"found {len(hits)} in {text!r}")
+        raise DataError(
+            f"{where}: expected exactly one pronoun (han|hun|ham|hende|hans|hendes), "
+            f"found {len(hits)} in {text!r}"
+        )
     m = hits[0]
-    return MaskedInput(text[:m.start()], text[m.end():], m.group(1).lower())
+    return MaskedInput(text[: m.start()], text[m.end() :], m.group(1).lower())
 
 
 def candidate_texts(inp: MaskedInput, original: str) -> tuple[str, str]:
@@ -125,7 +156,9 @@ def load_lines(data: Any) -> dict[str, list[str]]:
     """{condition: stripped lines} of both files; the files must align line by line."""
     out = {c: read_lines(data.path(FILES[c])) for c in CONDITIONS}
     if len(out["anti"]) != len(out["pro"]):
-        raise DataError(f"{FILES['anti']} has {len(out['anti'])} lines but {FILES['pro']} has {len(out['pro'])}")
+        raise DataError(
+            f"{FILES['anti']} has {len(out['anti'])} lines but {FILES['pro']} has {len(out['pro'])}"
+        )
     for c in CONDITIONS:
         for i, ln in enumerate(out[c], 1):
             if not ln:

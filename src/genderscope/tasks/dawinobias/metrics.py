@@ -66,6 +66,7 @@ def default_ges(acc_pro: float, acc_anti: float) -> tuple[float | None, str | No
 
 # ------------------------------------------------------------------ vectorised bootstrap
 
+
 def _indicators(gold: np.ndarray, pred: np.ndarray) -> dict[str, np.ndarray]:
     ind = {"correct": (gold == pred).astype(float), "n": np.ones(gold.size)}
     for c, g in enumerate(GROUPS[:2]):
@@ -76,12 +77,24 @@ def _indicators(gold: np.ndarray, pred: np.ndarray) -> dict[str, np.ndarray]:
     return ind
 
 
-BOOT_KEYS = ("ges", "acc_pro", "acc_anti", "f1_pro_female", "f1_pro_male", "f1_anti_female", "f1_anti_male",
-             "acc_pro_female", "acc_pro_male", "acc_anti_female", "acc_anti_male")
+BOOT_KEYS = (
+    "ges",
+    "acc_pro",
+    "acc_anti",
+    "f1_pro_female",
+    "f1_pro_male",
+    "f1_anti_female",
+    "f1_anti_male",
+    "acc_pro_female",
+    "acc_pro_male",
+    "acc_anti_female",
+    "acc_anti_male",
+)
 
 
-def metrics_from_counts(C: np.ndarray, gold: dict[str, np.ndarray], pred: dict[str, np.ndarray]
-                        ) -> dict[str, np.ndarray]:
+def metrics_from_counts(
+    C: np.ndarray, gold: dict[str, np.ndarray], pred: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """Every BOOT_KEYS metric for each row of the line-count matrix ``C`` (NaN where undefined)."""
     out: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -97,8 +110,9 @@ def metrics_from_counts(C: np.ndarray, gold: dict[str, np.ndarray], pred: dict[s
     return out
 
 
-def pair_bootstrap(gold: dict[str, np.ndarray], pred: dict[str, np.ndarray], n_boot: int, seed: int,
-                   level: float) -> dict[str, Any]:
+def pair_bootstrap(
+    gold: dict[str, np.ndarray], pred: dict[str, np.ndarray], n_boot: int, seed: int, level: float
+) -> dict[str, Any]:
     """Percentile CIs: each resample draws line indices (``default_rng(seed).integers(0, n, n)``) and
     takes both conditions of each drawn line."""
     n = gold["pro"].size

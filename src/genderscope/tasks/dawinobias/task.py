@@ -30,11 +30,20 @@ NULL_CHOICES = ["hun", "han", "hende", "ham", "hendes", "hans", "det", "##en"]
 
 @dataclass
 class DaWinoBiasOptions:
-    mode: str = opt("default", "default (genderscope) or genda-lens (exact GenDa Lens 0.0.3 outputs)",
-                    ("default", "genda-lens"))
-    scoring: str = opt("auto", "top1 = masked-LM fill-in; candidates = compare the two candidate sentences "
-                               "(causal LMs; PLL for masked LMs); auto picks by model", ("auto", "top1", "candidates"))
-    exclude_pairs: str = opt("none", "drop defective line pairs (default mode)", ("none", "identical", "defective"))
+    mode: str = opt(
+        "default",
+        "default (genderscope) or genda-lens (exact GenDa Lens 0.0.3 outputs)",
+        ("default", "genda-lens"),
+    )
+    scoring: str = opt(
+        "auto",
+        "top1 = masked-LM fill-in; candidates = compare the two candidate sentences "
+        "(causal LMs; PLL for masked LMs); auto picks by model",
+        ("auto", "top1", "candidates"),
+    )
+    exclude_pairs: str = opt(
+        "none", "drop defective line pairs (default mode)", ("none", "identical", "defective")
+    )
     mask_token: str | None = opt(None, "override the tokenizer's mask token (parity experiments only)")
     n_boot: int = opt(1000, "bootstrap resamples of line pairs (default mode; 0 = no CIs)")
     bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
@@ -60,7 +69,9 @@ def spread(n: int, limit: int | None) -> list[int]:
 
 class DaWinoBiasTask(Task):
     name = "dawinobias"
-    description = "GenDa Lens DaWinoBias: does a Danish LM fill in the stereotype-congruent pronoun more often?"
+    description = (
+        "GenDa Lens DaWinoBias: does a Danish LM fill in the stereotype-congruent pronoun more often?"
+    )
     Options = DaWinoBiasOptions
     supports = (FILL_MASK, CANDIDATES)
     measurements = {FILL_MASK: "masked pronoun top-1", CANDIDATES: "candidate pronoun log-likelihoods"}
@@ -80,8 +91,11 @@ class DaWinoBiasTask(Task):
         from genderscope.core.matrix import require_kinds
 
         if self.options.mode == "genda-lens":
-            require_kinds(self, [FILL_MASK], "--mode genda-lens needs a masked LM, as GenDa Lens does; "
-                                             "use --mode default for causal LMs")
+            require_kinds(
+                self,
+                [FILL_MASK],
+                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs",
+            )
         else:
             require_kinds(self, [FILL_MASK] if self.scoring == "top1" else [CANDIDATES])
 
@@ -123,19 +137,32 @@ class DaWinoBiasTask(Task):
                         payload["mask_override"] = self.options.mask_token
                     req = Request(FILL_MASK, payload, hints={"choices": NULL_CHOICES})
                 else:
-                    orig = D.default_text(raw)[len(inp.left):len(inp.left) + len(inp.gold)]
+                    orig = D.default_text(raw)[len(inp.left) : len(inp.left) + len(inp.gold)]
                     f, m = D.candidate_texts(inp, orig)
                     req = Request(CANDIDATES, {"left": inp.left, "right": inp.right, "candidates": [f, m]})
-                meta = {"condition": cond, "line": ln, "text": raw, "gold": inp.gold,
-                        "pair_identical": ln in D.IDENTICAL_LINES, "pair_extra_diff": ln in D.EXTRA_DIFF_LINES}
+                meta = {
+                    "condition": cond,
+                    "line": ln,
+                    "text": raw,
+                    "gold": inp.gold,
+                    "pair_identical": ln in D.IDENTICAL_LINES,
+                    "pair_extra_diff": ln in D.EXTRA_DIFF_LINES,
+                }
                 out.append(Attempt(f"dawinobias/{cond}/{ln}", 1, req, meta))
-        self.same_input_pairs = sum(self.inputs[("anti", ln)] == _with_gold(self.inputs[("pro", ln)],
-                                                                               self.inputs[("anti", ln)].gold)
-                                    for ln in keep)
+        self.same_input_pairs = sum(
+            self.inputs[("anti", ln)] == _with_gold(self.inputs[("pro", ln)], self.inputs[("anti", ln)].gold)
+            for ln in keep
+        )
         if self.scoring == "top1" and not compat:
             for w in PRONOUNS:
-                out.append(Attempt(f"dawinobias/pronoun_pieces/{w}", 1, Request(TOKENIZE, {"text": " " + w}),
-                                   {"pronoun": w}))
+                out.append(
+                    Attempt(
+                        f"dawinobias/pronoun_pieces/{w}",
+                        1,
+                        Request(TOKENIZE, {"text": " " + w}),
+                        {"pronoun": w},
+                    )
+                )
         return out
 
     # ---------------------------------------------------------------- scoring of one answer
@@ -191,9 +218,15 @@ class DaWinoBiasTask(Task):
             cond, ln = a.meta["condition"], a.meta["line"]
             inp = self.inputs[(cond, ln)]
             gold_group = D.compat_group(inp.gold) if compat else D.GENDER[inp.gold]
-            rec: dict[str, Any] = {"condition": cond, "line": ln, "text": a.meta["text"], "gold": inp.gold,
-                                   "gold_group": gold_group, "pair_identical": a.meta["pair_identical"],
-                                   "pair_extra_diff": a.meta["pair_extra_diff"]}
+            rec: dict[str, Any] = {
+                "condition": cond,
+                "line": ln,
+                "text": a.meta["text"],
+                "gold": inp.gold,
+                "gold_group": gold_group,
+                "pair_identical": a.meta["pair_identical"],
+                "pair_extra_diff": a.meta["pair_extra_diff"],
+            }
             if not ar.ok or not isinstance(ar.response, dict):
                 failed.add(ln)
                 rec.update(model_input=None, pred_group=None, correct=None)
@@ -216,20 +249,37 @@ class DaWinoBiasTask(Task):
                 delta = float(ll[f]) - float(ll[m])
                 group = "female" if delta > 0 else "male" if delta < 0 else "other"
                 n_ties += delta == 0
-                rec.update(model_input=inp.left + "_" + inp.right, candidates={f: ll[f], m: ll[m]}, delta=delta)
+                rec.update(
+                    model_input=inp.left + "_" + inp.right, candidates={f: ll[f], m: ll[m]}, delta=delta
+                )
             pred[(cond, ln)] = group
             rec.update(pred_group=group, correct=group == gold_group and group != "other")
             records.append(rec)
         lines = [ln for ln in self.lines if ln not in failed]
         if not lines:
             raise UsageError("dawinobias: no line pair was answered in both conditions, nothing to score")
-        gold_codes = {c: np.array([M.CODE[(D.compat_group if compat else D.GENDER.get)(self.inputs[(c, ln)].gold)]
-                                   for ln in lines]) for c in D.CONDITIONS}
+        gold_codes = {
+            c: np.array(
+                [
+                    M.CODE[(D.compat_group if compat else D.GENDER.get)(self.inputs[(c, ln)].gold)]
+                    for ln in lines
+                ]
+            )
+            for c in D.CONDITIONS
+        }
         pred_codes = {c: np.array([M.CODE[pred[(c, ln)]] for ln in lines]) for c in D.CONDITIONS}
         return self._summarise(gold_codes, pred_codes, records, len(failed), n_prefix, n_ties, pieces)
 
-    def _summarise(self, gold: dict[str, np.ndarray], pred: dict[str, np.ndarray], records: list[dict[str, Any]],
-                   n_failed: int, n_prefix: int, n_ties: int, pieces: dict[str, list[str]]) -> TaskResult:
+    def _summarise(
+        self,
+        gold: dict[str, np.ndarray],
+        pred: dict[str, np.ndarray],
+        records: list[dict[str, Any]],
+        n_failed: int,
+        n_prefix: int,
+        n_ties: int,
+        pieces: dict[str, list[str]],
+    ) -> TaskResult:
         o = self.options
         compat = o.mode == "genda-lens"
         sc = {c: M.condition_scores(gold[c], pred[c]) for c in D.CONDITIONS}
@@ -241,8 +291,11 @@ class DaWinoBiasTask(Task):
                 values[f"f1_{c}_{g}"] = rnd(sc[c][f"f1_{g}"])
                 if not compat:
                     values[f"acc_{c}_{g}"] = sc[c][f"acc_{g}"]
-        extra: dict[str, Any] = {"mode": o.mode, "scoring": self.scoring, "direction":
-                                 "ges = log2(acc_pro / acc_anti): > 0 means better on pro-stereotypical sentences"}
+        extra: dict[str, Any] = {
+            "mode": o.mode,
+            "scoring": self.scoring,
+            "direction": "ges = log2(acc_pro / acc_anti): > 0 means better on pro-stereotypical sentences",
+        }
         if compat:
             ges, err = M.compat_ges(values["acc_pro"], values["acc_anti"])
             if err:
@@ -273,36 +326,70 @@ class DaWinoBiasTask(Task):
             ci = boot["ci95"].get(k) if boot else None
             metrics[k] = Metric(v, ci[0], ci[1]) if ci else Metric(v)
         extra["nuance_table"] = [
-            {"condition": c, "pronoun": g, "n_gold": values[f"n_gold_{c}_{g}"], "n_pred": values[f"n_pred_{c}_{g}"],
-             "f1": values[f"f1_{c}_{g}"],
-             **({} if compat else {"acc_within": values[f"acc_{c}_{g}"],
-                                   "f1_ci95": boot["ci95"][f"f1_{c}_{g}"] if boot else None})}
-            for c in D.CONDITIONS for g in ("female", "male")]
+            {
+                "condition": c,
+                "pronoun": g,
+                "n_gold": values[f"n_gold_{c}_{g}"],
+                "n_pred": values[f"n_pred_{c}_{g}"],
+                "f1": values[f"f1_{c}_{g}"],
+                **(
+                    {}
+                    if compat
+                    else {
+                        "acc_within": values[f"acc_{c}_{g}"],
+                        "f1_ci95": boot["ci95"][f"f1_{c}_{g}"] if boot else None,
+                    }
+                ),
+            }
+            for c in D.CONDITIONS
+            for g in ("female", "male")
+        ]
         if compat:
             extra["compat_tables"] = self.compat_tables(values)
         else:
             extra["pronoun_pieces"] = pieces or None
             extra["exclude_pairs"] = o.exclude_pairs
         extra["n_failed_pairs"] = n_failed
-        return TaskResult(metrics=metrics, extra=extra, records=records,
-                          headline=["ges", "acc_pro", "acc_anti", "f1_pro_female", "f1_pro_male",
-                                    "f1_anti_female", "f1_anti_male"])
+        return TaskResult(
+            metrics=metrics,
+            extra=extra,
+            records=records,
+            headline=[
+                "ges",
+                "acc_pro",
+                "acc_anti",
+                "f1_pro_female",
+                "f1_pro_male",
+                "f1_anti_female",
+                "f1_anti_male",
+            ],
+        )
 
     def compat_tables(self, v: dict[str, Any]) -> dict[str, Any]:
         """GenDa Lens's two DataFrames (§3.4): column labels, index name and rows [label, cells...]."""
         model = self.ctx.model_target or self.ctx.model_kind
         ges = v["ges"]
         return {
-            "simple": {"columns": ["", "DaWinoBias"], "index_name": f"Simple Output for {model}", "rows": [
-                ["Gender Effect Size", "", ges],
-                ["Condition", "Anti-stereotypical", "Pro-stereotypical"],
-                ["Accuracy", v["acc_anti"], v["acc_pro"]]]},
-            "detailed": {"columns": ["", "DaWinoBias", "", ""], "index_name": f"Detailed Output for {model}", "rows": [
-                ["Gender Effect Size", "", ges, "", ""],
-                ["Condition", "Anti-stereotypical", "", "Pro-stereotypical", ""],
-                ["Accuracy", v["acc_anti"], "", v["acc_pro"], ""],
-                ["Pronouns", "Female", "Male", "Female", "Male"],
-                ["F1", v["f1_anti_female"], v["f1_anti_male"], v["f1_pro_female"], v["f1_pro_male"]]]},
+            "simple": {
+                "columns": ["", "DaWinoBias"],
+                "index_name": f"Simple Output for {model}",
+                "rows": [
+                    ["Gender Effect Size", "", ges],
+                    ["Condition", "Anti-stereotypical", "Pro-stereotypical"],
+                    ["Accuracy", v["acc_anti"], v["acc_pro"]],
+                ],
+            },
+            "detailed": {
+                "columns": ["", "DaWinoBias", "", ""],
+                "index_name": f"Detailed Output for {model}",
+                "rows": [
+                    ["Gender Effect Size", "", ges, "", ""],
+                    ["Condition", "Anti-stereotypical", "", "Pro-stereotypical", ""],
+                    ["Accuracy", v["acc_anti"], "", v["acc_pro"], ""],
+                    ["Pronouns", "Female", "Male", "Female", "Male"],
+                    ["F1", v["f1_anti_female"], v["f1_anti_male"], v["f1_pro_female"], v["f1_pro_male"]],
+                ],
+            },
         }
 
     def render(self, result: TaskResult) -> Any:
