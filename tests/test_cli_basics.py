@@ -92,3 +92,16 @@ def test_data_and_cache_commands() -> None:
     assert res.exit_code == 0 and "store:" in res.output
     res = runner.invoke(app, ["cache", "clear", "--yes"])
     assert res.exit_code == 0 and "deleted 0" in res.output
+
+
+def test_missing_optional_extra_names_the_install_command(tmp_path: Path) -> None:
+    model_dir = tmp_path / "m"
+    model_dir.mkdir()
+    code = ("import sys; sys.modules['transformers'] = None; sys.modules['torch'] = None; "
+            "from genderscope.cli import main; "
+            f"sys.argv = ['genderscope', 'run', 'abc', '--model', 'hf-mlm:{model_dir}', '--limit', '5', "
+            f"'--out', '{tmp_path / 'o'}']; main()")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "pip install 'genderscope[hf]'" in res.stderr
+    assert "Traceback" not in res.stderr

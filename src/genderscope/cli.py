@@ -376,13 +376,22 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(1)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except ModuleNotFoundError as exc:
+        extra = _EXTRA_FOR_MODULE.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        err.print(f"[red]error:[/red] this needs the optional package {exc.name!r}: "
+                  f"pip install 'genderscope\\[{extra}]'", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except Exception as exc:  # click usage errors (typer may vendor click, so test by shape)
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             sys.exit(exc.exit_code)
         raise
+
+
+_EXTRA_FOR_MODULE = {"torch": "hf", "transformers": "hf", "accelerate": "hf", "gguf": "hf",
+                     "sentencepiece": "hf", "matplotlib": "report", "pyarrow": "report", "playwright": "dev"}
 
 
 if __name__ == "__main__":

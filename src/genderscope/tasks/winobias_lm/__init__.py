@@ -1,0 +1,1 @@
+"""Task ``winobias-lm``: English WinoBias pairs scored with masked and causal LMs (DaWinoBias-style)."""
