@@ -53,22 +53,35 @@ def prompt_ids(tok: Any, messages: list[dict[str, str]]) -> list[int]:
 
 
 def pick_tokens(logits: Any, temps: list[float], top_ps: list[float], gens: list[Any]) -> Any:
-    """Next token per row: argmax where the temperature is 0, else a seeded nucleus sample."""
+    """Next token per row: argmax where the temperature is 0, else a seeded nucleus sample.
+
+    Sampling rows: p = softmax(logits / T) in float64; with top_p < 1 the tokens are sorted by p and
+    cut after the smallest prefix whose mass reaches top_p; one uniform u from the row's generator
+    picks the token whose cumulative mass first exceeds u · (kept mass).
+    """
     import torch
 
     out = torch.argmax(logits, dim=-1)
-    for r, t in enumerate(temps):
-        if t <= 0:
-            continue
-        probs = torch.softmax(logits[r].double() / t, dim=-1)
-        p_sorted, idx = torch.sort(probs, descending=True)
-        cum = torch.cumsum(p_sorted, 0)
-        keep = int(torch.searchsorted(cum, torch.tensor(top_ps[r], dtype=cum.dtype)).item()) + 1
-        keep = min(max(keep, 1), p_sorted.numel())
-        cum = cum[:keep]
-        u = float(torch.rand(1, generator=gens[r], dtype=torch.float64).item()) * float(cum[-1])
-        k = min(int(torch.searchsorted(cum, torch.tensor(u, dtype=cum.dtype), right=True).item()), keep - 1)
-        out[r] = idx[k]
+    rows = [r for r, t in enumerate(temps) if t > 0]
+    if not rows:
+        return out
+    sel = torch.tensor(rows, device=logits.device)
+    t = torch.tensor([temps[r] for r in rows], dtype=torch.float64, device=logits.device)[:, None]
+    probs = torch.softmax(logits[sel].double() / t, dim=-1)
+    u = torch.tensor([float(torch.rand(1, generator=gens[r], dtype=torch.float64)) for r in rows],
+                     dtype=torch.float64, device=logits.device)[:, None]
+    if all(top_ps[r] >= 1.0 for r in rows):
+        cum = torch.cumsum(probs, dim=-1)
+        k = torch.searchsorted(cum, u * cum[:, -1:], right=True).clamp(max=probs.shape[-1] - 1)
+        out[sel] = k[:, 0].to(out.dtype)
+        return out
+    p_sorted, idx = torch.sort(probs, dim=-1, descending=True)
+    cum = torch.cumsum(p_sorted, dim=-1)
+    tp = torch.tensor([top_ps[r] for r in rows], dtype=torch.float64, device=logits.device)[:, None]
+    keep = (torch.searchsorted(cum, tp) + 1).clamp(min=1, max=p_sorted.shape[-1])  # tokens kept per row
+    mass = cum.gather(1, keep - 1)
+    k = torch.minimum(torch.searchsorted(cum, u * mass, right=True), keep - 1)
+    out[sel] = idx.gather(1, k)[:, 0].to(out.dtype)
     return out
 
 
