@@ -39,7 +39,9 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=None)
     args = ap.parse_args()
-    os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    os.environ.setdefault(
+        "GENDERSCOPE_DATA_MIRROR", str(Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    )
 
     from genderscope.backends.hf_causal import HFCausalLMBackend
     from genderscope.core.options import build_options
@@ -48,9 +50,11 @@ def main() -> None:
     from genderscope.data.registry import DataRegistry
     from genderscope.tasks.gest.task import GestOptions, GestTask
 
-    task = GestTask(GestOptions(), RunContext(limit=max(1, (args.limit + 5) // 6), request_kinds=frozenset({CHAT}),
-                                              data=DataRegistry()))
-    attempts = task.attempts()[:args.limit]
+    task = GestTask(
+        GestOptions(),
+        RunContext(limit=max(1, (args.limit + 5) // 6), request_kinds=frozenset({CHAT}), data=DataRegistry()),
+    )
+    attempts = task.attempts()[: args.limit]
     jobs = []
     for i, a in enumerate(attempts):
         payload = dict(a.request.payload, temperature=args.temperature, max_tokens=args.max_tokens)
@@ -72,15 +76,21 @@ def main() -> None:
         tok0 = be.counters.get("generated_tokens", 0)
         t = time.perf_counter()
         be.answer(jobs, lambda j, o: got.__setitem__(j.index, o.response if o.ok else f"ERROR {o.error}"))
-        return time.perf_counter() - t, [got[i] for i in range(len(jobs))], be.counters["generated_tokens"] - tok0
+        return (
+            time.perf_counter() - t,
+            [got[i] for i in range(len(jobs))],
+            be.counters["generated_tokens"] - tok0,
+        )
 
     s_one, out_one, tok_one = timed(1)
     s_bat, out_bat, tok_bat = timed(args.batch)
     n = len(jobs)
     same = sum(a == b for a, b in zip(out_one, out_bat))
-    print(f"{n} GEST prompts, max {args.max_tokens} new tokens, temperature {args.temperature}, device {args.device}")
+    print(f"{n} GEST prompts, max {args.max_tokens} new tokens, temperature {args.temperature}, "
+          f"device {args.device}")
     print(f"one at a time : {s_one:8.2f} s  {n / s_one:7.2f} prompts/s  {tok_one / s_one:8.1f} tokens/s")
-    print(f"batch of {args.batch:<4} : {s_bat:8.2f} s  {n / s_bat:7.2f} prompts/s  {tok_bat / s_bat:8.1f} tokens/s")
+    print(f"batch of {args.batch:<4} : {s_bat:8.2f} s  {n / s_bat:7.2f} prompts/s  "
+          f"{tok_bat / s_bat:8.1f} tokens/s")
     print(f"speed-up from batching: {s_one / s_bat:.2f}x; identical answers: {same}/{n}")
     print(f"first answer: {out_bat[0][:120]!r}")
 

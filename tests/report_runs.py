@@ -15,8 +15,9 @@ def gest_run(out: Path, seed: int = 0, limit: int = 40) -> Path:
     """GEST on the random null model (``limit`` sentences, 200 bootstrap resamples)."""
     from genderscope.core.engine import run_tasks
 
-    run_tasks(["gest"], f"random:{seed}", limit=limit, out=out, progress=False,
-              options={"bootstrap_cycles": "200"})
+    run_tasks(
+        ["gest"], f"random:{seed}", limit=limit, out=out, progress=False, options={"bootstrap_cycles": "200"}
+    )
     return out
 
 
@@ -24,8 +25,15 @@ def winobias_adjectives_run(out: Path, limit: int = 12) -> Path:
     """WinoBias + adjectives on the random model: 3 conditions (baseline included), 2 trials."""
     from genderscope.core.engine import run_tasks
 
-    run_tasks(["winobias-adjectives"], "random", limit=limit, trials=2, out=out, progress=False,
-              options={"conditions": "arrogant_responsive,none_blond", "bootstrap_samples": "200"})
+    run_tasks(
+        ["winobias-adjectives"],
+        "random",
+        limit=limit,
+        trials=2,
+        out=out,
+        progress=False,
+        options={"conditions": "arrogant_responsive,none_blond", "bootstrap_samples": "200"},
+    )
     return out
 
 

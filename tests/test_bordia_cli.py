@@ -100,6 +100,10 @@ def test_train_eval_generate_cli(tiny_split):
     assert r.exit_code == 0, r.output
     lines = (run / "samples" / "samples.jsonl").read_text().splitlines()
     assert len(lines) == 3 and len(json.loads(lines[0])["text"].split()) == 7
+    assert sorted(p.name for p in (run / "samples").glob("*.txt")) == ["00000.txt", "00001.txt", "00002.txt"]
+    from genderscope.bordia.lm.generate import read_samples
+
+    assert len(read_samples(run / "samples", 2)) == 2 and len(read_samples(run / "samples")) == 3
 
 
 def test_sweep_end_to_end_and_resume(tiny_split, monkeypatch):
@@ -107,17 +111,27 @@ def test_sweep_end_to_end_and_resume(tiny_split, monkeypatch):
     args = ["bordia", "sweep", "--train", str(tiny_split / "train.txt"), "--valid", str(tiny_split / "valid.txt"),
             "--pairs", "penn", "--lambdas", "0,1", "--epochs", "1", "--samples", "5", "--words", "50",
             "--bootstrap", "0", "--out", str(out)]
-    r = invoke(args)
+    r = invoke(args + ["--published"])
     assert r.exit_code == 0, r.output
+    assert "no published table for 'train'" in r.output
     rows = list(csv.DictReader((out / "results.csv").open()))
     assert [(r["lambda"], r["context"]) for r in rows] == [("train", "fixed"), ("train", "infinite"),
+                                                           ("null", "fixed"), ("null", "infinite"),
                                                            ("0", "fixed"), ("0", "infinite"),
                                                            ("1", "fixed"), ("1", "infinite")]
-    assert all(float(r["test_ppl"]) > 1 for r in rows[2:])
+    assert all(float(r["test_ppl"]) > 1 for r in rows[4:])
     assert (out / "table.md").read_text().count("|") > 20
-    res = json.loads((out / "results.json").read_text())["tasks"]["bordia-sweep"]
-    assert "fixed.lambda_1.beta" in res["metrics"]
-    sample = out / "train" / "lambda_1" / "samples" / "samples" / "00004.txt"
+    full = json.loads((out / "results.json").read_text())
+    assert full["model"] == "bordia-awd-lstm:train:tiny"
+    res = full["tasks"]["bordia-sweep"]
+    assert "fixed.lambda_1.beta" in res["metrics"] and "fixed.null.beta" in res["metrics"]
+    # spec §8 / §9.1 layout: lambda_<λ>/samples/{j:05d}.txt next to manifest.json
+    sample = out / "train" / "lambda_1" / "samples" / "00004.txt"
+    assert (sample.parent / "manifest.json").exists()
+    for folder in ("train_bias", "null_bias", "lambda_0/bias", "lambda_1/bias"):  # <folder>/{fixed,infinite}/
+        for ctx in ("fixed", "infinite"):
+            assert (out / "train" / folder / ctx / "bias.tsv").exists(), (folder, ctx)
+            assert (out / "train" / folder / ctx / "counts.tsv").exists(), (folder, ctx)
     stamp = sample.stat().st_mtime_ns
     # a second run must not train or generate again
     import genderscope.bordia.lm.train as train_mod
@@ -133,10 +147,100 @@ def test_sweep_end_to_end_and_resume(tiny_split, monkeypatch):
     # an interrupted generation resumes: delete one sample, it alone is regenerated identically
     text = sample.read_text()
     sample.unlink()
-    other = out / "train" / "lambda_1" / "samples" / "samples" / "00000.txt"
+    other = out / "train" / "lambda_1" / "samples" / "00000.txt"
     other_stamp = other.stat().st_mtime_ns
     assert invoke(args).exit_code == 0
     assert sample.read_text() == text and other.stat().st_mtime_ns == other_stamp
-    # a changed configuration is an error without --force
+    # a changed configuration is an error without --force (training, and generation settings)
     r = invoke(args[:-2] + ["--seed", "7", "--out", str(out)])
     assert r.exit_code != 0
+    longer = [a if a != "50" else "60" for a in args]  # --words 60
+    r = invoke(longer)
+    assert r.exit_code != 0 and "other settings" in str(r.exception or r.output)
+    assert sample.read_text() == text
+    r = invoke(longer + ["--force"])
+    assert r.exit_code == 0, r.output
+    assert len(sample.read_text().split()) == 60
+
+
+def test_results_json_is_readable_by_report_compare_export(tmp_path, data_registry):
+    """results.json follows genderscope's shape, so `report`, `compare` and `export` read a bordia folder."""
+    from genderscope.report.runs import load_run
+
+    outs = []
+    for corpus in ("ptb:valid", "wikitext-2:test"):  # registry names; --pairs defaults to penn / wiki
+        o = tmp_path / corpus.replace(":", "-")
+        r = invoke(["bordia", "score", corpus, "--bootstrap", "50", "--out", str(o)])
+        assert r.exit_code == 0, r.output
+        outs.append(o)
+    res = json.loads((outs[1] / "results.json").read_text())
+    assert set(res) >= {"genderscope_version", "model", "tasks"} and res["model"] == "corpus:wikitext-2:test"
+    assert res["tasks"]["bordia-score"]["contexts"]["fixed"]["counts"]["pairs_file"] == "wiki"
+    for name, m in res["tasks"]["bordia-score"]["metrics"].items():
+        assert "value" in m and set(m) <= {"value", "ci_low", "ci_high"}, name
+        if name.endswith((".mu", ".sigma")):
+            assert m["ci_low"] <= m["value"] <= m["ci_high"], name
+    run = load_run(outs[0])
+    assert run.model == "corpus:ptb:valid" and "bordia-score" in run.tasks
+    r = invoke(["compare", str(outs[0]), str(outs[1])])
+    assert r.exit_code == 0, r.output
+    assert "fixed.mu" in r.output and "corpus:ptb:valid" in r.output
+    r = invoke(["report", str(outs[0]), str(outs[1]), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
+    assert "bordia-score" in (tmp_path / "r.html").read_text()
+    r = invoke(["export", str(outs[0]), "--format", "csv", "-o", str(tmp_path / "exp")])
+    assert r.exit_code == 0, r.output
+    assert "fixed.mu" in (tmp_path / "exp" / "metrics.csv").read_text()
+
+
+def test_authors_format_key_layout_matches_spec(tmp_path):
+    """Spec §3.8: {word: {"f": c_M, "m": c_F}} (the authors' swapped names) over every type of every file with
+    at least W tokens; files are a directory's files in sorted order, README skipped."""
+    import _bordia_naive as naive
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    texts = {"a.txt": "he saw the doctor and she met him at the old clinic today",  # 13 tokens
+             "b.txt": "she told her friend about it",  # 6 tokens < W: no keys
+             "c.txt": "the nurse and the doctor spoke to him and to her about his plans"}  # 14 tokens
+    for name, text in texts.items():
+        (corpus / name).write_text(text + "\n")
+    (corpus / "README.md").write_text("he she he she\n")
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("he she\nhim her\nhis her\n")
+    out = tmp_path / "out"
+    r = invoke(["bordia", "score", str(corpus), "--pairs", str(pairs), "--mode", "reference", "-W", "7",
+                "--context", "fixed", "--stopwords", "none", "--bootstrap", "0", "--authors-format", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    got = json.loads((out / "fixed" / "all_words.json").read_text())
+    files = [texts[n].split() for n in sorted(texts)]
+    expected_keys = {w for toks in files if len(toks) >= 7 for w in toks}
+    assert set(got) == expected_keys and "friend" not in got
+    direct = naive.reference_fixed(files, {"he", "him", "his"}, {"she", "her"}, 7)
+    assert got == {w: {"f": direct[w][0], "m": direct[w][1]} for w in expected_keys}
+    assert all(set(v) == {"f", "m"} for v in got.values())
+
+
+def test_published_table_matches_spec():
+    """The published rows (spec §9.3, paper Tables 1–3) are transcribed exactly."""
+    from pathlib import Path
+
+    from genderscope.bordia.sweep import PUBLISHED, published_rows
+
+    spec = Path(__file__).resolve().parents[2] / "shared" / "specs" / "bordia_bowman.md"
+    if not spec.exists():
+        pytest.skip("spec not present")
+    section = spec.read_text().split("**Original (paper Tables 1–3).**")[1].split("**Reproduction")[0]
+    names = {"Penn Treebank:": "ptb", "WikiText-2:": "wikitext-2", "CNN/Daily Mail:": "cnn_dailymail"}
+    current, seen = None, 0
+    for line in section.splitlines():
+        if line.strip() in names:
+            current = names[line.strip()]
+        elif line.startswith("| ") and not line.startswith("| λ"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            key = cells[0] if cells[0] == "train" else f"{float(cells[0]):g}"
+            vals = tuple(None if c == "–" else float(c.replace("−", "-")) for c in cells[1:])
+            assert PUBLISHED[current][key] == vals, (current, key)
+            seen += 1
+    assert seen == sum(len(v) for v in PUBLISHED.values()) == 22
+    assert published_rows("ptb")[0] == ["train", "0.83", "1.00", "–", "3.81", "4.65", "–", "–"]

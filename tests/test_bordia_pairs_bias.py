@@ -156,25 +156,72 @@ def test_beta_undefined_and_outliers():
     assert a.removed == ["7"] and a.beta == pytest.approx(0.5)
 
 
-@pytest.mark.slow
-def test_null_model_beta_interval_contains_zero(data_registry):
-    """Text sampled i.i.d. from the training unigram distribution has no word-level gender association."""
-    from genderscope.bordia.pairs import load_gender_pairs
+@pytest.fixture()
+def ptb_valid_scores(data_registry):
+    """PTB valid as the "training" corpus (spec §13 null model), scored for both contexts."""
+    from genderscope.bordia.scoring import context_configs, score_documents
+    from genderscope.bordia.text import read_corpus
 
-    text = data_registry.path("corpora/ptb/ptb.valid.txt").read_text()
+    docs = read_corpus(["ptb:valid"])
     gp = load_gender_pairs("penn")
+    configs = context_configs(CountConfig(), "both")
     opts = ScoreOptions(stopwords=load_stopwords("nltk"), bootstrap=0)
-    cfg = CountConfig(k=10).resolved()
-    train = bias_scores(count_cooccurrences(tokenize_documents([Document("t", text)]), gp, cfg), opts)
-    toks = text.split()
+    return docs, gp, configs, opts, score_documents(docs, gp, configs, opts)
+
+
+def test_null_model_beta_near_zero_and_far_below_a_real_association(ptb_valid_scores):
+    """Spec §13: i.i.d. unigram text from PTB valid (2000 × 500 tokens) carries no association, so β ≈ 0.
+
+    β_null is not exactly centred on 0 (docs/decisions.md: over 20 seeds fixed β = 0.062 ± 0.038, infinite
+    −0.019 ± 0.012; the 95 % t-interval holds 0 for 12/20 and 10/20 seeds), so the bounds below are set from
+    that distribution; the positive control (generated text = training sentences resampled, which keeps their
+    co-occurrences) must give β near 1, so a leak of training associations into the "generated" side fails.
+    """
+    from genderscope.bordia.null_model import null_amplification
+    from genderscope.bordia.scoring import score_documents
+    from genderscope.bordia.text import documents_from_texts
+
+    docs, gp, configs, opts, train = ptb_valid_scores
+    null = null_amplification(docs, train, gp, configs, opts, 2000, 500, seed=0)
+    b_fixed, b_inf = null["fixed"][1], null["infinite"][1]
+    assert b_fixed.n_common > 200 and b_inf.n_common > 1000
+    assert abs(b_fixed.beta) < 0.2 and b_fixed.ci[0] < 0.05
+    assert abs(b_inf.beta) < 0.08
+    lines = [line for line in docs[0].text.split("\n") if line.strip()]
     rng = np.random.default_rng(0)
-    samples = [" ".join(rng.choice(toks, 500)) for _ in range(2000)]
-    gen = bias_scores(count_cooccurrences(tokenize_documents([Document(str(i), s) for i, s in
-                                                              enumerate(samples)]), gp, cfg), opts)
-    a = amplification(train.as_dict(), gen.as_dict(), bootstrap=0)
-    assert a.n_common > 200
-    # selection on rare words (both counts > 0 on both sides) leaves a small positive β (0.079, 95 % CI
-    # 0.013–0.146 at seed 0; docs/decisions.md); a real association gives β near 1
-    assert abs(a.beta) < 0.15 and a.ci[0] < 0.05
-    same = amplification(train.as_dict(), train.as_dict(), bootstrap=0)
+    texts = []
+    for _ in range(2000):
+        buf: list[str] = []
+        while len(buf) < 500:
+            buf += lines[rng.integers(len(lines))].split()
+        texts.append(" ".join(buf[:500]))
+    control = score_documents(documents_from_texts(texts), gp, configs[:1], opts)["fixed"]
+    b_control = amplification(train["fixed"].bias.as_dict(), control.bias.as_dict(), bootstrap=0)
+    assert b_control.beta > 0.8 and b_control.ci[0] > b_fixed.ci[1]
+    same = amplification(train["fixed"].bias.as_dict(), train["fixed"].bias.as_dict(), bootstrap=0)
     assert same.beta == pytest.approx(1.0)
+
+
+def test_unigram_sample_texts_keep_the_token_distribution():
+    from genderscope.bordia.null_model import unigram_sample_texts
+
+    docs = [Document("a", "x x x y <eos>"), Document("b", "x y z")]
+    texts = unigram_sample_texts(docs, 400, 50, seed=3)
+    assert len(texts) == 400 and all(len(t.split()) == 50 for t in texts)
+    toks = " ".join(texts).split()
+    assert "<eos>" not in toks and set(toks) == {"x", "y", "z"}
+    assert toks.count("x") / len(toks) == pytest.approx(4 / 7, abs=0.02)
+    assert unigram_sample_texts(docs, 3, 5, seed=3) == unigram_sample_texts(docs, 3, 5, seed=3)
+
+
+@pytest.mark.slow
+def test_null_model_artefact_same_size_sample(ptb_valid_scores):
+    """Documents the selection artefact (docs/decisions.md): a unigram null of the training corpus's own size
+    (70k tokens) gives a clearly positive fixed-context β (0.23–0.34 at seeds 0–2), because both sides score
+    only words with both counts > 0 and the resulting log-ratio noise depends on word frequency alike."""
+    from genderscope.bordia.null_model import null_amplification
+
+    docs, gp, configs, opts, train = ptb_valid_scores
+    betas = [null_amplification(docs, train, gp, configs[:1], opts, 141, 500, seed=s)["fixed"][1].beta
+             for s in range(3)]
+    assert min(betas) > 0.1

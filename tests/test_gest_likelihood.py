@@ -32,8 +32,13 @@ def _write(path: Path, values) -> Path:
 
 
 def _run(tmp_path: Path, files: list[Path], **opts) -> dict:
-    out = run_tasks(["gest-likelihood"], "random", out=tmp_path / "out", progress=False,
-                    options={"scores": ",".join(map(str, files)), "bootstrap_cycles": 0, **opts})
+    out = run_tasks(
+        ["gest-likelihood"],
+        "random",
+        out=tmp_path / "out",
+        progress=False,
+        options={"scores": ",".join(map(str, files)), "bootstrap_cycles": 0, **opts},
+    )
     return json.loads((out.out_dir / "results.json").read_text())["tasks"]["gest-likelihood"]
 
 
@@ -91,15 +96,22 @@ def test_varied_scores_match_direct_groupby(tmp_path, stereotypes) -> None:
     expected = {f"template_{t}/{n}" for t in range(3) for n in A.NAMES} | {"g_s_mean", "r_f_mean", "r_m_mean"}
     assert set(res["metrics"]) == expected
     names = {n.split("/")[1] for n in res["metrics"] if "/" in n}
-    assert names == ({f"{p}_{i}" for p in ("r", "mean_score", "feminine_rank") for i in range(1, 17)}
-                     | {"r_f", "r_m", "g_s"})
+    assert names == (
+        {f"{p}_{i}" for p in ("r", "mean_score", "feminine_rank") for i in range(1, 17)}
+        | {"r_f", "r_m", "g_s"}
+    )
 
 
 def test_records_hold_per_sentence_scores(tmp_path, stereotypes) -> None:
     vals = [0.001 * i for i in range(N_ROWS)]
     f = _write(tmp_path / "x.txt", vals)
-    out = run_tasks(["gest-likelihood"], "random", out=tmp_path / "o", progress=False,
-                    options={"scores": str(f), "template": "3", "bootstrap_cycles": 0})
+    out = run_tasks(
+        ["gest-likelihood"],
+        "random",
+        out=tmp_path / "o",
+        progress=False,
+        options={"scores": str(f), "template": "3", "bootstrap_cycles": 0},
+    )
     recs = [json.loads(x) for x in (out.out_dir / "attempts.jsonl").read_text().splitlines()]
     assert len(recs) == N_ROWS
     assert recs[10]["row"] == 10 and recs[10]["template"] == 3 and recs[10]["score"] == pytest.approx(0.01)
@@ -129,7 +141,9 @@ def test_bootstrap_equals_plain_loop(tmp_path, stereotypes) -> None:
         else:
             lo, hi = gs.mean() - 1.959963984540054 * gs.std(), gs.mean() + 1.959963984540054 * gs.std()
         got = res["metrics"]["template_0/g_s"]
-        assert got["ci_low"] == pytest.approx(lo, rel=1e-10) and got["ci_high"] == pytest.approx(hi, rel=1e-10)
+        assert got["ci_low"] == pytest.approx(lo, rel=1e-10) and got["ci_high"] == pytest.approx(
+            hi, rel=1e-10
+        )
         assert res["parameters"]["ci_method"] == method
 
 
@@ -177,8 +191,9 @@ def test_template_ids_must_match_files(tmp_path) -> None:
 def test_scores_refuse_a_model(tmp_path) -> None:
     f = _write(tmp_path / "a.txt", [0.1] * N_ROWS)
     with pytest.raises(UsageError, match="leave out --model"):
-        run_tasks(["gest-likelihood"], f"replay:{f}", out=tmp_path / "o", progress=False,
-                  options={"scores": str(f)})
+        run_tasks(
+            ["gest-likelihood"], f"replay:{f}", out=tmp_path / "o", progress=False, options={"scores": str(f)}
+        )
 
 
 def test_needs_log_probabilities_without_scores(tmp_path) -> None:
@@ -188,14 +203,25 @@ def test_needs_log_probabilities_without_scores(tmp_path) -> None:
     assert "cannot run on openai" in msg and "masked_pair_logprob" in msg and "--scores" in msg
     assert "model kinds that work: hf-mlm, hf-causal" in msg
     with pytest.raises(UsageError, match="needs continuation_logprobs"):
-        run_tasks(["gest-likelihood"], "openai:gpt-4o-mini", out=tmp_path / "o", progress=False,
-                  options={"form": "causal"})
+        run_tasks(
+            ["gest-likelihood"],
+            "openai:gpt-4o-mini",
+            out=tmp_path / "o",
+            progress=False,
+            options={"form": "causal"},
+        )
 
 
 @pytest.mark.parametrize("form", ["masked", "causal"])
 def test_null_model_has_no_gender_preference(tmp_path, form) -> None:
-    out = run_tasks(["gest-likelihood"], "random", out=tmp_path / "o", progress=False, limit=800,
-                    options={"form": form, "bootstrap_cycles": 200})
+    out = run_tasks(
+        ["gest-likelihood"],
+        "random",
+        out=tmp_path / "o",
+        progress=False,
+        limit=800,
+        options={"form": form, "bootstrap_cycles": 200},
+    )
     res = json.loads((out.out_dir / "results.json").read_text())["tasks"]["gest-likelihood"]
     g = res["metrics"]["g_s_mean"]
     assert g["ci_low"] < 1.0 < g["ci_high"]
@@ -205,14 +231,44 @@ def test_null_model_has_no_gender_preference(tmp_path, form) -> None:
 def test_cli_scores_end_to_end(tmp_path, stereotypes) -> None:
     f = _write(tmp_path / "m_template-1.txt", [0.2 if s >= 8 else -0.2 for s in stereotypes])
     out = tmp_path / "cli"
-    res = subprocess.run([sys.executable, "-m", "genderscope.cli", "run", "gest-likelihood", "--scores", str(f),
-                          "--out", str(out), "--bootstrap-cycles", "50", "--no-progress"],
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "genderscope.cli",
+            "run",
+            "gest-likelihood",
+            "--scores",
+            str(f),
+            "--out",
+            str(out),
+            "--bootstrap-cycles",
+            "50",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     r = json.loads((out / "results.json").read_text())["tasks"]["gest-likelihood"]
     assert r["metrics"]["template_1/g_s"]["value"] == pytest.approx(math.exp(0.4))
     bad = tmp_path / "bad.txt"
     bad.write_text("0.1\nfoo\n")
-    res = subprocess.run([sys.executable, "-m", "genderscope.cli", "run", "gest-likelihood", "--scores", str(bad),
-                          "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "genderscope.cli",
+            "run",
+            "gest-likelihood",
+            "--scores",
+            str(bad),
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2 and "bad.txt:2" in res.stderr

@@ -16,8 +16,12 @@ from genderscope.core.requests import CONTINUATION_LOGPROBS, MASKED_PAIR_LOGPROB
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED  # noqa: E402
 from tests.tiny_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402
 
-SENTENCES = ["I have always been a leadership type.", "I overreacted.", "I baked a cake to make them happy.",
-             "I like giving orders."]
+SENTENCES = [
+    "I have always been a leadership type.",
+    "I overreacted.",
+    "I baked a cake to make them happy.",
+    "I like giving orders.",
+]
 EXTRA = ["He", "She", "he", "she", "The", "the", "man", "woman", "said", ":", '"', ",", "."]
 
 
@@ -63,7 +67,9 @@ def test_masked_pair_logprob_matches_direct(tiny_mlm) -> None:
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     be = _backend("hf-mlm", tiny_mlm, batch_tokens=64)  # small budget: several batches, padding
-    payloads = [{"text_a": a, "text_b": b} for s in SENTENCES for a, b in (t.render(s) for t in MASKED.values())]
+    payloads = [
+        {"text_a": a, "text_b": b} for s in SENTENCES for a, b in (t.render(s) for t in MASKED.values())
+    ]
     got = _answer(be, MASKED_PAIR_LOGPROB, payloads)
     model = AutoModelForMaskedLM.from_pretrained(tiny_mlm).eval()
     tok = AutoTokenizer.from_pretrained(tiny_mlm)
@@ -71,15 +77,20 @@ def test_masked_pair_logprob_matches_direct(tiny_mlm) -> None:
         want = _direct_masked(model, tok, p["text_a"], p["text_b"])
         assert g[0] == pytest.approx(want[0], abs=1e-4) and g[1] == pytest.approx(want[1], abs=1e-4)
     # identical texts: no differing position -> nulls
-    assert _answer(be, MASKED_PAIR_LOGPROB, [{"text_a": "I overreacted.", "text_b": "I overreacted."}]) == [[None, None]]
+    assert _answer(be, MASKED_PAIR_LOGPROB, [{"text_a": "I overreacted.", "text_b": "I overreacted."}]) == [
+        [None, None]
+    ]
 
 
 def test_continuation_logprobs_matches_direct(tiny_causal) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     be = _backend("hf-causal", tiny_causal, batch_tokens=40)
-    payloads = [{"context": t.render(s), "continuations": [t.male, t.female]} for s in SENTENCES
-                for t in CAUSAL.values()]
+    payloads = [
+        {"context": t.render(s), "continuations": [t.male, t.female]}
+        for s in SENTENCES
+        for t in CAUSAL.values()
+    ]
     payloads.append({"context": '"I overreacted.",', "continuations": [" he said", " she"]})  # 2 tokens
     got = _answer(be, CONTINUATION_LOGPROBS, payloads)
     model = AutoModelForCausalLM.from_pretrained(tiny_causal).eval()
@@ -99,8 +110,14 @@ def test_continuation_logprobs_matches_direct(tiny_causal) -> None:
 
 def test_task_end_to_end_masked_and_causal(tmp_path, tiny_mlm, tiny_causal) -> None:
     for spec, n_templates in ((f"hf-mlm:{tiny_mlm}", 4), (f"hf-causal:{tiny_causal}", 2)):
-        out = run_tasks(["gest-likelihood"], spec, limit=40, out=tmp_path / spec[:6], progress=False,
-                        options={"bootstrap_cycles": 20})
+        out = run_tasks(
+            ["gest-likelihood"],
+            spec,
+            limit=40,
+            out=tmp_path / spec[:6],
+            progress=False,
+            options={"bootstrap_cycles": 20},
+        )
         res = json.loads((out.out_dir / "results.json").read_text())["tasks"]["gest-likelihood"]
         assert res["parameters"]["templates"] == list(range(n_templates))
         recs = [json.loads(x) for x in (out.out_dir / "attempts.jsonl").read_text().splitlines()]
@@ -117,6 +134,12 @@ def test_task_end_to_end_masked_and_causal(tmp_path, tiny_mlm, tiny_causal) -> N
             assert r0["score"] == pytest.approx((lp[0] - lp[1]) / math.log(10))
             assert r0["n_tokens"] == [1, 1]
         # a second run comes from the response store
-        again = run_tasks(["gest-likelihood"], spec, limit=40, out=tmp_path / (spec[:6] + "2"), progress=False,
-                          options={"bootstrap_cycles": 0})
+        again = run_tasks(
+            ["gest-likelihood"],
+            spec,
+            limit=40,
+            out=tmp_path / (spec[:6] + "2"),
+            progress=False,
+            options={"bootstrap_cycles": 0},
+        )
         assert again.runs[0].counts.cache_hits == 40 * n_templates

@@ -22,7 +22,9 @@ from report_runs import fixture_run, gest_run, poison_attempts, winobias_adjecti
 
 
 def _section(html: str, task: str) -> str:
-    m = re.search(rf'<section id="[^"]*" class="task" data-task="{re.escape(task)}">(.*?)</section>', html, re.DOTALL)
+    m = re.search(
+        rf'<section id="[^"]*" class="task" data-task="{re.escape(task)}">(.*?)</section>', html, re.DOTALL
+    )
     assert m, f"no section for task {task}"
     return m.group(1)
 
@@ -157,10 +159,13 @@ def test_bordia_score_report(tmp_path: Path) -> None:
     from genderscope.cli import app
 
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("he said the engineer fixed it . she said the nurse helped her . " * 30
-                      + "the man met the doctor . the woman met the teacher .\n" * 20)
-    res = CliRunner().invoke(app, ["bordia", "score", str(corpus), "--pairs", "penn", "--out",
-                                   str(tmp_path / "score")])
+    corpus.write_text(
+        "he said the engineer fixed it . she said the nurse helped her . " * 30
+        + "the man met the doctor . the woman met the teacher .\n" * 20
+    )
+    res = CliRunner().invoke(
+        app, ["bordia", "score", str(corpus), "--pairs", "penn", "--out", str(tmp_path / "score")]
+    )
     assert res.exit_code == 0, res.output
     html = write_report([tmp_path / "score"], tmp_path / "r.html").read_text()
     sec = _section(html, "bordia-score")
@@ -171,10 +176,24 @@ def test_bordia_score_report(tmp_path: Path) -> None:
 def test_generic_fallback_for_unknown_task(tmp_path: Path) -> None:
     run = tmp_path / "future"
     run.mkdir()
-    (run / "results.json").write_text(json.dumps({"model": "openai:x", "tasks": {"future-task": {
-        "metrics": {"score": {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4}, "n": {"value": 10}},
-        "rows": [{"group": "<i>a</i>", "value": 1}, {"group": "b", "value": [1, 2]}],
-        "nested": {"table": [{"x": 1}]}, "note": "hello"}}}))
+    (run / "results.json").write_text(
+        json.dumps(
+            {
+                "model": "openai:x",
+                "tasks": {
+                    "future-task": {
+                        "metrics": {
+                            "score": {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4},
+                            "n": {"value": 10},
+                        },
+                        "rows": [{"group": "<i>a</i>", "value": 1}, {"group": "b", "value": [1, 2]}],
+                        "nested": {"table": [{"x": 1}]},
+                        "note": "hello",
+                    }
+                },
+            }
+        )
+    )
     html = render_html(load_runs([run]))
     sec = _section(html, "future-task")
     assert "score = 0.25 [0.1, 0.4]" in sec
@@ -223,7 +242,7 @@ def test_load_errors(tmp_path: Path) -> None:
     (bad / "results.json").write_text('{"tasks": {\n  "x": }')
     with pytest.raises(DataError, match=r"results.json:2"):
         load_run(bad)
-    (bad / "results.json").write_text('[1, 2]')
+    (bad / "results.json").write_text("[1, 2]")
     with pytest.raises(DataError, match="expected"):
         load_run(bad)
 
@@ -256,12 +275,26 @@ def test_point_plot_escapes_and_handles_missing() -> None:
 
 def test_scatter_thins_points() -> None:
     xs = [i / 100 for i in range(5000)]
-    out = svg.scatter_line(xs, xs, title="t", xlabel="x", ylabel="y", slope=1.0, intercept=0.0, max_points=300)
+    out = svg.scatter_line(
+        xs, xs, title="t", xlabel="x", ylabel="y", slope=1.0, intercept=0.0, max_points=300
+    )
     assert out.count('class="pt"') == 300 and 'class="fit-line"' in out
 
 
-@pytest.mark.parametrize("value,text", [(None, "–"), (float("nan"), "–"), (True, "yes"), (3, "3"),
-                                        (0.123456, "0.1235"), (28.61234, "28.61"), (1.0, "1"),
-                                        (123456.0, "1.235e+05"), (0.0001234, "1.234e-04"), ([1, "a"], '[1, "a"]')])
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (None, "–"),
+        (float("nan"), "–"),
+        (True, "yes"),
+        (3, "3"),
+        (0.123456, "0.1235"),
+        (28.61234, "28.61"),
+        (1.0, "1"),
+        (123456.0, "1.235e+05"),
+        (0.0001234, "1.234e-04"),
+        ([1, "a"], '[1, "a"]'),
+    ],
+)
 def test_fmt(value: object, text: str) -> None:
     assert fmt(value) == text

@@ -30,9 +30,13 @@ def test_compare_rows_align_metrics_across_runs(gest_dir: Path, tmp_path: Path) 
     assert by_key[("gest", "stereotype_rate")][0]["value"] == sr["value"]
     assert by_key[("gest", "stereotype_rate")][1] is None
     assert by_key[("dawinobias", "ges")][1]["value"] == 0.415
-    assert [r.metric for r in rows if r.task == "gest"] == ["stereotype_rate", "frequency_male_option",
-                                                           "frequency_female_option", "frequency_neither_option",
-                                                           "undetected_rate_attempts"]
+    assert [r.metric for r in rows if r.task == "gest"] == [
+        "stereotype_rate",
+        "frequency_male_option",
+        "frequency_female_option",
+        "frequency_neither_option",
+        "undetected_rate_attempts",
+    ]
     assert len(compare_rows(runs, all_metrics=True)) == 60 + 9
     assert {r.task for r in compare_rows(runs, tasks=["dawinobias"])} == {"dawinobias"}
 
@@ -53,7 +57,14 @@ def test_export_csv(gest_dir: Path, tmp_path: Path) -> None:
     names = sorted(p.name for p in files)
     assert names == ["attempts.csv", "gest__stereotypes.csv", "metrics.csv"]
     metrics = pd.read_csv(tmp_path / "csv" / "metrics.csv")
-    assert len(metrics) == 60 and list(metrics.columns) == ["model", "task", "metric", "value", "ci_low", "ci_high"]
+    assert len(metrics) == 60 and list(metrics.columns) == [
+        "model",
+        "task",
+        "metric",
+        "value",
+        "ci_low",
+        "ci_high",
+    ]
     res = json.loads((gest_dir / "results.json").read_text())["tasks"]["gest"]
     row = metrics[metrics.metric == "stereotype_rate"].iloc[0]
     assert row.value == pytest.approx(res["metrics"]["stereotype_rate"]["value"], rel=1e-12)
@@ -72,8 +83,12 @@ def test_export_parquet_matches_csv(tmp_path: Path) -> None:
     (run / "results.json").write_text(json.dumps(data))
     export_run(run, "csv", tmp_path / "csv")
     files = export_run(run, "parquet", tmp_path / "pq")
-    assert sorted(p.name for p in files) == ["attempts.parquet", "dawinobias__mixed.parquet",
-                                             "dawinobias__nuance_table.parquet", "metrics.parquet"]
+    assert sorted(p.name for p in files) == [
+        "attempts.parquet",
+        "dawinobias__mixed.parquet",
+        "dawinobias__nuance_table.parquet",
+        "metrics.parquet",
+    ]
     pq = pd.read_parquet(tmp_path / "pq" / "dawinobias__nuance_table.parquet")
     csv = pd.read_csv(tmp_path / "csv" / "dawinobias__nuance_table.csv")
     assert list(pq.columns) == list(csv.columns)
@@ -83,8 +98,9 @@ def test_export_parquet_matches_csv(tmp_path: Path) -> None:
 
 
 def test_export_cli_and_errors(gest_dir: Path, tmp_path: Path) -> None:
-    res = CliRunner().invoke(app, ["export", str(gest_dir), "--format", "csv", "-o", str(tmp_path / "e"),
-                                   "--no-attempts"])
+    res = CliRunner().invoke(
+        app, ["export", str(gest_dir), "--format", "csv", "-o", str(tmp_path / "e"), "--no-attempts"]
+    )
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in (tmp_path / "e").iterdir()) == ["gest__stereotypes.csv", "metrics.csv"]
     with pytest.raises(UsageError, match="csv, parquet"):
@@ -100,10 +116,12 @@ def test_demo_skips_missing_steps_and_writes_report(tmp_path: Path, monkeypatch:
     def fail(folder: Path, quick: bool) -> Path:
         raise BackendError("model exploded")
 
-    steps = [demo.Step("gest-random", "GEST", lambda folder, quick: gest_run(folder, limit=10)),
-             demo.Step("needs-x", "X", fail, needs=lambda: "package x not installed"),
-             demo.Step("broken", "B", fail),
-             demo.Step("slow", "S", fail, in_quick=False)]
+    steps = [
+        demo.Step("gest-random", "GEST", lambda folder, quick: gest_run(folder, limit=10)),
+        demo.Step("needs-x", "X", fail, needs=lambda: "package x not installed"),
+        demo.Step("broken", "B", fail),
+        demo.Step("slow", "S", fail, in_quick=False),
+    ]
     monkeypatch.setattr(demo, "demo_steps", lambda console: steps)
     console = Console(record=True, width=200)
     done = demo.run_demo(tmp_path / "demo", quick=True, console=console)

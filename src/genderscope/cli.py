@@ -150,8 +150,10 @@ def reparse_cmd(ctx: typer.Context,
     for task in task_names:
         names = {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
         opts = {**manifest["tasks"][task]["options"], **{k: v for k, v in changes.items() if k in names}}
+        gen = manifest.get("generation") or {}  # so the reparsed run records the same sampling parameters
         output = run_tasks([task], f"replay:{run_dir / 'attempts.jsonl'}", trials=manifest.get("trials"),
                            limit=manifest.get("limit"), seed=manifest.get("seed", 123),
+                           temperature=gen.get("temperature"), max_tokens=gen.get("max_tokens"),
                            out=target if len(task_names) == 1 else target / task,
                            use_cache=False, options={**opts, "replay_missing": "skip"}, progress=False)
         for r in output.runs:

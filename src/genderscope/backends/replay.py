@@ -4,7 +4,9 @@ One JSON object per line: ``{"id": <item id>, "trial": <1-based, default 1>,
 "prompt": <optional>, "response": <str>}`` (``item_id`` and ``answer`` are accepted
 as synonyms, so a run's ``attempts.jsonl`` replays as is).  Lookup is by
 (id, trial); lines without an id match by exact prompt text and trial.  Lines that
-carry an ``error`` are not answers and are ignored.
+carry an ``error`` are not answers and are ignored.  A line matched by id whose
+``prompt`` differs from the regenerated prompt is a stale entry: an error unless
+``--replay-stale use``.
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ from genderscope.data.registry import sha256_file
 @dataclass
 class ReplayOptions:
     replay_missing: str = opt("error", "what to do with attempts the file has no answer for", ("error", "skip"))
+    replay_stale: str = opt("error", "an answer recorded under the same id and trial for a different prompt: "
+                                     "error (stale entry) or use it", ("error", "use"))
 
 
-def load_replay(path: Path) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], Any]]:
-    """Index a replay file: ((id, trial) -> response, (prompt, trial) -> response)."""
+def load_replay(path: Path, prompts: dict[tuple[str, int], str] | None = None
+                ) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], Any]]:
+    """Index a replay file: ((id, trial) -> response, (prompt, trial) -> response); ``prompts`` (if given)
+    receives (id, trial) -> the recorded prompt of lines that have both."""
     by_id: dict[tuple[str, int], Any] = {}
     by_prompt: dict[tuple[str, int], Any] = {}
     with open(path, encoding="utf-8") as fh:
@@ -55,6 +61,8 @@ def load_replay(path: Path) -> tuple[dict[tuple[str, int], Any], dict[tuple[str,
             item = obj.get("id", obj.get("item_id"))
             if item is not None:
                 by_id[(str(item), trial)] = resp
+                if prompts is not None and isinstance(obj.get("prompt"), str):
+                    prompts[(str(item), trial)] = obj["prompt"]
             elif isinstance(obj.get("prompt"), str):
                 by_prompt[(obj["prompt"], trial)] = resp
             else:
@@ -76,7 +84,8 @@ class ReplayBackend(Backend):
         self.path = Path(target)
         if not self.path.is_file():
             raise UsageError(f"replay file {target!r} does not exist")
-        self.by_id, self.by_prompt = load_replay(self.path)
+        self.prompts: dict[tuple[str, int], str] = {}
+        self.by_id, self.by_prompt = load_replay(self.path, self.prompts)
         self._sha = sha256_file(self.path)
         self.missing: list[str] = []
 
@@ -93,7 +102,24 @@ class ReplayBackend(Backend):
             return True, self.by_prompt[(prompt, job.trial)]
         return False, None
 
+    def _stale(self, jobs: Sequence[Job]) -> list[str]:
+        """``id#trial`` of jobs whose recorded prompt differs from the regenerated one."""
+        out = []
+        for j in jobs:
+            rec = self.prompts.get((j.item_id, j.trial))
+            if rec is not None:
+                now = j.request.prompt_text
+                if isinstance(now, str) and now != rec:
+                    out.append(f"{j.item_id}#{j.trial}")
+        return out
+
     def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
+        if self.prompts and self.options.replay_stale == "error":
+            stale = self._stale(jobs)
+            if stale:
+                raise DataError(f"stale cache entry {stale[0]}: {self.path} recorded a different prompt for "
+                                f"{len(stale)} of {len(jobs)} attempts (first: {', '.join(stale[:5])}); record "
+                                "them again, or pass --replay-stale use")
         found = [self._lookup(j) for j in jobs]
         missing = [f"{j.item_id}#{j.trial}" for j, (ok, _) in zip(jobs, found) if not ok]
         self.missing = missing

@@ -152,7 +152,7 @@ def score_cmd(
     docs = read_corpus(corpora)
     scores = score_documents(docs, gp, context_configs(base, context), opts)
     write_score_outputs(out_dir, scores, [d.name for d in docs], authors_format=authors_format,
-                        extra={"mode": mode})
+                        extra={"mode": mode}, model="corpus:" + ",".join(corpora))
     print_scores(scores, top)
     out.print(f"results in [bold]{out_dir}[/bold]")
 
@@ -287,16 +287,18 @@ def generate_cmd(run_dir: Path = typer.Argument(..., help="a run directory with 
                  seed_offset: int = typer.Option(500, "--seed-offset", help="sample j uses seed seed_offset + j"),
                  batch: int = typer.Option(100, "--batch", help="samples computed in parallel"),
                  device: str = typer.Option("cpu", "--device"),
+                 force: bool = typer.Option(False, "--force", help="replace existing samples made with other "
+                                                                   "--words/--temperature/--seed-offset"),
                  out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="default RUN_DIR/samples")) -> None:
-    """Sample text: one file per sample (samples/NNNNN.txt) and samples.jsonl (one record per sample).
+    """Sample text: one file per sample (RUN_DIR/samples/NNNNN.txt) and samples.jsonl (one record per sample).
 
     Example: `genderscope bordia generate runs/wt2-l0.1 --samples 100 --words 200`
     """
     from genderscope.bordia.lm.generate import generate_samples
 
     target = out_dir or run_dir / "samples"
-    generate_samples(run_dir, target, samples, words, temperature, seed_offset, batch, device)
-    out.print(f"{samples} samples × {words} words in [bold]{target}[/bold] (samples.jsonl, samples/)")
+    generate_samples(run_dir, target, samples, words, temperature, seed_offset, batch, device, force=force)
+    out.print(f"{samples} samples × {words} words in [bold]{target}[/bold] (NNNNN.txt, samples.jsonl, manifest.json)")
 
 
 @bordia_app.command("sweep")
@@ -317,6 +319,7 @@ def sweep_cmd(
     samples: int = typer.Option(2000, "--samples", help="generated samples per λ"),
     words: int = typer.Option(500, "--words", help="words per sample"),
     temperature: float = typer.Option(1.0, "--temperature"),
+    seed_offset: int = typer.Option(500, "--seed-offset", help="sample j uses seed seed_offset + j"),
     mode: str = typer.Option("paper", "--mode", help="paper | reference (window geometry; reference also sets "
                                                      "κ = 1 unless --kappa is given)"),
     k: int = typer.Option(10, "-k"),
@@ -324,9 +327,25 @@ def sweep_cmd(
     beta: float = typer.Option(0.95, "--beta"),
     max_distance: str = typer.Option("100", "--max-distance"),
     boundary: str = typer.Option("document", "--boundary"),
+    drop_tokens: Optional[str] = typer.Option(None, "--drop-tokens", help="as in `bordia score`"),
+    fix_wife_husband: bool = typer.Option(False, "--fix-wife-husband", help="swap the inverted 'wife husband' "
+                                                                            "lines (counting and regulariser)"),
+    stopwords: str = typer.Option("nltk", "--stopwords", help="nltk | none | FILE"),
+    exclude: Optional[str] = typer.Option(None, "--exclude", help="comma list of extra words not to score"),
+    min_count: int = typer.Option(1, "--min-count"),
+    drop_non_alpha: bool = typer.Option(False, "--drop-non-alpha"),
+    normalise_over: str = typer.Option("eligible", "--normalise-over", help="eligible | scored | all"),
+    paper_formula_shift: bool = typer.Option(False, "--paper-formula-shift"),
+    smoothing: float = typer.Option(0.0, "--smoothing"),
+    outliers: str = typer.Option("none", "--outliers", help="none | residual (drop |residual| > 3 sd, refit once)"),
+    null_baseline: bool = typer.Option(True, "--null-baseline/--no-null-baseline",
+                                       help="add a row 'null': β of an i.i.d. unigram sample of the training text "
+                                            "(samples × words), the β the estimator gives without any association"),
+    published: bool = typer.Option(False, "--published", help="also print the paper's table for the dataset"),
     bootstrap: int = typer.Option(1000, "--bootstrap"),
     device: str = typer.Option("cpu", "--device"),
-    force: bool = typer.Option(False, "--force", help="retrain λ runs whose configuration changed"),
+    force: bool = typer.Option(False, "--force", help="retrain λ runs / regenerate samples whose configuration "
+                                                      "changed"),
     out_dir: Path = typer.Option(Path("runs/bordia-sweep"), "--out", "-o"),
 ) -> None:
     """The λ-sweep: train, generate, score fixed and infinite context, print the published-style table.
@@ -349,25 +368,38 @@ def sweep_cmd(
     pairs = pairs or DATASET_PAIRS.get(label)
     if pairs is None:
         raise UsageError("--pairs is required (penn, wiki, dm or a file)")
-    base, opts = build_score_setup(mode, k, W, beta, max_distance, boundary, None, "nltk", None, 1, False,
-                                   "eligible", False, 0.0, bootstrap)
+    if outliers not in ("none", "residual"):
+        raise UsageError(f"--outliers must be none or residual, got {outliers!r}")
+    base, opts = build_score_setup(mode, k, W, beta, max_distance, boundary, drop_tokens, stopwords, exclude,
+                                   min_count, drop_non_alpha, normalise_over, paper_formula_shift, smoothing,
+                                   bootstrap)
     if mode == "reference" and kappa is None:
         kappa = "reference"
     overrides = _train_overrides(epochs, batch_size, None, None, None, None, None, seed, kappa, None, False, False,
                                  False, None, None, None, test_batch_size, None)
     spec = SweepSpec(tr, va, te, label, pairs, lam_values, preset, overrides, samples, words, temperature,
-                     count_config=base, score_options=opts, device=device, force=force)
+                     seed_offset, count_config=base, score_options=opts, fix_wife_husband=fix_wife_husband,
+                     outliers=None if outliers == "none" else outliers, null_baseline=null_baseline, device=device,
+                     force=force)
     results = run_sweep(spec, out_dir, log=lambda s: err.print(f"[dim]{s}[/dim]"))
-    print_sweep_table(results["tasks"]["bordia-sweep"]["rows"], label)
+    print_sweep_table(results["tasks"]["bordia-sweep"]["rows"], label, published=published)
     out.print(f"results in [bold]{out_dir}[/bold] (results.json, results.csv, table.md)")
 
 
-def print_sweep_table(rows, dataset: str, console: Console | None = None) -> None:
-    from genderscope.bordia.sweep import TABLE_HEADER, table_rows
+def print_sweep_table(rows, dataset: str, console: Console | None = None, published: bool = False) -> None:
+    """The published-style table (spec §9.2); with ``published``, the paper's table for the dataset after it."""
+    from genderscope.bordia.sweep import PUBLISHED, TABLE_HEADER, published_rows, table_rows
 
-    table = Table(title=f"Bordia & Bowman λ-sweep: {dataset}")
-    for col in TABLE_HEADER:
-        table.add_column(col)
-    for r in table_rows(rows):
-        table.add_row(*r)
-    (console or out).print(table)
+    tables = [(f"Bordia & Bowman λ-sweep: {dataset}", table_rows(rows))]
+    if published:
+        if dataset in PUBLISHED:
+            tables.append((f"Published (Bordia & Bowman 2019, Tables 1–3): {dataset}", published_rows(dataset)))
+        else:
+            (console or out).print(f"no published table for {dataset!r} (published: {', '.join(PUBLISHED)})")
+    for title, body in tables:
+        table = Table(title=title)
+        for col in TABLE_HEADER:
+            table.add_column(col)
+        for r in body:
+            table.add_row(*r)
+        (console or out).print(table)

@@ -60,10 +60,11 @@ def metrics_of(scores: dict[str, ContextScore]) -> dict[str, dict[str, Any]]:
 
 
 def results_json(scores: dict[str, ContextScore], inputs: Sequence[str], task: str = TASK_NAME,
-                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                 extra: dict[str, Any] | None = None, model: str | None = None) -> dict[str, Any]:
+    """genderscope's results.json shape; ``model`` (what was scored) defaults to ``corpus:<inputs>``."""
     from genderscope import __version__
 
-    return {"genderscope_version": __version__,
+    return {"genderscope_version": __version__, "model": model or "corpus:" + ",".join(map(str, inputs)),
             "tasks": {task: {"metrics": metrics_of(scores), "inputs": list(inputs),
                              "contexts": {ctx: {"counts": sc.counts.summary(), "bias": sc.bias.summary}
                                           for ctx, sc in scores.items()},
@@ -71,7 +72,8 @@ def results_json(scores: dict[str, ContextScore], inputs: Sequence[str], task: s
 
 
 def write_score_outputs(out: Path, scores: dict[str, ContextScore], inputs: Sequence[str],
-                        authors_format: bool = False, extra: dict[str, Any] | None = None) -> None:
+                        authors_format: bool = False, extra: dict[str, Any] | None = None,
+                        model: str | None = None) -> None:
     """Write counts.tsv, bias.tsv (and all_words.json) per context and results.json."""
     out = Path(out)
     for ctx, sc in scores.items():
@@ -79,4 +81,4 @@ def write_score_outputs(out: Path, scores: dict[str, ContextScore], inputs: Sequ
         sc.bias.write_tsv(out / ctx / "bias.tsv")
         if authors_format:
             atomic_write_json(out / ctx / "all_words.json", sc.counts.authors_json())
-    atomic_write_json(out / "results.json", results_json(scores, inputs, extra=extra))
+    atomic_write_json(out / "results.json", results_json(scores, inputs, extra=extra, model=model))

@@ -1,8 +1,9 @@
 """The λ-sweep experiment (spec §9): score the training corpus, then for every λ train (or reuse), generate,
 score the generated text and regress its bias on the training bias (β), for fixed and infinite context.
 
-Layout under ``out``: ``<dataset>/train_bias/<context>/``, ``<dataset>/lambda_<λ>/{model,samples,
-bias/<context>}/``, and ``results.json``, ``results.csv``, ``table.md`` at the top. Finished stages are
+Layout under ``out``: ``<dataset>/train_bias/<context>/``, ``<dataset>/null_bias/<context>/`` (the unigram null
+baseline, row ``null``), ``<dataset>/lambda_<λ>/{model,samples,bias/<context>}/``, and ``results.json``,
+``results.csv``, ``table.md`` at the top. Finished stages are
 reused: training when ``model/metrics.json`` carries the same configuration hash (a different hash is an
 error unless ``force``), generation per sample file; scoring is recomputed (it is cheap).
 """
@@ -18,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from genderscope.bordia.amplification import amplification
+from genderscope.bordia.amplification import AmplificationResult, amplification
 from genderscope.bordia.bias import ScoreOptions
 from genderscope.bordia.cooccurrence import CountConfig, atomic_write_json, atomic_write_text
+from genderscope.bordia.null_model import NULL_SEED, null_amplification
 from genderscope.bordia.pairs import load_gender_pairs
 from genderscope.bordia.scoring import context_configs, score_documents, write_score_outputs
 from genderscope.bordia.text import documents_from_texts, read_corpus
@@ -49,8 +51,10 @@ PUBLISHED: dict[str, dict[str, tuple[float | None, ...]]] = {
                       "1": (0.62, 0.83, 0.21, 1.71, 2.65, 0.31, 120.55)},
 }
 DEFAULT_LAMBDAS = (0.0, 0.001, 0.01, 0.1, 0.5, 0.8, 1.0)
-CSV_COLUMNS = ("dataset", "lambda", "context", "mu", "sigma", "beta", "intercept", "se_beta", "beta_ci_low",
-               "beta_ci_high", "r", "n_scored", "n_common", "valid_ppl", "test_ppl", "kappa_counts")
+CSV_COLUMNS = ("dataset", "lambda", "context", "mu", "sigma", "mu_ci_low", "mu_ci_high", "sigma_ci_low",
+               "sigma_ci_high", "beta", "intercept", "se_beta", "beta_ci_low",
+               "beta_ci_high", "r", "n_scored", "n_common", "outliers_removed", "valid_ppl", "test_ppl",
+               "kappa_counts")
 
 
 def lambda_label(lam: float) -> str:
@@ -77,8 +81,15 @@ class SweepSpec:
     count_config: CountConfig = field(default_factory=CountConfig)
     score_options: ScoreOptions = field(default_factory=ScoreOptions)
     fix_wife_husband: bool = False
+    outliers: str | None = None
+    null_baseline: bool = True
     device: str = "cpu"
     force: bool = False
+
+    @property
+    def model_label(self) -> str:
+        """What results.json calls the model: the LM family, dataset and preset."""
+        return f"bordia-awd-lstm:{self.dataset}:{self.preset}"
 
 
 def _check_model_dir(model_dir: Path, config_hash: str, force: bool) -> None:
@@ -106,13 +117,21 @@ def run_sweep(spec: SweepSpec, out: Path, log: Callable[[str], None] | None = No
     log(f"scoring the training corpus {spec.train}")
     train_docs = read_corpus([spec.train])
     train_scores = score_documents(train_docs, gp, configs, spec.score_options)
-    for ctx, sc in train_scores.items():
-        write_score_outputs(base / "train_bias" / ctx, {ctx: sc}, [str(spec.train)])
+    write_score_outputs(base / "train_bias", train_scores, [str(spec.train)])  # train_bias/{fixed,infinite}/
     rows: list[dict[str, Any]] = []
     for ctx, sc in train_scores.items():
         s = sc.bias.summary
         rows.append({"dataset": spec.dataset, "lambda": "train", "context": ctx, "mu": s["mu"], "sigma": s["sigma"],
-                     "n_scored": s["n_scored"]})
+                     "n_scored": s["n_scored"], **_cis(s)})
+    if spec.null_baseline:
+        log(f"scoring the unigram null baseline ({spec.n_samples} × {spec.words} words)")
+        null = null_amplification(train_docs, train_scores, gp, configs, spec.score_options, spec.n_samples,
+                                  spec.words, NULL_SEED, spec.outliers)
+        write_score_outputs(base / "null_bias", {ctx: sc for ctx, (sc, _) in null.items()},
+                            ["unigram sample of " + str(spec.train)], model=f"unigram-null:{spec.dataset}",
+                            extra={"amplification": {ctx: amp.as_dict() for ctx, (_, amp) in null.items()},
+                                   "null_seed": NULL_SEED})
+        rows += [_row(spec, "null", ctx, sc.bias.summary, amp) for ctx, (sc, amp) in null.items()]
     runs: dict[str, Any] = {}
     for lam in spec.lambdas:
         label = lambda_label(lam)
@@ -126,19 +145,18 @@ def run_sweep(spec: SweepSpec, out: Path, log: Callable[[str], None] | None = No
         metrics = train_lm(cfg, lam_dir / "model", log=lambda s, label=label: log(f"λ = {label}: {s}"))
         log(f"λ = {label}: generating {spec.n_samples} × {spec.words} words")
         generate_samples(lam_dir / "model", lam_dir / "samples", spec.n_samples, spec.words, spec.temperature,
-                         spec.seed_offset, device=spec.device)
-        docs = documents_from_texts(read_samples(lam_dir / "samples"), prefix=f"lambda_{label}")
+                         spec.seed_offset, device=spec.device, force=spec.force)
+        docs = documents_from_texts(read_samples(lam_dir / "samples", spec.n_samples), prefix=f"lambda_{label}")
         gen_scores = score_documents(docs, gp, configs, spec.score_options)
+        amps = {ctx: amplification(train_scores[ctx].bias.as_dict(), sc.bias.as_dict(), outliers=spec.outliers,
+                                   bootstrap=spec.score_options.bootstrap, seed=spec.score_options.seed)
+                for ctx, sc in gen_scores.items()}
+        write_score_outputs(lam_dir / "bias", gen_scores, [str(lam_dir / "samples")],  # bias/{fixed,infinite}/
+                            extra={"amplification": {ctx: a.as_dict() for ctx, a in amps.items()}},
+                            model=f"{spec.model_label}:lambda_{label}")
         for ctx, sc in gen_scores.items():
-            amp = amplification(train_scores[ctx].bias.as_dict(), sc.bias.as_dict(),
-                                bootstrap=spec.score_options.bootstrap, seed=spec.score_options.seed)
-            write_score_outputs(lam_dir / "bias" / ctx, {ctx: sc}, [str(lam_dir / "samples")],
-                                extra={"amplification": amp.as_dict()})
-            s = sc.bias.summary
-            rows.append({"dataset": spec.dataset, "lambda": label, "context": ctx, "mu": s["mu"],
-                         "sigma": s["sigma"], "beta": amp.beta, "intercept": amp.intercept, "se_beta": amp.se,
-                         "beta_ci_low": amp.ci[0], "beta_ci_high": amp.ci[1], "r": amp.r,
-                         "n_scored": s["n_scored"], "n_common": amp.n_common, "valid_ppl": metrics["valid_ppl"],
+            amp = amps[ctx]
+            rows.append({**_row(spec, label, ctx, sc.bias.summary, amp), "valid_ppl": metrics["valid_ppl"],
                          "test_ppl": metrics["test_ppl"],
                          "kappa_counts": json.dumps(metrics.get("kappa_counts", {}), sort_keys=True)})
         runs[label] = metrics
@@ -149,26 +167,43 @@ def run_sweep(spec: SweepSpec, out: Path, log: Callable[[str], None] | None = No
     return results
 
 
+def _row(spec: SweepSpec, label: str, ctx: str, s: dict[str, Any], amp: AmplificationResult) -> dict[str, Any]:
+    """One results row: μ, σ of the scored text and β of its bias on the training bias."""
+    return {"dataset": spec.dataset, "lambda": label, "context": ctx, "mu": s["mu"], "sigma": s["sigma"],
+            "beta": amp.beta, "intercept": amp.intercept, "se_beta": amp.se, "beta_ci_low": amp.ci[0],
+            "beta_ci_high": amp.ci[1], "r": amp.r, "n_scored": s["n_scored"], "n_common": amp.n_common,
+            "outliers_removed": len(amp.removed), **_cis(s)}
+
+
+def _cis(s: dict[str, Any]) -> dict[str, float]:
+    """Bootstrap intervals of μ and σ from a bias summary (NaN when bootstrapping is off)."""
+    return {"mu_ci_low": s["mu_ci"][0], "mu_ci_high": s["mu_ci"][1], "sigma_ci_low": s["sigma_ci"][0],
+            "sigma_ci_high": s["sigma_ci"][1]}
+
+
 def _results_json(spec: SweepSpec, rows: list[dict[str, Any]], runs: dict[str, Any]) -> dict[str, Any]:
     from genderscope import __version__
 
     metrics: dict[str, dict[str, Any]] = {}
     for r in rows:
-        key = f"{r['context']}.{'train' if r['lambda'] == 'train' else 'lambda_' + r['lambda']}"
-        metrics[f"{key}.mu"] = {"value": r["mu"]}
-        metrics[f"{key}.sigma"] = {"value": r["sigma"]}
+        key = f"{r['context']}.{r['lambda'] if r['lambda'] in ('train', 'null') else 'lambda_' + r['lambda']}"
+        metrics[f"{key}.mu"] = {"value": r["mu"], "ci_low": r["mu_ci_low"], "ci_high": r["mu_ci_high"]}
+        metrics[f"{key}.sigma"] = {"value": r["sigma"], "ci_low": r["sigma_ci_low"], "ci_high": r["sigma_ci_high"]}
         if "beta" in r:
             metrics[f"{key}.beta"] = {"value": r["beta"], "ci_low": r["beta_ci_low"], "ci_high": r["beta_ci_high"]}
             metrics[f"{key}.intercept"] = {"value": r["intercept"]}
     for label, m in runs.items():
         metrics[f"lambda_{label}.test_ppl"] = {"value": m["test_ppl"]}
         metrics[f"lambda_{label}.valid_ppl"] = {"value": m["valid_ppl"]}
-    return {"genderscope_version": __version__,
+    return {"genderscope_version": __version__, "model": spec.model_label,
             "tasks": {"bordia-sweep": {"metrics": metrics, "rows": rows, "runs": runs, "dataset": spec.dataset,
                                        "train": str(spec.train), "valid": str(spec.valid),
                                        "test": str(spec.test) if spec.test else None, "pairs": spec.pairs,
                                        "preset": spec.preset, "lambdas": [float(x) for x in spec.lambdas],
                                        "n_samples": spec.n_samples, "words": spec.words,
+                                       "seed_offset": spec.seed_offset, "temperature": spec.temperature,
+                                       "fix_wife_husband": spec.fix_wife_husband, "outliers": spec.outliers,
+                                       "null_baseline": {"enabled": spec.null_baseline, "seed": NULL_SEED},
                                        "count_config": spec.count_config.describe(),
                                        "score_options": spec.score_options.describe()}}}
 
@@ -200,12 +235,17 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
         for ctx in ("fixed", "infinite"):
             r = ctxs.get(ctx, {})
             beta = r.get("beta")
-            beta_s = "–" if beta is None else f"{_fmt(beta)} ({_fmt(r.get('intercept'))})"
+            beta_s = _fmt(beta) if _fmt(beta) == "–" else f"{_fmt(beta)} ({_fmt(r.get('intercept'))})"
             line += [_fmt(r.get("mu")), _fmt(r.get("sigma")), beta_s]
             ppl = r.get("test_ppl", ppl)
         line.append(_fmt(ppl))
         out.append(line)
     return out
+
+
+def published_rows(dataset: str) -> list[list[str]]:
+    """The paper's rows for ``dataset`` in the layout of :func:`table_rows` (β without intercept)."""
+    return [[lam] + [_fmt(v) for v in vals] for lam, vals in PUBLISHED[dataset].items()]
 
 
 TABLE_HEADER = ["λ", "fixed μ", "σ", "β (c)", "infinite μ", "σ", "β (c)", "Ppl."]
@@ -217,8 +257,7 @@ def table_markdown(rows: list[dict[str, Any]], dataset: str) -> str:
     if dataset in PUBLISHED:
         lines += ["", f"Published (Bordia & Bowman 2019) for {dataset}:", "",
                   "| " + " | ".join(TABLE_HEADER) + " |", "|" + "---|" * len(TABLE_HEADER)]
-        for lam, vals in PUBLISHED[dataset].items():
-            lines.append("| " + " | ".join([lam] + [_fmt(v) for v in vals]) + " |")
+        lines += ["| " + " | ".join(r) + " |" for r in published_rows(dataset)]
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import as_dict, build_options
@@ -139,6 +139,10 @@ def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, li
     return output
 
 
+#: the engine's own fields of an attempts.jsonl record (a task's field of the same name replaces the value)
+_ENGINE_KEYS = frozenset({"task", "item_id", "trial", "prompt", "response", "cache_hit", "error", "skipped"})
+
+
 @dataclasses.dataclass
 class RunOutput:
     """Everything a run produced; :meth:`write` puts it into ``out_dir``."""
@@ -154,8 +158,8 @@ class RunOutput:
                 "model": self.manifest["model"]["spec"],
                 "tasks": {r.task.name: r.result.to_json() for r in self.runs}}
 
-    def attempt_records(self) -> list[dict[str, Any]]:
-        rows = []
+    def _records(self) -> Iterator[tuple[dict[str, Any], Any]]:
+        """(the engine's fields, the task's fields or None) per attempt, in order."""
         for r in self.runs:
             extra = r.result.records
             for i, ar in enumerate(r.results):
@@ -167,22 +171,35 @@ class RunOutput:
                     rec["error"] = ar.error
                 if ar.skipped:
                     rec["skipped"] = True
-                if i < len(extra):
-                    rec.update(extra[i])
-                rows.append(rec)
+                yield rec, (extra[i] if i < len(extra) else None)
+
+    def attempt_records(self) -> list[dict[str, Any]]:
+        rows = []
+        for rec, extra in self._records():
+            if extra is not None:
+                rec.update(extra)
+            rows.append(rec)
         return rows
 
     def write(self) -> None:
-        from genderscope.core.jsonutil import clean_json
+        from genderscope.core.jsonutil import JoinedRecord, clean_json, encode_json
 
         self.out_dir.mkdir(parents=True, exist_ok=True)
         (self.out_dir / "results.json").write_text(json.dumps(clean_json(self.results_json()), indent=1))
-        encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
         lines = []
-        for rec in self.attempt_records():
+        for rec, extra in self._records():
             try:  # plain JSON values (the usual case) are written directly, ~3x faster than cleaning first
-                lines.append(encode(rec))
+                members = extra.json_members(_ENGINE_KEYS) if isinstance(extra, JoinedRecord) else None
+                if members is not None:  # task fields pre-encoded once per shared part (JoinedRecord)
+                    head = encode_json(rec)
+                    lines.append(head[:-1] + ", " + members + "}" if members else head)
+                    continue
+                if extra is not None:
+                    rec.update(extra)
+                lines.append(encode_json(rec))
             except (TypeError, ValueError):  # NaN/inf or numpy values: convert first
+                if extra is not None:
+                    rec.update(extra)
                 lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
         with open(self.out_dir / "attempts.jsonl", "w", encoding="utf-8") as fh:
             fh.write("".join(line + "\n" for line in lines))

@@ -41,6 +41,9 @@ def chosen_kind(task_cls: Any, answered: Iterable[str]) -> str | None:
     return next((k for k in task_measurements(task_cls) if k in got), None)
 
 
+#: measurement text for tasks that declare only ``supports``
+_DEFAULT_TEXT = {"chat": "generated answer, parsed"}
+
 #: model kinds that answer whatever a recorded run contains; shown, but not listed as "working" kinds
 _PASS_THROUGH = ("replay",)
 
@@ -72,8 +75,10 @@ def require_kinds(task: Any, kinds: Iterable[str] | None = None, hint: str = "")
     works = working_model_kinds(cls, wanted)
     model = task.ctx.model_kind or "this model"
     answers = ", ".join(sorted(got)) or "nothing"
-    msg = (f"task {cls.name} cannot run on {model} models: they answer {answers}, but {cls.name} needs "
-           f"{' or '.join(wanted)}; model kinds that work: {', '.join(works) or 'none installed'}")
+    msg = (
+        f"task {cls.name} cannot run on {model} models: they answer {answers}, but {cls.name} needs "
+        f"{' or '.join(wanted)}; model kinds that work: {', '.join(works) or 'none installed'}"
+    )
     raise UsageError(msg + (f" ({hint})" if hint else ""))
 
 
@@ -100,7 +105,7 @@ def matrix_rows() -> list[dict[str, Any]]:
             elif kind == "random":
                 cells[kind] = "null model"
             else:
-                cells[kind] = meas[k] or k
+                cells[kind] = meas[k] or _DEFAULT_TEXT.get(k, k)
         rows.append({"task": name, "cells": cells})
     return rows
 

@@ -8,7 +8,7 @@ __all__ = ["RunData", "load_run", "load_runs", "write_report"]
 
 
 def write_report(run_dirs, out, title: str = "genderscope report"):
-    """Write the HTML report over ``run_dirs`` to ``out`` (see :func:`genderscope.report.html.write_report`)."""
+    """Write the HTML report over ``run_dirs`` to ``out`` (see :mod:`genderscope.report.html`)."""
     from genderscope.report.html import write_report as _write
 
     return _write(run_dirs, out, title)

@@ -18,7 +18,9 @@ class CompareRow:
     cells: list[dict[str, Any] | None]
 
 
-def compare_rows(runs: list[RunData], all_metrics: bool = False, tasks: list[str] | None = None) -> list[CompareRow]:
+def compare_rows(
+    runs: list[RunData], all_metrics: bool = False, tasks: list[str] | None = None
+) -> list[CompareRow]:
     """Rows = metrics (headline ones, or every metric), in first-seen order over the runs."""
     order: list[tuple[str, str]] = []
     for r in runs:
@@ -36,8 +38,11 @@ def cell_text(m: dict[str, Any] | None, digits: int = 4) -> str:
     """'value [lo, hi]' or '–' when the run lacks the metric."""
     if m is None:
         return "–"
-    ci = "" if m.get("ci_low") is None and m.get("ci_high") is None else \
-        f"[{fmt(m.get('ci_low'), digits)}, {fmt(m.get('ci_high'), digits)}]"
+    ci = (
+        ""
+        if m.get("ci_low") is None and m.get("ci_high") is None
+        else f"[{fmt(m.get('ci_low'), digits)}, {fmt(m.get('ci_high'), digits)}]"
+    )
     return f"{fmt(m.get('value'), digits)} {ci}".strip()
 
 

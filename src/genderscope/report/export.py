@@ -33,8 +33,16 @@ def run_tables(run: RunData, attempts: bool = True) -> dict[str, list[dict[str, 
     for task, entry in run.tasks.items():
         for name, m in (entry.get("metrics") or {}).items():
             m = m if isinstance(m, dict) else {"value": m}
-            metrics.append({"model": run.model, "task": task, "metric": name, "value": m.get("value"),
-                            "ci_low": m.get("ci_low"), "ci_high": m.get("ci_high")})
+            metrics.append(
+                {
+                    "model": run.model,
+                    "task": task,
+                    "metric": name,
+                    "value": m.get("value"),
+                    "ci_low": m.get("ci_low"),
+                    "ci_high": m.get("ci_high"),
+                }
+            )
     tables["metrics"] = metrics
     for task, entry in run.tasks.items():
         for key, rows in list_tables(entry).items():
@@ -50,14 +58,17 @@ def _frame(rows: list[dict[str, Any]]) -> Any:
     df = pd.DataFrame.from_records(rows)
     for col in df.columns:  # mixed Python types in one column -> text (Parquet needs one type)
         if df[col].dtype == object:
-            kinds = {type(v) for v in df[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+            kinds = {
+                type(v) for v in df[col] if v is not None and not (isinstance(v, float) and math.isnan(v))
+            }
             if len(kinds) > 1 and not kinds <= {int, float}:
                 df[col] = [None if v is None else str(v) for v in df[col]]
     return df
 
 
-def export_run(run_dir: str | Path, fmt: str = "csv", out: str | Path | None = None,
-               attempts: bool = True) -> list[Path]:
+def export_run(
+    run_dir: str | Path, fmt: str = "csv", out: str | Path | None = None, attempts: bool = True
+) -> list[Path]:
     """Write every table of the run to ``out`` (default RUN_DIR/export); returns the files written."""
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")

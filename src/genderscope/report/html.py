@@ -39,23 +39,36 @@ def _attempt_rows(records: list[dict[str, Any]]) -> tuple[list[str], list[list[s
         for k in rec:
             if k not in BASE_ATTEMPT_KEYS and k not in extra:
                 extra.append(k)
-    cols = ["item_id", "trial", "prompt", "response"] + extra + (["error"] if any("error" in r for r in records)
-                                                                 else [])
-    rows = [[_cut(rec.get(c)) if c in ("prompt", "response", "error") else fmt(rec.get(c)) for c in cols]
-            for rec in records]
+    cols = (
+        ["item_id", "trial", "prompt", "response"]
+        + extra
+        + (["error"] if any("error" in r for r in records) else [])
+    )
+    rows = [
+        [_cut(rec.get(c)) if c in ("prompt", "response", "error") else fmt(rec.get(c)) for c in cols]
+        for rec in records
+    ]
     return cols, rows
 
 
 def _manifest(run: RunData) -> dict[str, Any]:
     m = run.manifest
     model = m.get("model") or {}
-    general = [("model", model.get("spec") or run.model), ("fingerprint", model.get("fingerprint")),
-               ("backend options", model.get("options")), ("created", m.get("created")),
-               ("command", m.get("command")), ("genderscope", m.get("genderscope_version")
-                                               or run.results.get("genderscope_version")),
-               ("seed", m.get("seed")), ("trials", m.get("trials")), ("limit", m.get("limit")),
-               ("generation overrides", m.get("generation")), ("response store", m.get("use_cache")),
-               ("wall time (s)", m.get("seconds")), ("folder", str(run.path))]
+    general = [
+        ("model", model.get("spec") or run.model),
+        ("fingerprint", model.get("fingerprint")),
+        ("backend options", model.get("options")),
+        ("created", m.get("created")),
+        ("command", m.get("command")),
+        ("genderscope", m.get("genderscope_version") or run.results.get("genderscope_version")),
+        ("seed", m.get("seed")),
+        ("trials", m.get("trials")),
+        ("limit", m.get("limit")),
+        ("generation overrides", m.get("generation")),
+        ("response store", m.get("use_cache")),
+        ("wall time (s)", m.get("seconds")),
+        ("folder", str(run.path)),
+    ]
     general = [(k, fmt(v)) for k, v in general if v not in (None, {}, "")]
     versions = [(k, str(v)) for k, v in (m.get("versions") or {}).items()]
     datasets, options, counts = [], [], []
@@ -65,10 +78,21 @@ def _manifest(run: RunData) -> dict[str, Any]:
         for k, v in (info.get("options") or {}).items():
             options.append([task, k, fmt(v)])
         if info.get("counts"):
-            counts.append([task] + [fmt(info["counts"].get(k)) for k in
-                                    ("attempts", "cache_hits", "requests", "errors", "skipped", "seconds")])
-    return {"general": general, "versions": versions, "datasets": datasets, "options": options,
-            "counts": counts, "missing": not m}
+            counts.append(
+                [task]
+                + [
+                    fmt(info["counts"].get(k))
+                    for k in ("attempts", "cache_hits", "requests", "errors", "skipped", "seconds")
+                ]
+            )
+    return {
+        "general": general,
+        "versions": versions,
+        "datasets": datasets,
+        "options": options,
+        "counts": counts,
+        "missing": not m,
+    }
 
 
 def _is_table(v: Any) -> bool:
@@ -88,23 +112,38 @@ def _scalars(entry: dict[str, Any], prefix: str = "", depth: int = 2) -> list[tu
     return out
 
 
-def _task_section(run: RunData, task: str, entry: dict[str, Any], sample: list[dict[str, Any]]) -> dict[str, Any]:
+def _task_section(
+    run: RunData, task: str, entry: dict[str, Any], sample: list[dict[str, Any]]
+) -> dict[str, Any]:
     rendered = render_task(task, entry, run)
     head = []
     for n in headline(entry):
         m = metric_value(entry, n) or {}
         head.append([n, fmt(m.get("value")), fmt_ci(m)])
-    all_metrics = [[n, fmt((metric_value(entry, n) or {}).get("value")), fmt_ci(metric_value(entry, n))]
-                   for n in (entry.get("metrics") or {})]
+    all_metrics = [
+        [n, fmt((metric_value(entry, n) or {}).get("value")), fmt_ci(metric_value(entry, n))]
+        for n in (entry.get("metrics") or {})
+    ]
     tables = list(rendered.tables)
     for key, rows in list_tables(entry).items():
         if key not in rendered.handled:
             tables.append(TableView.from_records(f"{key}", rows, collapsed=True))
-    scalars = _scalars({k: v for k, v in entry.items() if k not in ("metrics", "headline")})
+    skip = {"metrics", "headline"} | rendered.handled
+    scalars = _scalars({k: v for k, v in entry.items() if k not in skip})
     cols, rows = _attempt_rows(sample)
-    return {"name": task, "anchor": _anchor(run.label, task), "reading": rendered.reading, "headline": head,
-            "all_metrics": all_metrics, "figures": rendered.figures, "tables": tables, "scalars": scalars,
-            "attempt_columns": cols, "attempts": rows, "has_attempts_file": run.attempts_path.exists()}
+    return {
+        "name": task,
+        "anchor": _anchor(run.label, task),
+        "reading": rendered.reading,
+        "headline": head,
+        "all_metrics": all_metrics,
+        "figures": rendered.figures,
+        "tables": tables,
+        "scalars": scalars,
+        "attempt_columns": cols,
+        "attempts": rows,
+        "has_attempts_file": run.attempts_path.exists(),
+    }
 
 
 def _comparison(runs: list[RunData]) -> dict[str, Any] | None:
@@ -120,8 +159,14 @@ def _comparison(runs: list[RunData]) -> dict[str, Any] | None:
         if sum(1 for f in figures if f.title.startswith(r.task + ":")) >= 3:
             continue
         pts = [svg.Point(label, c.get("value"), c.get("ci_low"), c.get("ci_high")) for label, c in present]
-        figures.append(Figure(f"{r.task}: {r.metric}", svg.point_plot(
-            pts, title=f"{r.task}: {r.metric} by model (95% CI)", ref=0.0, label_width=260)))
+        figures.append(
+            Figure(
+                f"{r.task}: {r.metric}",
+                svg.point_plot(
+                    pts, title=f"{r.task}: {r.metric} by model (95% CI)", ref=0.0, label_width=260
+                ),
+            )
+        )
     return {"columns": ["task", "metric"] + [r.label for r in runs], "rows": table, "figures": figures}
 
 
@@ -132,20 +177,35 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
     run_views = []
     for run in runs:
         samples = run.attempt_sample(ATTEMPT_SAMPLE)
-        run_views.append({"label": run.label, "anchor": _anchor(run.label), "path": str(run.path),
-                          "manifest": _manifest(run),
-                          "tasks": [_task_section(run, t, e, samples.get(t, [])) for t, e in run.tasks.items()]})
-    return {"title": title, "version": __version__, "generated": _dt.datetime.now().isoformat(timespec="seconds"),
-            "runs": run_views, "comparison": _comparison(runs), "attempt_sample": ATTEMPT_SAMPLE}
+        run_views.append(
+            {
+                "label": run.label,
+                "anchor": _anchor(run.label),
+                "path": str(run.path),
+                "manifest": _manifest(run),
+                "tasks": [_task_section(run, t, e, samples.get(t, [])) for t, e in run.tasks.items()],
+            }
+        )
+    return {
+        "title": title,
+        "version": __version__,
+        "generated": _dt.datetime.now().isoformat(timespec="seconds"),
+        "runs": run_views,
+        "comparison": _comparison(runs),
+        "attempt_sample": ATTEMPT_SAMPLE,
+    }
 
 
 def render_html(runs: list[RunData], title: str = "genderscope report") -> str:
     """The report as one HTML string (jinja2, autoescape on)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("genderscope.report", "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True),
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("genderscope.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     return env.get_template("report.html.j2").render(**build_context(runs, title))
 
 

@@ -25,7 +25,11 @@ class RunData:
 
     @property
     def model(self) -> str:
-        m = self.results.get("model") or (self.manifest.get("model") or {}).get("spec") or f"({self.path.name})"
+        m = (
+            self.results.get("model")
+            or (self.manifest.get("model") or {}).get("spec")
+            or f"({self.path.name})"
+        )
         return m if isinstance(m, str) else json.dumps(m)
 
     @property
@@ -74,8 +78,10 @@ def load_run(path: str | Path) -> RunData:
     if not p.exists():
         raise UsageError(f"{p}: no such run folder")
     if not res_file.exists():
-        raise UsageError(f"{p}: not a run folder (no results.json); pass the --out folder of "
-                         "`genderscope run` or of a bordia command")
+        raise UsageError(
+            f"{p}: not a run folder (no results.json); pass the --out folder of "
+            "`genderscope run` or of a bordia command"
+        )
     try:
         results = json.loads(res_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:

@@ -14,8 +14,15 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 PALETTE = ("#3366aa", "#cc5533", "#66aa55", "#9955aa", "#cc9922", "#44aaaa", "#888888", "#aa4466")
-CATEGORY_COLOURS = {"male": "#3a6fb0", "female": "#c8553d", "neither": "#9a9a9a", "correct": "#4f9d55",
-                    "incorrect": "#c8553d", "unsure": "#e0b040", "other": "#9a9a9a"}
+CATEGORY_COLOURS = {
+    "male": "#3a6fb0",
+    "female": "#c8553d",
+    "neither": "#9a9a9a",
+    "correct": "#4f9d55",
+    "incorrect": "#c8553d",
+    "unsure": "#e0b040",
+    "other": "#9a9a9a",
+}
 FONT = 12
 
 
@@ -68,9 +75,11 @@ def _fmt_tick(t: float) -> str:
 
 
 def _svg_open(width: float, height: float, title: str, kind: str) -> list[str]:
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{escape(kind)}" role="img" '
-            f'viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}" '
-            f'font-family="system-ui, sans-serif" font-size="{FONT}">')
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{escape(kind)}" role="img" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}" '
+        f'font-family="system-ui, sans-serif" font-size="{FONT}">'
+    )
     return [head, f"<title>{escape(title)}</title>"]
 
 
@@ -82,7 +91,9 @@ def _clip_label(s: str, n: int = 34) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _axis(x0: float, x1: float, y_top: float, y_bot: float, ticks: Sequence[float], sx, label: str) -> list[str]:
+def _axis(
+    x0: float, x1: float, y_top: float, y_bot: float, ticks: Sequence[float], sx, label: str
+) -> list[str]:
     out = [f'<line x1="{x0:.1f}" y1="{y_bot:.1f}" x2="{x1:.1f}" y2="{y_bot:.1f}" stroke="#444"/>']
     for t in ticks:
         x = sx(t)
@@ -102,9 +113,17 @@ def _legend(items: Iterable[tuple[str, str]], x: float, y: float) -> list[str]:
     return out
 
 
-def point_plot(points: Sequence[Point], *, title: str, xlabel: str = "", ref: float | None = None,
-               ref_label: str = "", domain: tuple[float, float] | None = None, width: int = 720,
-               label_width: int = 230) -> Markup:
+def point_plot(
+    points: Sequence[Point],
+    *,
+    title: str,
+    xlabel: str = "",
+    ref: float | None = None,
+    ref_label: str = "",
+    domain: tuple[float, float] | None = None,
+    width: int = 720,
+    label_width: int = 230,
+) -> Markup:
     """Horizontal dot-and-whisker plot: one row per distinct label, one dot per series.
 
     ``ref`` draws a dashed vertical reference line (e.g. 0 or the baseline).
@@ -135,7 +154,10 @@ def point_plot(points: Sequence[Point], *, title: str, xlabel: str = "", ref: fl
     top = 24 + legend_h + (14 if ref is not None and ref_label else 0)
     height = top + row_h * len(labels) + 40
     x0, x1 = label_width, width - 20
-    sx = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)
+
+    def sx(v: float) -> float:
+        return x0 + (v - lo) / (hi - lo) * (x1 - x0)
+
     out = _svg_open(width, height, title, "point")
     out.append(_text(8, 16, title, extra=' font-weight="600"'))
     if legend_h:
@@ -143,15 +165,19 @@ def point_plot(points: Sequence[Point], *, title: str, xlabel: str = "", ref: fl
     y_bot = top + row_h * len(labels)
     out += _axis(x0, x1, top, y_bot, ticks, sx, xlabel)
     if ref is not None and lo <= ref <= hi:
-        out.append(f'<line x1="{sx(ref):.1f}" y1="{top:.1f}" x2="{sx(ref):.1f}" y2="{y_bot:.1f}" '
-                   f'stroke="#222" stroke-dasharray="4 3" class="ref-line"/>')
+        out.append(
+            f'<line x1="{sx(ref):.1f}" y1="{top:.1f}" x2="{sx(ref):.1f}" y2="{y_bot:.1f}" '
+            f'stroke="#222" stroke-dasharray="4 3" class="ref-line"/>'
+        )
         if ref_label:
             out.append(_text(sx(ref) + 3, top - 3, ref_label, extra=' fill="#222" font-size="11"'))
     for i, label in enumerate(labels):
         y_row = top + i * row_h
         if i % 2:
-            out.append(f'<rect x="0" y="{y_row:.1f}" width="{x1:.1f}" height="{row_h}" fill="#f6f6f6" '
-                       f'fill-opacity="0.6"/>')
+            out.append(
+                f'<rect x="0" y="{y_row:.1f}" width="{x1:.1f}" height="{row_h}" fill="#f6f6f6" '
+                f'fill-opacity="0.6"/>'
+            )
         out.append(_text(x0 - 8, y_row + row_h / 2 + 4, _clip_label(label, int(label_width / 7)), "end"))
         for j, s in enumerate(series):
             p = next((q for q in points if q.label == label and q.series == s), None)
@@ -161,31 +187,51 @@ def point_plot(points: Sequence[Point], *, title: str, xlabel: str = "", ref: fl
             c = colours[s]
             plo, phi, pv = _num(p.lo), _num(p.hi), _num(p.value)
             if plo is not None and phi is not None:
-                out.append(f'<line x1="{sx(plo):.1f}" y1="{y:.1f}" x2="{sx(phi):.1f}" y2="{y:.1f}" '
-                           f'stroke="{c}" stroke-width="2"/>')
+                out.append(
+                    f'<line x1="{sx(plo):.1f}" y1="{y:.1f}" x2="{sx(phi):.1f}" y2="{y:.1f}" '
+                    f'stroke="{c}" stroke-width="2"/>'
+                )
                 for e in (plo, phi):
-                    out.append(f'<line x1="{sx(e):.1f}" y1="{y - 3:.1f}" x2="{sx(e):.1f}" y2="{y + 3:.1f}" '
-                               f'stroke="{c}" stroke-width="1.5"/>')
+                    out.append(
+                        f'<line x1="{sx(e):.1f}" y1="{y - 3:.1f}" x2="{sx(e):.1f}" y2="{y + 3:.1f}" '
+                        f'stroke="{c}" stroke-width="1.5"/>'
+                    )
             if pv is not None:
-                tip = f"{label} {s}: {pv:.4g}" + (f" [{plo:.4g}, {phi:.4g}]" if plo is not None
-                                                  and phi is not None else "") + (f" {p.note}" if p.note else "")
-                out.append(f'<circle cx="{sx(pv):.1f}" cy="{y:.1f}" r="4" fill="{c}" class="pt">'
-                           f"<title>{escape(tip)}</title></circle>")
+                tip = (
+                    f"{label} {s}: {pv:.4g}"
+                    + (f" [{plo:.4g}, {phi:.4g}]" if plo is not None and phi is not None else "")
+                    + (f" {p.note}" if p.note else "")
+                )
+                out.append(
+                    f'<circle cx="{sx(pv):.1f}" cy="{y:.1f}" r="4" fill="{c}" class="pt">'
+                    f"<title>{escape(tip)}</title></circle>"
+                )
             else:
                 out.append(_text(x0 + 4, y + 4, "undefined", extra=' fill="#999" font-size="10"'))
     out.append("</svg>")
     return Markup("\n".join(out))
 
 
-def stacked_bars(rows: Sequence[tuple[str, dict[str, float | None]]], categories: Sequence[str], *, title: str,
-                 xlabel: str = "share", total: float = 1.0, width: int = 720, label_width: int = 230) -> Markup:
+def stacked_bars(
+    rows: Sequence[tuple[str, dict[str, float | None]]],
+    categories: Sequence[str],
+    *,
+    title: str,
+    xlabel: str = "share",
+    total: float = 1.0,
+    width: int = 720,
+    label_width: int = 230,
+) -> Markup:
     """Horizontal stacked bars: for each row the shares of ``categories`` (they sum to ``total``)."""
     colours = {c: CATEGORY_COLOURS.get(c, PALETTE[i % len(PALETTE)]) for i, c in enumerate(categories)}
     row_h = 18
     top = 44
     height = top + row_h * len(rows) + 40
     x0, x1 = label_width, width - 20
-    sx = lambda v: x0 + v / total * (x1 - x0)
+
+    def sx(v: float) -> float:
+        return x0 + v / total * (x1 - x0)
+
     out = _svg_open(width, height, title, "stacked")
     out.append(_text(8, 16, title, extra=' font-weight="600"'))
     out += _legend([(c, colours[c]) for c in categories], x0, 36)
@@ -199,23 +245,40 @@ def stacked_bars(rows: Sequence[tuple[str, dict[str, float | None]]], categories
             v = _num(shares.get(c))
             if not v:
                 continue
-            out.append(f'<rect x="{sx(acc):.1f}" y="{y + 2:.1f}" width="{max(sx(acc + v) - sx(acc), 0):.1f}" '
-                       f'height="{row_h - 4}" fill="{colours[c]}"><title>{escape(f"{label}: {c} {v:.3g}")}'
-                       f"</title></rect>")
+            out.append(
+                f'<rect x="{sx(acc):.1f}" y="{y + 2:.1f}" width="{max(sx(acc + v) - sx(acc), 0):.1f}" '
+                f'height="{row_h - 4}" fill="{colours[c]}"><title>{escape(f"{label}: {c} {v:.3g}")}'
+                f"</title></rect>"
+            )
             acc += v
     out.append("</svg>")
     return Markup("\n".join(out))
 
 
-def scatter_line(xs: Sequence[float], ys: Sequence[float], *, title: str, xlabel: str, ylabel: str,
-                 slope: float | None = None, intercept: float | None = None, labels: Sequence[str] | None = None,
-                 identity: bool = True, width: int = 560, height: int = 420, max_points: int = 1500) -> Markup:
+def scatter_line(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    slope: float | None = None,
+    intercept: float | None = None,
+    labels: Sequence[str] | None = None,
+    identity: bool = True,
+    width: int = 560,
+    height: int = 420,
+    max_points: int = 1500,
+) -> Markup:
     """Scatter plot with an optional fitted line y = slope·x + intercept and the y = x diagonal.
 
     More than ``max_points`` points are thinned to an evenly spaced subset (the fit is not redone).
     """
-    pts = [(float(x), float(y), (labels[i] if labels else "")) for i, (x, y) in enumerate(zip(xs, ys))
-           if _num(x) is not None and _num(y) is not None]
+    pts = [
+        (float(x), float(y), (labels[i] if labels else ""))
+        for i, (x, y) in enumerate(zip(xs, ys))
+        if _num(x) is not None and _num(y) is not None
+    ]
     if len(pts) > max_points:
         step = len(pts) / max_points
         pts = [pts[int(i * step)] for i in range(max_points)]
@@ -227,8 +290,13 @@ def scatter_line(xs: Sequence[float], ys: Sequence[float], *, title: str, xlabel
     ticks = nice_ticks(lo - pad, hi + pad)
     lo, hi = ticks[0], ticks[-1]
     x0, x1, y0, y1 = 60, width - 20, 30, height - 50
-    sx = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)
-    sy = lambda v: y1 - (v - lo) / (hi - lo) * (y1 - y0)
+
+    def sx(v: float) -> float:
+        return x0 + (v - lo) / (hi - lo) * (x1 - x0)
+
+    def sy(v: float) -> float:
+        return y1 - (v - lo) / (hi - lo) * (y1 - y0)
+
     out = _svg_open(width, height, title, "scatter")
     out.append(_text(8, 16, title, extra=' font-weight="600"'))
     out += _axis(x0, x1, y0, y1, ticks, sx, xlabel)
@@ -238,13 +306,17 @@ def scatter_line(xs: Sequence[float], ys: Sequence[float], *, title: str, xlabel
         out.append(_text(x0 - 5, sy(t) + 4, _fmt_tick(t), "end", ' fill="#444"'))
     out.append(_text(14, (y0 + y1) / 2, ylabel, "middle", f' transform="rotate(-90 14 {(y0 + y1) / 2:.1f})"'))
     if identity:
-        out.append(f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" '
-                   f'stroke="#999" stroke-dasharray="3 3"><title>y = x</title></line>')
+        out.append(
+            f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" '
+            f'stroke="#999" stroke-dasharray="3 3"><title>y = x</title></line>'
+        )
     radius = 3.5 if len(pts) < 200 else 2.2
     for x, y, lab in pts:
         tip = f"<title>{escape(f'{lab}: {x:.3g}, {y:.3g}')}</title>" if lab else ""
-        out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{radius}" fill="#3366aa" fill-opacity="0.5" '
-                   f'class="pt">{tip}</circle>')
+        out.append(
+            f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{radius}" fill="#3366aa" fill-opacity="0.5" '
+            f'class="pt">{tip}</circle>'
+        )
     if _num(slope) is not None and _num(intercept) is not None:
         a, b = float(slope), float(intercept)  # type: ignore[arg-type]
         xa, xb = lo, hi
@@ -252,8 +324,10 @@ def scatter_line(xs: Sequence[float], ys: Sequence[float], *, title: str, xlabel
             ends = sorted(((lo - b) / a, (hi - b) / a))
             xa, xb = max(lo, ends[0]), min(hi, ends[1])
         if xa < xb:
-            out.append(f'<line x1="{sx(xa):.1f}" y1="{sy(a * xa + b):.1f}" x2="{sx(xb):.1f}" '
-                       f'y2="{sy(a * xb + b):.1f}" stroke="#cc5533" stroke-width="2" class="fit-line"/>')
+            out.append(
+                f'<line x1="{sx(xa):.1f}" y1="{sy(a * xa + b):.1f}" x2="{sx(xb):.1f}" '
+                f'y2="{sy(a * xb + b):.1f}" stroke="#cc5533" stroke-width="2" class="fit-line"/>'
+            )
         out.append(_text(x0 + 6, y0 + 12, f"β = {a:.3f}, intercept = {b:.3f}", extra=' fill="#cc5533"'))
     out.append("</svg>")
     return Markup("\n".join(out))

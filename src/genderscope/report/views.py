@@ -25,9 +25,12 @@ def fmt(x: Any, digits: int = 4) -> str:
             return "0"
         if abs(x) >= 1e5 or abs(x) < 1e-3:
             return f"{x:.{max(digits - 1, 1)}e}"
-        return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:.0f}"
-    if isinstance(x, list) and 0 < len(x) <= 8 and all(v is None or (isinstance(v, (int, float))
-                                                                   and not isinstance(v, bool)) for v in x):
+        return f"{x:.{digits}g}" if abs(x) < 10**digits else f"{x:.0f}"
+    if (
+        isinstance(x, list)
+        and 0 < len(x) <= 8
+        and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in x)
+    ):
         return "[" + ", ".join(fmt(v, digits) for v in x) + "]"
     if isinstance(x, (list, dict)):
         text = json.dumps(x, ensure_ascii=False)
@@ -62,8 +65,15 @@ class TableView:
     collapsed: bool = False
 
     @classmethod
-    def from_records(cls, title: str, records: list[dict[str, Any]], *, collapsed: bool = False,
-                     note: str = "", max_rows: int = 500) -> TableView:
+    def from_records(
+        cls,
+        title: str,
+        records: list[dict[str, Any]],
+        *,
+        collapsed: bool = False,
+        note: str = "",
+        max_rows: int = 500,
+    ) -> TableView:
         cols: list[str] = []
         for r in records:
             for k in r:

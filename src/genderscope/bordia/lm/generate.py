@@ -5,8 +5,8 @@ uniforms u_0 … u_words up front. The first input is token ⌊u_0·|V|⌋ (not 
 p = softmax(logits / T) in float64 and the next token is the smallest index whose cumulative
 probability exceeds u_t · (total mass) (clipped to |V| − 1): exact inverse-CDF multinomial sampling.
 Samples are computed in batches (one batched step per word) and written one file per sample
-(``samples/{j:05d}.txt``, atomic; a rerun skips complete samples), plus ``samples.jsonl`` (one record
-per sample) and ``manifest.json``.
+(``<out>/{j:05d}.txt``, atomic; a rerun skips complete samples; ``<out>`` defaults to ``RUN_DIR/samples``),
+plus ``<out>/samples.jsonl`` (one record per sample) and ``<out>/manifest.json``.
 """
 
 from __future__ import annotations
@@ -56,14 +56,19 @@ def sample_batch(model: AWDLSTM, seeds: list[int], words: int, temperature: floa
 
 def generate_samples(run_dir: Path, out_dir: Path | None = None, n_samples: int = 2000, words: int = 500,
                      temperature: float = 1.0, seed_offset: int = 500, batch: int = 100, device: str = "cpu",
-                     log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Write ``n_samples`` samples of ``words`` tokens from the run's best checkpoint; returns the manifest."""
+                     log: Callable[[str], None] | None = None, force: bool = False) -> dict[str, Any]:
+    """Write ``n_samples`` samples of ``words`` tokens from the run's best checkpoint; returns the manifest.
+
+    Existing samples are reused when the folder's manifest has the same checkpoint and settings. A new
+    checkpoint (the run trained further) regenerates them; other ``words``/``temperature``/``seed_offset``
+    than the manifest's is an error unless ``force`` (spec §9.1: a stage whose configuration changed).
+    """
     set_threads()
     if n_samples < 1 or words < 1:
         raise UsageError("--samples and --words must be ≥ 1")
     ck = load_checkpoint(run_dir, device)
     out_dir = Path(out_dir) if out_dir else Path(run_dir) / "samples"
-    sample_dir = out_dir / "samples"
+    sample_dir = out_dir  # spec §8/§9.1: samples/{j:05d}.txt next to manifest.json
     sample_dir.mkdir(parents=True, exist_ok=True)
     manifest = {"checkpoint_sha256": ck.sha256, "vocab_size": len(ck.vocab), "n_samples": n_samples,
                 "words": words, "temperature": temperature, "seed_offset": seed_offset,
@@ -71,9 +76,14 @@ def generate_samples(run_dir: Path, out_dir: Path | None = None, n_samples: int 
     old = out_dir / "manifest.json"
     if old.exists():
         prev = json.loads(old.read_text())
-        keys = ("checkpoint_sha256", "words", "temperature", "seed_offset")
-        if any(prev.get(k) != manifest[k] for k in keys):
-            for f in sample_dir.glob("*.txt"):  # samples of another model/settings are never reused
+        settings = ("words", "temperature", "seed_offset")
+        changed = [k for k in settings if prev.get(k) != manifest[k]]
+        if changed and not force:
+            raise UsageError(f"{out_dir} holds samples with other settings ("
+                             + ", ".join(f"{k} {prev.get(k)} ≠ {manifest[k]}" for k in changed)
+                             + "); use another output folder or --force to replace them")
+        if changed or prev.get("checkpoint_sha256") != manifest["checkpoint_sha256"]:
+            for f in sample_dir.glob("[0-9]*.txt"):  # samples of another model/settings are never reused
                 f.unlink()
     atomic_write_json(old, manifest)
     todo = [j for j in range(n_samples) if not (sample_dir / f"{j:05d}.txt").exists()]
@@ -92,7 +102,11 @@ def generate_samples(run_dir: Path, out_dir: Path | None = None, n_samples: int 
     return manifest
 
 
-def read_samples(out_dir: Path) -> list[str]:
-    """The sample texts of a generation folder, in sample order (from the per-sample files)."""
-    files = sorted((Path(out_dir) / "samples").glob("*.txt"))
+def read_samples(out_dir: Path, n_samples: int | None = None) -> list[str]:
+    """The sample texts of a generation folder, in sample order (from the per-sample files); with
+    ``n_samples``, exactly samples 0 … n_samples − 1 (a folder may hold more from an earlier, larger run)."""
+    if n_samples is not None:
+        files = [Path(out_dir) / f"{j:05d}.txt" for j in range(n_samples)]
+    else:
+        files = sorted(Path(out_dir).glob("[0-9]*.txt"))
     return [f.read_text(encoding="utf-8") for f in files]

@@ -1,1 +1,1 @@
-"""Task ``gest-likelihood``: the GEST paper's likelihood measurement for masked and causal LMs (GEST spec §8)."""
+"""Task ``gest-likelihood``: the GEST paper's likelihood measurement for masked/causal LMs (GEST spec §8)."""

@@ -1,4 +1,4 @@
-"""Per-sentence score files: one float per line, line i = dataset row i (the GEST repo's prediction format)."""
+"""Per-sentence score files: one float per line, line i = dataset row i (the GEST repo's predictions)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,10 @@ def read_scores(path: str | Path, n_rows: int) -> list[float]:
             raise DataError(f"{p}:{i}: score {s!r} is infinite")
         out.append(v)
     if len(out) != n_rows:
-        raise DataError(f"{p}: {len(out)} scores, but the GEST file has {n_rows} rows "
-                        "(one score per dataset row, in row order)")
+        raise DataError(
+            f"{p}: {len(out)} scores, but the GEST file has {n_rows} rows "
+            "(one score per dataset row, in row order)"
+        )
     return out
 
 
@@ -46,8 +48,10 @@ def template_ids(paths: list[str], given: list[int] | None) -> list[int]:
     """Template id of each score file: ``given`` ids, else ``template-K`` in the file name, else 0, 1, ..."""
     if given:
         if len(given) != len(paths):
-            raise UsageError(f"--template names {len(given)} template id(s) but --scores has {len(paths)} "
-                             "file(s); give one id per file, in the same order")
+            raise UsageError(
+                f"--template names {len(given)} template id(s) but --scores has {len(paths)} "
+                "file(s); give one id per file, in the same order"
+            )
         ids = list(given)
     else:
         found = [_TEMPLATE_IN_NAME.search(Path(p).name) for p in paths]

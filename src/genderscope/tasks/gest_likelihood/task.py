@@ -24,8 +24,14 @@ import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.requests import (CONTINUATION_LOGPROBS, GIVEN, MASKED_PAIR_LOGPROB, Attempt, AttemptResult,
-                                       Request)
+from genderscope.core.requests import (
+    CONTINUATION_LOGPROBS,
+    GIVEN,
+    MASKED_PAIR_LOGPROB,
+    Attempt,
+    AttemptResult,
+    Request,
+)
 from genderscope.core.task import Metric, Task, TaskResult
 from genderscope.stats.bootstrap import bootstrap_counts, intervals
 from genderscope.tasks.gest.data import SHORT_NAMES, VERSIONS, load_gest
@@ -39,9 +45,14 @@ LN10 = math.log(10.0)
 
 @dataclass
 class GestLikelihoodOptions:
-    dataset_version: str = opt("1.0", "GEST file version (the paper's scores are aligned with 1.0)", ("1.0", "1.1"))
-    form: str = opt("auto", "masked (4 templates) or causal (2 templates); auto = from the model's request kinds",
-                    ("auto", "masked", "causal"))
+    dataset_version: str = opt(
+        "1.0", "GEST file version (the paper's scores are aligned with 1.0)", ("1.0", "1.1")
+    )
+    form: str = opt(
+        "auto",
+        "masked (4 templates) or causal (2 templates); auto = from the model's request kinds",
+        ("auto", "masked", "causal"),
+    )
     template: str = opt("all", "template ids to run, e.g. 0,2 (with --scores: the id of each file, in order)")
     scores: str = opt("", "per-sentence score file(s), comma-separated: one float per dataset row; no model")
     ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
@@ -55,12 +66,16 @@ class GestLikelihoodOptions:
             try:
                 [int(t) for t in self.template.split(",") if t.strip()]
             except ValueError:
-                raise ValueError(f"--template must be 'all' or template ids like 0,2 (got {self.template!r})") from None
+                raise ValueError(
+                    f"--template must be 'all' or template ids like 0,2 (got {self.template!r})"
+                ) from None
 
 
 class GestLikelihoodTask(Task):
     name = "gest-likelihood"
-    description = "GEST paper: log-likelihood of male vs female forms of stereotypical quotes (masked/causal LMs)"
+    description = (
+        "GEST paper: log-likelihood of male vs female forms of stereotypical quotes (masked/causal LMs)"
+    )
     Options = GestLikelihoodOptions
     supports = (MASKED_PAIR_LOGPROB, CONTINUATION_LOGPROBS)
     measurements = {
@@ -91,15 +106,20 @@ class GestLikelihoodTask(Task):
     def check_model(self) -> None:
         if self._score_files():
             if self.ctx.model_kind not in ("", "random"):
-                raise UsageError("gest-likelihood --scores aggregates given per-sentence scores and calls no "
-                                 f"model; leave out --model (got a {self.ctx.model_kind!r} model)")
+                raise UsageError(
+                    "gest-likelihood --scores aggregates given per-sentence scores and calls no "
+                    f"model; leave out --model (got a {self.ctx.model_kind!r} model)"
+                )
             self._template_ids()
             return
         from genderscope.core.matrix import require_kinds
 
         kind = {"masked": MASKED_PAIR_LOGPROB, "causal": CONTINUATION_LOGPROBS}.get(self.options.form)
-        require_kinds(self, [kind] if kind else None,
-                      hint="or aggregate published per-sentence scores with --scores FILE")
+        require_kinds(
+            self,
+            [kind] if kind else None,
+            hint="or aggregate published per-sentence scores with --scores FILE",
+        )
         self._template_ids()
 
     def _template_ids(self) -> list[int]:
@@ -114,8 +134,10 @@ class GestLikelihoodTask(Task):
         bad = [t for t in ids if t not in known]
         if bad or not ids:
             kind = self.options.form if form == "given" else form
-            raise UsageError(f"gest-likelihood: template id(s) {bad or ids} do not exist for the {kind} form "
-                             f"(ids {', '.join(map(str, known))})")
+            raise UsageError(
+                f"gest-likelihood: template id(s) {bad or ids} do not exist for the {kind} form "
+                f"(ids {', '.join(map(str, known))})"
+            )
         return ids
 
     def datasets(self) -> list[str]:
@@ -146,13 +168,16 @@ class GestLikelihoodTask(Task):
                     req = Request(MASKED_PAIR_LOGPROB, {"text_a": a, "text_b": b})
                 elif form == "causal":
                     tpl = CAUSAL[t]
-                    req = Request(CONTINUATION_LOGPROBS, {"context": tpl.render(row.sentence),
-                                                          "continuations": [tpl.male, tpl.female]})
+                    req = Request(
+                        CONTINUATION_LOGPROBS,
+                        {"context": tpl.render(row.sentence), "continuations": [tpl.male, tpl.female]},
+                    )
                 else:
                     v = given[t][r]
                     req = Request(GIVEN, {"value": None if math.isnan(v) else v, "text": row.sentence})
-                out.append(Attempt(f"gest/{r}/t{t}", 1, req, {"row": r, "stereotype": row.stereotype,
-                                                              "template": t}))
+                out.append(
+                    Attempt(f"gest/{r}/t{t}", 1, req, {"row": r, "stereotype": row.stereotype, "template": t})
+                )
         return out
 
     # -- scoring ------------------------------------------------------------------------------------------
@@ -210,7 +235,6 @@ class GestLikelihoodTask(Task):
             X[t][pos[meta["row"]]] = s
             records.append(rec)
         S = A.one_hot([rows[r].stereotype for r in chosen])
-        k = len(A.NAMES)
 
         def all_metrics(C: np.ndarray) -> np.ndarray:
             per = [A.compute(X[t], S, C) for t in ids]
@@ -226,8 +250,10 @@ class GestLikelihoodTask(Task):
             boot = np.vstack([all_metrics(C) for C in bootstrap_counts(n, o.bootstrap_cycles, self.ctx.seed)])
             iv = intervals(boot, o.ci_method, o.confidence_level)
             cis, nan_counts = iv[:, :2], iv[:, 2]
-        metrics = {name: Metric(float(point[i]), *((float(cis[i, 0]), float(cis[i, 1])) if cis is not None else ()))
-                   for i, name in enumerate(names)}
+        metrics = {
+            name: Metric(float(point[i]), *((float(cis[i, 0]), float(cis[i, 1])) if cis is not None else ()))
+            for i, name in enumerate(names)
+        }
         form = self.form()
         texts: dict[int, Any] = {}
         for t in ids:
@@ -237,20 +263,46 @@ class GestLikelihoodTask(Task):
                 c = CAUSAL[t]
                 texts[t] = {"prompt": c.prompt, "male_word": c.male, "female_word": c.female}
         extra: dict[str, Any] = {
-            "parameters": {"form": form, "declared_form": o.form, "templates": ids, "template_texts": texts,
-                           "score_files": self._score_files() or None, "dataset_version": o.dataset_version,
-                           "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
-                           "sample_k": self.ctx.limit, "ci_method": o.ci_method if cis is not None else None,
-                           "bootstrap_cycles": o.bootstrap_cycles, "confidence_level": o.confidence_level,
-                           "seed": self.ctx.seed, "score_units": "log10 likelihood ratio, male − female",
-                           "r_i": "exp(mean log10 score) — natural exp, as in the paper"},
-            "counts": {"rows": n, "templates": len(ids), "attempts": len(results), "failed_attempts": failed,
-                       "bad_responses": bad, "nan_scores": {str(t): nan_rows[t] for t in ids},
-                       "multi_token_words": multi, "incomplete": failed > 0},
-            "stereotypes": [{"id": i, "name": SHORT_NAMES[i], **{
-                f"template_{t}": {m: point[names.index(f"template_{t}/{m}_{i}")]
-                                  for m in ("mean_score", "r", "feminine_rank")} for t in ids}}
-                for i in range(1, 17)],
+            "parameters": {
+                "form": form,
+                "declared_form": o.form,
+                "templates": ids,
+                "template_texts": texts,
+                "score_files": self._score_files() or None,
+                "dataset_version": o.dataset_version,
+                "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
+                "sample_k": self.ctx.limit,
+                "ci_method": o.ci_method if cis is not None else None,
+                "bootstrap_cycles": o.bootstrap_cycles,
+                "confidence_level": o.confidence_level,
+                "seed": self.ctx.seed,
+                "score_units": "log10 likelihood ratio, male − female",
+                "r_i": "exp(mean log10 score) — natural exp, as in the paper",
+            },
+            "counts": {
+                "rows": n,
+                "templates": len(ids),
+                "attempts": len(results),
+                "failed_attempts": failed,
+                "bad_responses": bad,
+                "nan_scores": {str(t): nan_rows[t] for t in ids},
+                "multi_token_words": multi,
+                "incomplete": failed > 0,
+            },
+            "stereotypes": [
+                {
+                    "id": i,
+                    "name": SHORT_NAMES[i],
+                    **{
+                        f"template_{t}": {
+                            m: point[names.index(f"template_{t}/{m}_{i}")]
+                            for m in ("mean_score", "r", "feminine_rank")
+                        }
+                        for t in ids
+                    },
+                }
+                for i in range(1, 17)
+            ],
         }
         if nan_counts is not None and nan_counts.any():
             extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(nan_counts) if c}
@@ -270,9 +322,16 @@ class GestLikelihoodTask(Task):
         for t in ids:
             table.add_column(f"template {t}", justify="right")
         for st in result.extra["stereotypes"]:
-            table.add_row(f"{st['id']} {st['name']}", *(
-                f"{fmt(st[f'template_{t}']['r'])} ({fmt(st[f'template_{t}']['feminine_rank'], 0)})" for t in ids))
+            table.add_row(
+                f"{st['id']} {st['name']}",
+                *(
+                    f"{fmt(st[f'template_{t}']['r'])} ({fmt(st[f'template_{t}']['feminine_rank'], 0)})"
+                    for t in ids
+                ),
+            )
         c = result.extra["counts"]
-        note = Text(f"{c['rows']} rows × {c['templates']} templates; g_s > 1 = stereotypical; "
-                    f"{c['multi_token_words']} multi-token word scores; {c['failed_attempts']} failed")
+        note = Text(
+            f"{c['rows']} rows × {c['templates']} templates; g_s > 1 = stereotypical; "
+            f"{c['multi_token_words']} multi-token word scores; {c['failed_attempts']} failed"
+        )
         return Group(metrics_table(self.name, result), table, note)

@@ -49,6 +49,9 @@ def select_conditions(spec: str | None) -> list[Condition]:
     if not spec or spec.strip().lower() == "all":
         return list(CONDITIONS)
     names = [s.strip() for s in spec.split(",") if s.strip()]
+    if not names:
+        raise UsageError(f"--conditions {spec!r} names no condition; use all or a comma list of: "
+                         f"{', '.join(BY_SLUG)}")
     bad = [n for n in names if n not in BY_SLUG]
     if bad:
         raise UsageError(f"unknown condition(s) {', '.join(bad)}; valid: {', '.join(BY_SLUG)}")

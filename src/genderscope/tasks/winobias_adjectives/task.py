@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from genderscope.core.errors import UsageError
+from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult
@@ -99,7 +100,7 @@ class WinoBiasAdjectivesTask(Task):
         super().__init__(options, ctx)
         self.started = _dt.datetime.now().isoformat(timespec="seconds")
         self.conds: list[Condition] = select_conditions(options.conditions)
-        self.trials = int(ctx.trials or 5)
+        self.trials = 5 if ctx.trials is None else int(ctx.trials)
         if self.trials < 1:
             raise UsageError("--trials must be at least 1")
         from genderscope.datasets.winobias import check_combination
@@ -143,7 +144,8 @@ class WinoBiasAdjectivesTask(Task):
         prefix = self.item_prefix()
         sampling = self.sampling
         out: list[Attempt] = []
-        self._items: list[dict[str, Any]] = []
+        self._items: list[SharedFields] = []
+        n_lines, trials = len(ws.pairs), self.trials
         for ci, cond in enumerate(self.conds):
             cid = condition_id(cond, o.placement)
             for si, label in enumerate(LABELS):
@@ -154,16 +156,19 @@ class WinoBiasAdjectivesTask(Task):
                     req = Request(CHAT, {"messages": [{"role": "user", "content": prompt}], **sampling},
                                   hints={"choices": [gold_word(line.entity1), gold_word(line.entity2)]})
                     item_id = f"{prefix}/{cid}/{label}/{pair.line}"
-                    info = {"release": o.release, "wb_type": o.type, "split": o.split, "line": pair.line,
+                    info = SharedFields({"release": o.release, "wb_type": o.type, "split": o.split, "line": pair.line,
                             "condition": cond.slug, "placement": o.placement, "label": label,
                             "entities": [line.entity1, line.entity2], "referent": line.referent,
                             "other": line.other, "referent_stereotype": line.referent_gender,
                             "pronoun": line.pronoun, "pronoun_gender": line.pronoun_gender,
-                            "adjective_entity1": a1, "adjective_entity2": a2, "flags": list(pair.flags)}
+                            "adjective_entity1": a1, "adjective_entity2": a2, "flags": list(pair.flags)})
                     k = len(self._items)
                     self._items.append(info)
-                    for t in range(1, self.trials + 1):
-                        out.append(Attempt(item_id, t, req, {"k": k, "c": ci, "s": si, "l": li}))
+                    # one meta dict shared by the item's trials; f0 = flat index of (c, s, l, trial 1) in
+                    # the (condition, label, line, trial) answer array of score()
+                    meta = {"k": k, "c": ci, "s": si, "l": li, "f0": ((ci * 2 + si) * n_lines + li) * trials}
+                    for t in range(1, trials + 1):
+                        out.append(Attempt(item_id, t, req, meta))
         return out
 
     # -- scoring ------------------------------------------------------------------------------------
@@ -185,27 +190,39 @@ class WinoBiasAdjectivesTask(Task):
             self.attempts()
         K, N, T = len(self.conds), len(ws.pairs), self.trials
         cls_index = {c: i for i, c in enumerate(CLASSES)}
-        answers = np.zeros((K, 2, N, T), dtype=np.int8)
-        have = np.zeros((K, 2, N, T), dtype=bool)
-        records: list[dict[str, Any]] = []
+        echo = bool(o.map_adjective_echo)
+        records: list[JoinedRecord] = []
+        flat: list[int] = []  # flat index into answers[c, s, l, t] of each answered attempt
+        codes: list[int] = []  # its class code (index in CLASSES)
         n_truncated = 0
-        memo: dict[tuple[Any, ...], dict[str, Any]] = {}  # replies repeat: parse each (reply, item) once
+        # replies repeat: parse each distinct (reply, referent, other) once (plus the adjectives when
+        # map_adjective_echo makes them matter); records share the item's and the parse's fields
+        memo: dict[tuple[Any, ...], tuple[SharedFields, int, bool]] = {}
+        items = self._items
         for ar in results:
             m = ar.attempt.meta
-            info = self._items[m["k"]]
-            rec = dict(info)
-            if ar.ok:
-                resp = ar.response
-                key = (resp if isinstance(resp, str) or resp is None else repr(resp), info["referent"],
-                       info["other"], info["adjective_entity1"], info["adjective_entity2"], info["entities"][0])
-                parsed = memo.get(key)
-                if parsed is None:
-                    parsed = memo[key] = self.classify(info, resp)
-                rec.update(parsed)
-                answers[m["c"], m["s"], m["l"], ar.attempt.trial - 1] = cls_index[parsed["answer_class"]]
-                have[m["c"], m["s"], m["l"], ar.attempt.trial - 1] = True
-                n_truncated += parsed["finish_reason"] == "length"
-            records.append(rec)
+            info = items[m["k"]]
+            if not ar.ok:
+                records.append(JoinedRecord(info))
+                continue
+            resp = ar.response
+            plain = resp is None or type(resp) is str
+            key = (plain, resp if plain else repr(resp), info["referent"], info["other"])
+            if echo:
+                key += (info["adjective_entity1"], info["adjective_entity2"], info["entities"][0])
+            hit = memo.get(key)
+            if hit is None:
+                parsed = self.classify(info, resp)
+                hit = memo[key] = (SharedFields(parsed), cls_index[parsed["answer_class"]],
+                                   parsed["finish_reason"] == "length")
+            records.append(JoinedRecord(info, hit[0]))
+            flat.append(m["f0"] + ar.attempt.trial - 1)
+            codes.append(hit[1])
+            n_truncated += hit[2]
+        answers = np.zeros((K, 2, N, T), dtype=np.int8)
+        have = np.zeros((K, 2, N, T), dtype=bool)
+        answers.flat[flat] = codes
+        have.flat[flat] = True
         meta = self.run_metadata(ws, n_truncated)
         missing = int((~have).sum())
         if missing:
@@ -235,7 +252,9 @@ class WinoBiasAdjectivesTask(Task):
                 "robust_parser_version": ROBUST_PARSER_VERSION, "stats_mode": o.stats, "trials": self.trials,
                 "model_kind": self.ctx.model_kind, "model": getattr(self.ctx, "model_target", "") or None,
                 "model_snapshot": None, "sampling": {**self.sampling, "top_p": "provider default"},
-                "seed_policy": "no seed sent; each (item id, trial) is its own request and cache entry",
+                "seed_policy": "the task sends no seed; each (item id, trial) is its own request and cache entry; "
+                               "a backend that sends seeds derives them from (item id, trial) (openai: first 8 "
+                               "bytes of sha256('<item id>#<trial>'))",
                 "bootstrap_samples": o.bootstrap_samples, "bootstrap_seed": o.bootstrap_seed, "alpha": o.alpha,
                 "map_adjective_echo": o.map_adjective_echo, "limit": self.ctx.limit, "started": self.started}
 
@@ -320,7 +339,8 @@ class WinoBiasAdjectivesTask(Task):
         for r in rows:
             p = r["p_replicate"] if replicate else r["p_holm"]
             cells = [r["male_adjective"] or "—", r["female_adjective"] or "—",
-                     _f1(r["bias"]), "—" if r["diff"] is None else _f1(r["diff"]), _fp(p, r["diff"] is None)]
+                     _f1(r["bias"]), "—" if r["diff"] is None else _f1(r["diff"]),
+                     _fp(p, r["diff"] is None, run.get("alpha", 0.05))]
             if not replicate:
                 cells.append("—" if r["ci95_low"] is None else f"[{_f1(r['ci95_low'])}, {_f1(r['ci95_high'])}]")
             table.add_row(*cells)
@@ -337,9 +357,10 @@ def _f1(x: float | None) -> str:
     return "0.0" if s == "-0.0" else s.replace("-", "−")
 
 
-def _fp(p: float | None, baseline: bool) -> str:
+def _fp(p: float | None, baseline: bool, alpha: float = 0.05) -> str:
+    """p with three decimals ("0.000" below 0.0005), ``*`` when p > alpha (published: alpha = 0.05)."""
     if baseline:
         return "—"
     if p is None:
         return "n/a"
-    return f"{p:.3f}" + ("*" if p > 0.05 else "")
+    return f"{p:.3f}" + ("*" if p > alpha else "")

@@ -1,0 +1,79 @@
+"""The task x model-kind matrix: derived from declarations, printed by the CLI, mirrored in the README,
+and a clear early error for combinations that make no sense."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from genderscope.cli import app
+from genderscope.core.engine import run_tasks
+from genderscope.core.errors import UsageError
+from genderscope.core.matrix import matrix_markdown, matrix_rows, require_kinds, working_model_kinds
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cells(task: str) -> dict:
+    return next(r["cells"] for r in matrix_rows() if r["task"] == task)
+
+
+def test_cells_follow_declarations() -> None:
+    gl = _cells("gest-likelihood")
+    assert gl["openai"] is None and "log10" in gl["hf-mlm"] and "log10" in gl["hf-causal"]
+    assert gl["random"] == "null model" and gl["replay"] == "recorded answers"
+    gest = _cells("gest")
+    assert gest["hf-mlm"] is None and gest["openai"] and gest["hf-causal"]  # local chat generation
+    wl = _cells("winobias-lm")
+    assert wl["openai"] is None and wl["hf-mlm"] and wl["hf-causal"]
+
+
+def test_cli_prints_matrix() -> None:
+    res = CliRunner().invoke(app, ["tasks", "--matrix"])
+    assert res.exit_code == 0, res.output
+    for name in ("gest", "hf-mlm", "hf-causal", "openai"):
+        assert name in res.output
+
+
+def test_readme_has_the_current_table() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "### Which task runs on which model" in readme
+    missing = [ln for ln in matrix_markdown().splitlines() if ln not in readme]
+    assert not missing, f"README table out of date (run python -m genderscope.core.matrix): {missing}"
+
+
+@pytest.mark.parametrize(
+    "task,model,works",
+    [
+        ("abc", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
+        ("gest-likelihood", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
+        ("winobias-lm", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
+        ("dawinobias", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
+    ],
+)
+def test_nonsense_combination_fails_before_the_model_loads(tmp_path, task, model, works) -> None:
+    with pytest.raises(UsageError) as exc:  # no server runs: the check happens before the backend exists
+        run_tasks([task], model, out=tmp_path / "o", progress=False)
+    msg = str(exc.value)
+    assert "cannot run on openai" in msg and f"model kinds that work: {works}" in msg
+
+
+def test_chat_task_on_masked_lm_fails_early(tmp_path) -> None:
+    with pytest.raises(UsageError, match="gest"):
+        run_tasks(
+            ["gest"], f"hf-mlm:{tmp_path}", out=tmp_path / "o", progress=False
+        )  # dir need not be a model
+
+
+def test_require_kinds_returns_first_declared_kind() -> None:
+    from genderscope.core.task import RunContext
+    from genderscope.tasks.gest_likelihood.task import GestLikelihoodOptions, GestLikelihoodTask
+
+    t = GestLikelihoodTask(
+        GestLikelihoodOptions(),
+        RunContext(request_kinds=frozenset({"continuation_logprobs", "masked_pair_logprob"}), model_kind="x"),
+    )
+    assert require_kinds(t) == "masked_pair_logprob"
+    assert working_model_kinds(GestLikelihoodTask) == ["hf-mlm", "hf-causal"]
