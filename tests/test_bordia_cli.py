@@ -25,6 +25,15 @@ def test_help_does_not_import_torch():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
+def test_spec_python_api_names():
+    """Spec §13: the Python API names are importable from genderscope.bordia (torch ones lazily)."""
+    code = ("import sys, genderscope.bordia as b; assert 'torch' not in sys.modules; "
+            "names = 'load_gender_pairs count_cooccurrences bias_scores amplification BiasRegularizer AWDLSTM "
+            "train_lm generate_samples run_sweep'.split(); assert all(callable(getattr(b, n)) for n in names)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_score_end_to_end(tmp_path, data_registry):
     corpus = tmp_path / "corpus"
     corpus.mkdir()

@@ -13,6 +13,20 @@ from genderscope.bordia.cooccurrence import CountConfig, Counts, count_cooccurre
 from genderscope.bordia.pairs import GenderPairs, load_gender_pairs, load_stopwords
 from genderscope.bordia.text import Document, TokenStream, read_corpus, tokenize_documents
 
-__all__ = ["AmplificationResult", "amplification", "BiasResult", "ScoreOptions", "bias_scores", "CountConfig",
+#: torch-dependent names of the spec's Python API (§13), imported on first use
+_LAZY = {"BiasRegularizer": "genderscope.bordia.lm.regularizer", "AWDLSTM": "genderscope.bordia.lm.model",
+         "train_lm": "genderscope.bordia.lm.train", "generate_samples": "genderscope.bordia.lm.generate",
+         "run_sweep": "genderscope.bordia.sweep"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'genderscope.bordia' has no attribute {name!r}")
+
+
+__all__ = ["BiasRegularizer", "AWDLSTM", "train_lm", "generate_samples", "run_sweep", "AmplificationResult", "amplification", "BiasResult", "ScoreOptions", "bias_scores", "CountConfig",
            "Counts", "count_cooccurrences", "GenderPairs", "load_gender_pairs", "load_stopwords", "Document",
            "TokenStream", "read_corpus", "tokenize_documents"]

@@ -221,8 +221,14 @@ def check_combination(release: str, wb_type: int, split: str) -> None:
         raise UsageError("release 2018-03-authors exists only for type 1 test (--type 1 --split test)")
 
 
-def read_lines(data: Any, release: str, label: str, wb_type: int, split: str) -> list[str]:
-    """Raw sentence texts of one file (number prefix removed, author edits applied), 1-based order."""
+def read_lines(data: Any, release: str, label: str, wb_type: int, split: str,
+               failures: list[str] | None = None) -> list[str | None]:
+    """Raw sentence texts of one file (number prefix removed, author edits applied), 1-based order.
+
+    Lines that are empty or lack the expected number prefix are checked in the whole file first: with
+    ``failures`` they are appended there (``release/file:line: reason: raw``) and left None, else one
+    :class:`WinoBiasParseError` lists all of them (spec §2.9).
+    """
     name = logical_name(release, label, wb_type, split)
     path = data.path(name)  # sha256-verified by the registry
     try:
@@ -232,23 +238,32 @@ def read_lines(data: Any, release: str, label: str, wb_type: int, split: str) ->
     parts = text.split("\n")
     if parts and parts[-1] == "":
         parts.pop()
-    out = []
+    out: list[str | None] = []
+    bad: list[str] = []
     fname = f"{release}/{file_name(label, wb_type, split)}"
     for i, raw in enumerate(parts, 1):
         if raw == "":
-            raise WinoBiasParseError([f"{fname}:{i}: empty line: {raw!r}"])
+            bad.append(f"{fname}:{i}: empty line: {raw!r}")
+            out.append(None)
+            continue
         if release == "head":
             m = _HEAD_LINE.match(raw)
             if not m or int(m.group(1)) != i:
-                raise WinoBiasParseError([f"{fname}:{i}: expected the line number {i} and a space: {raw!r}"])
+                bad.append(f"{fname}:{i}: expected the line number {i} and a space: {raw!r}")
+                out.append(None)
+                continue
             raw = m.group(2)
         out.append(raw)
+    if bad and failures is None:
+        raise WinoBiasParseError(bad)
+    if failures is not None:
+        failures += bad
     if release == "2018-03-authors":
         for line, labels, old, new in AUTHOR_EDITS:
-            if label in labels:
-                if old not in out[line - 1]:
+            if label in labels and line <= len(out) and out[line - 1] is not None:
+                if old not in out[line - 1]:  # type: ignore[operator]
                     raise DataError(f"{fname}:{line}: cannot apply the 2018-03-authors edit {old!r} -> {new!r}")
-                out[line - 1] = out[line - 1].replace(old, new, 1)
+                out[line - 1] = out[line - 1].replace(old, new, 1)  # type: ignore[union-attr]
     return out
 
 
@@ -300,6 +315,8 @@ def _normalise(chars: list[str], tags: list[int], release: str) -> tuple[list[st
         for m in _DOUBLED_DET.finditer(text):
             doubled = True
             drop.update(range(m.start(), m.end()))
+            if chars[m.start()].isupper():  # "The the chief" -> "The chief" (keep a capital)
+                chars[m.end()] = chars[m.end()].upper()
         if drop:
             chars, tags = _delete(chars, tags, drop)
     n0 = 0
@@ -398,10 +415,13 @@ def load_file(data: Any, release: str, label: str, wb_type: int, split: str
     """Parse one file: (lines, None where the line failed; failure messages ``release/file:line: reason: raw``)."""
     OCCUPATIONS.load(data)
     fname = file_name(label, wb_type, split)
-    raws = read_lines(data, release, label, wb_type, split)
-    lines: list[WinoBiasLine | None] = []
     failures: list[str] = []
+    raws = read_lines(data, release, label, wb_type, split, failures)
+    lines: list[WinoBiasLine | None] = []
     for i, raw in enumerate(raws, 1):
+        if raw is None:  # format failure, already listed
+            lines.append(None)
+            continue
         try:
             lines.append(parse_line(raw, release=release, file=fname, line=i, label=label))
         except _LineError as exc:
@@ -453,7 +473,8 @@ def load_pairs(data: Any, release: str = "head", wb_type: int = 1, split: str = 
     dup: dict[str, set[str]] = {}
     if release != "2018-03-authors":
         for label in LABELS:
-            dup[label] = {_plain_key(r) for r in read_lines(data, release, label, wb_type, other_split)}
+            dup[label] = {_plain_key(r) for r in read_lines(data, release, label, wb_type, other_split, [])
+                          if r is not None}
             files.append(logical_name(release, label, wb_type, other_split))
     reasons = {}
     for f in failures:

@@ -78,6 +78,8 @@ def adjectives_for(line: WinoBiasLine, cond: Condition, placement: str) -> tuple
 
 
 def _insert(text: str, m: Mention, adj: str) -> str:
+    if m.start == 0:  # a mention without determiner opening the sentence (not in the WinoBias files)
+        adj = adj[0].upper() + adj[1:]
     out = text[:m.start] + adj + " " + text[m.start:]
     if m.det is not None and m.det_start is not None and m.det.lower() in ("a", "an"):
         new = "an" if adj[0].lower() in "aeiou" else "a"
