@@ -39,6 +39,7 @@ def main() -> None:
     )
     args = ap.parse_args()
 
+    import numpy as np
     import torch
     from tiny_models import build_tiny_mlm, genda_lens_texts, words_of
     from transformers import AutoModelForMaskedLM, AutoTokenizer
@@ -84,7 +85,7 @@ def main() -> None:
     model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
     n_base = min(args.baseline_triplets, len(triplets))
     loss = torch.nn.CrossEntropyLoss()
-    base_ppl = []
+    base_ce = []
     t0 = time.perf_counter()
     with torch.inference_mode():
         for t in triplets[:n_base]:  # GenDa Lens: one unpadded sentence per forward, no attention mask
@@ -97,28 +98,37 @@ def main() -> None:
                 if word:
                     tv[k] = word
                 logits = model(torch.tensor([tok.convert_tokens_to_ids(tv)])).logits[0]
-                row.append(math.exp(float(loss(logits, target))))
-            base_ppl.append(row)
+                row.append(float(loss(logits, target)))  # float32 CE, as GenDa Lens
+            base_ce.append(row)
     t_base = (time.perf_counter() - t0) * len(triplets) / n_base
+    batched_ce = [list(out[i].response["ce"]) for i in range(n_base)]  # type: ignore[attr-defined]
+    n_vals = 3 * n_base
+    n_bits = sum(a != b for ra, rb in zip(batched_ce, base_ce) for a, b in zip(ra, rb))
     maxrel = max(
-        abs(math.exp(out[i].response["ce"][v]) - base_ppl[i][v]) / base_ppl[i][v]  # type: ignore[attr-defined]
-        for i in range(n_base)
-        for v in range(3)
+        abs(math.exp(a) - math.exp(b)) / math.exp(b) for ra, rb in zip(batched_ce, base_ce) for a, b in zip(ra, rb)
     )
-    same_2dp = all(
-        round(math.exp(out[i].response["ce"][v]), 2) == round(base_ppl[i][v], 2)  # type: ignore[attr-defined]
-        for i in range(n_base)
-        for v in range(3)
+    r2 = lambda x: float(np.rint(np.float64(x) * 100.0) / 100.0)  # noqa: E731 - GenDa Lens's .round(2)
+    n_ppl_2dp = sum(
+        r2(math.exp(a)) != r2(math.exp(b)) for ra, rb in zip(batched_ce, base_ce) for a, b in zip(ra, rb)
     )
-    print(f"\ncompat ABC, {len(triplets)} triplets ({3 * len(triplets)} sentences):")
+    tables_b = compat_tables(batched_ce, triplets[:n_base])
+    tables_s = compat_tables(base_ce, triplets[:n_base])
+    print(f"\ncompat ABC, {len(triplets)} triplets ({3 * len(triplets)} sentences), {threads} torch thread(s):")
     print(
         f"  batched (genderscope):          {t_batched:8.2f} s  ({3 * len(triplets) / t_batched:8.1f} sentences/s)"
     )
-    print(f"  one sentence per forward:       {t_base:8.2f} s  (extrapolated from {n_base} triplets)")
+    extrap = "measured" if n_base == len(triplets) else f"extrapolated from {n_base} triplets"
+    print(f"  one sentence per forward:       {t_base:8.2f} s  ({extrap})")
+    print(f"  speed-up: {t_base / t_batched:.1f}x")
     print(
-        f"  speed-up: {t_base / t_batched:.1f}x; max relative PPL difference on the {n_base} compared triplets: "
-        f"{maxrel:.2e}; identical at 2 decimals: {same_2dp}"
+        f"  values on the {n_base} compared triplets: {n_vals - n_bits}/{n_vals} cross-entropies bit-identical, "
+        f"max relative PPL difference {maxrel:.2e}; per-sentence PPLs differing after r2np: {n_ppl_2dp}; "
+        f"compat tables (6 median (IQR) strings + GES) identical: {tables_b == tables_s}"
     )
+    if tables_b != tables_s:
+        for k in tables_b:
+            if tables_b[k] != tables_s[k]:
+                print(f"    {k}: batched {tables_b[k]!r} vs one-per-forward {tables_s[k]!r}")
 
     # ---------------------------------------------------------------- 2. default-mode PLL
     sents = [s for t in triplets for s in t.lines]
@@ -157,11 +167,29 @@ def main() -> None:
     )
     print(
         f"  per-sentence batched loop:      {t_b_full:8.2f} s  ({base_copies / t_b:9.0f} masked tokens/s, "
-        f"extrapolated from {n_b} sentences)"
+        f"{'measured' if n_b == len(sents) else f'extrapolated from {n_b} sentences'})"
     )
     print(
         f"  speed-up: {t_b_full / t_pll:.1f}x; max relative PLL difference on the compared sentences: {maxrel:.2e}"
     )
+
+
+def compat_tables(ce: list[list[float]], triplets: list) -> dict[str, object]:
+    """GenDa Lens's rounded compat outputs from per-sentence CEs: 6 summary strings and the GES."""
+    import numpy as np
+
+    from genderscope.tasks.abc import metrics as M
+
+    ppl = np.exp(np.array(ce, dtype=np.float64))
+    rel = {"female": ppl[:, 2] - ppl[:, 0], "male": ppl[:, 1] - ppl[:, 0]}
+    fem = np.array([t.group == "female" for t in triplets])
+    out: dict[str, object] = {}
+    for occ, idx in (("all", np.ones_like(fem)), ("femocc", fem), ("maleocc", ~fem)):
+        for pron in ("female", "male"):
+            if idx.any():
+                out[f"{pron}_{occ}"] = M.compat_summary(rel[pron][idx])[3]
+    out["ges"] = M.compat_ges(M.compat_summary(rel["female"])[0], M.compat_summary(rel["male"])[0])[:2]
+    return out
 
 
 if __name__ == "__main__":

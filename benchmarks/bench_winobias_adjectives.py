@@ -12,6 +12,7 @@
 
     .venv/bin/python benchmarks/bench_winobias_adjectives.py                 # full (63,360 prompts)
     .venv/bin/python benchmarks/bench_winobias_adjectives.py --limit 40      # quick: 40 pairs
+    .venv/bin/python benchmarks/bench_winobias_adjectives.py --recorded RUN/attempts.jsonl   # (b) only
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=256)
     ap.add_argument("--limit", type=int, default=None, help="pairs per prompt set (default: all 396)")
     ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--recorded", type=Path, default=None,
+                    help="skip (a) and replay this recorded attempts.jsonl (a full default run) for (b)")
     args = ap.parse_args()
 
     home = tempfile.mkdtemp(prefix="gs-bench-wba-")
@@ -55,6 +58,9 @@ def main() -> None:
     task = "winobias-adjectives"
     out = Path(home) / "runs"
     common = dict(trials=args.trials, limit=args.limit, progress=False)
+    if args.recorded is not None:
+        replay_table(task, args.recorded, out / "replay", common, None)
+        return
     with FakeOpenAIProcess(FakeConfig(latency=LATENCY)) as srv:
         w0, c0 = clock()
         live = run_tasks([task], "openai:fake-chat", out=out / "live",
@@ -72,15 +78,25 @@ def main() -> None:
     print(f"    client CPU {c1 - c0:.1f} s = {1e6 * (c1 - c0) / n:.0f} µs per request "
           f"(task build + runner + store + HTTP client + scoring + writing)")
 
+    replay_table(task, out / "live" / "attempts.jsonl", out / "replay", common, (live, w1 - w0))
+    sys.stdout.flush()
+
+
+def replay_table(task: str, recorded: Path, out: Path, common: dict, live: tuple | None) -> None:
+    from genderscope.core.engine import run_tasks
+
     w2, c2 = clock()
-    rep = run_tasks([task], f"replay:{out / 'live' / 'attempts.jsonl'}", out=out / "replay", **common)
+    rep = run_tasks([task], f"replay:{recorded}", out=out, **common)
     w3, c3 = clock()
-    score_s = rep.runs[0].counts.seconds
-    same = [r["bias"] for r in rep.runs[0].result.extra["summary"]] == \
-        [r["bias"] for r in live.runs[0].result.extra["summary"]]
-    print(f"(b) whole table from the replayed run (no model; load + parse + stats + write): wall {w3 - w2:.2f} s, "
-          f"CPU {c3 - c2:.2f} s; budget {BUDGET_S:.0f} s -> {(w3 - w2) / BUDGET_S:.2f} of budget; "
-          f"replay/live wall ratio {(w3 - w2) / (w1 - w0):.2f}; identical biases: {same}")
+    n = rep.runs[0].counts.attempts
+    line = (f"(b) whole table from the replayed run ({n:,} attempts, no model; load + parse + stats + write): "
+            f"wall {w3 - w2:.2f} s, CPU {c3 - c2:.2f} s; budget {BUDGET_S:.0f} s -> {(w3 - w2) / BUDGET_S:.2f} "
+            "of budget")
+    if live is not None:
+        same = [r["bias"] for r in rep.runs[0].result.extra["summary"]] == \
+            [r["bias"] for r in live[0].runs[0].result.extra["summary"]]
+        line += f"; replay/live wall ratio {(w3 - w2) / live[1]:.2f}; identical biases: {same}"
+    print(line)
     w4, c4 = clock()
     t = rep.runs[0].task
     t.score(rep.runs[0].results)

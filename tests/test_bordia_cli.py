@@ -228,6 +228,15 @@ def test_authors_format_key_layout_matches_spec(tmp_path):
     direct = naive.reference_fixed(files, {"he", "him", "his"}, {"she", "her"}, 7)
     assert got == {w: {"f": direct[w][0], "m": direct[w][1]} for w in expected_keys}
     assert all(set(v) == {"f", "m"} for v in got.values())
+    from genderscope.bordia.cooccurrence import read_authors_json
+    from genderscope.core.errors import DataError
+
+    rows = list(csv.DictReader((out / "fixed" / "counts.tsv").open(), delimiter="\t"))
+    ours = {r["word"]: (int(r["male"]), int(r["female"])) for r in rows}
+    assert read_authors_json(out / "fixed" / "all_words.json") == {w: ours[w] for w in expected_keys}
+    (tmp_path / "bad.json").write_text('{"he": {"male": 1}}')
+    with pytest.raises(DataError, match="bad.json: entry 'he'"):
+        read_authors_json(tmp_path / "bad.json")
 
 
 def test_published_table_matches_spec():

@@ -99,3 +99,16 @@ def test_determiner_outside_bracket_and_possessive(head):
     anti162 = head[(1, "dev")][162].anti
     assert insert_adjectives(anti162, "dry", "bubbly") == \
         "The dry mechanic fixed the bubbly housekeeper 's car and then he wrote a thankful note."
+
+
+def test_sentence_start_mention_without_determiner_capitalises_the_adjective():
+    line = parse_line("[CEO] Smith argued with the designer because [he] was late.", release="head", file="x",
+                      line=1, label="pro")
+    assert insert_adjectives(line, "old", "dry") == "Old CEO Smith argued with the dry designer because he was late."
+    assert insert_adjectives(line, None, "dry") == "CEO Smith argued with the dry designer because he was late."
+
+
+def test_conditions_naming_nothing_is_an_error():
+    with pytest.raises(UsageError, match="names no condition"):
+        select_conditions(" , ")
+    assert [c.slug for c in select_conditions("none_none")] == ["none_none"]

@@ -102,3 +102,39 @@ def test_bootstrap_identical_condition_gives_zero_ci():
     assert np.array_equal(c1, S.item_paired_bootstrap(d, base, 500, seed=3))
     assert not np.array_equal(c1, S.item_paired_bootstrap(d, base, 500, seed=4))
     assert c1[0, 0] < (d[:, 0] - base).mean() < c1[0, 1]
+
+
+def test_t_test_from_stats_is_bit_identical_to_scipy_stats():
+    """The shared t-test avoids importing scipy.stats but must give exactly scipy's numbers."""
+    from genderscope.stats.tests import t_test_from_stats
+
+    rng = np.random.default_rng(5)
+    for i in range(600):
+        m1, m2 = rng.normal(0, 10, 2)
+        s1, s2 = np.abs(rng.normal(0, 3, 2))
+        n1, n2 = (int(x) for x in rng.integers(2, 12, 2))
+        if i % 7 == 0:
+            s1 = 0.0
+        if i % 11 == 0:
+            m2 = m1
+        for equal_var in (True, False):
+            for alt in ("two-sided", "greater", "less"):
+                ref = st.ttest_ind_from_stats(m1, s1, n1, m2, s2, n2, equal_var=equal_var, alternative=alt)
+                got = t_test_from_stats(m1, s1, n1, m2, s2, n2, equal_var=equal_var, alternative=alt)
+                assert (got.statistic, got.pvalue) == (float(ref.statistic), float(ref.pvalue))
+    flat = t_test_from_stats(1.0, 0.0, 5, 2.0, 0.0, 5, equal_var=False)  # SE 0: df undefined, t = -inf
+    ref = st.ttest_ind_from_stats(1.0, 0.0, 5, 2.0, 0.0, 5, equal_var=False)
+    assert np.isnan(flat.df) and (flat.statistic, flat.pvalue) == (float(ref.statistic), float(ref.pvalue))
+
+
+def test_statistics_do_not_import_scipy_stats():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from genderscope.tasks.winobias_adjectives import stats as S; "
+            "b = S.replicate_summary(np.array([340, 338, 342]), np.array([255, 250, 258]), 395); "
+            "a = S.replicate_summary(np.array([330, 333, 327]), np.array([221, 226, 215]), 395); "
+            "S.replicate_test(a, b, 3); S.welch_p(np.array([1.0, 2.0, 4.0]), np.array([0.0, 1.0, 1.5])); "
+            "assert a.p is not None and 'scipy.stats' not in sys.modules, sorted(sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]

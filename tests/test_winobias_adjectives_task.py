@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from genderscope.cli import app
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import MissingResponsesError, UsageError
+from genderscope.core.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import build_options
 from genderscope.core.task import RunContext
 from genderscope.tasks.winobias_adjectives.parse_strict import gold_word
@@ -143,7 +143,7 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
     counts = {c: ([20, 22], [10, 12]) for c in ("none_none", "dry_bubbly")}
     _synthetic_replay(task, counts, replay, style="The {w}.")  # strict: 'The' -> other
     out = run_tasks([TASK], f"replay:{replay}", trials=2, limit=30, out=tmp_path / "run", progress=False,
-                    data=data_registry, options=opts)
+                    data=data_registry, options=opts, temperature=0.7, max_tokens=40)
     robust = summary(out)
     assert robust["none_none"]["acc_pro"] == pytest.approx([100 * 20 / 30, 100 * 22 / 30])
     monkeypatch.chdir(tmp_path)
@@ -153,6 +153,11 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
     rows = {r["condition"]: r for r in rep["summary"]}
     assert rows["none_none"]["acc_pro"] == [0.0, 0.0] and rows["none_none"]["answers_pro"]["other"] == 100.0
     assert rep["run"]["parse_mode"] == "strict"
+    assert rep["run"]["sampling"]["temperature"] == 0.7 and rep["run"]["sampling"]["max_tokens"] == 40
+    # the same numbers as a direct strict run on the same answers
+    direct = run_tasks([TASK], f"replay:{replay}", trials=2, limit=30, out=tmp_path / "direct", progress=False,
+                       data=data_registry, options={**opts, "parser": "strict"}, temperature=0.7, max_tokens=40)
+    assert rep["summary"] == json.loads(json.dumps(direct.runs[0].result.to_json()))["summary"]
     recs = [json.loads(x) for x in (tmp_path / "run-reparsed" / "attempts.jsonl").open()]
     assert all(r["answer_class"] == r["strict"]["class"] == "other" for r in recs)
 
@@ -203,3 +208,64 @@ def test_replay_round_trip_against_loopback_server(tmp_path, data_registry, monk
     ra = [json.loads(x)["answer_class"] for x in (tmp_path / "rec" / "attempts.jsonl").open()]
     rb = [json.loads(x)["answer_class"] for x in (tmp_path / "rep" / "attempts.jsonl").open()]
     assert ra == rb and np.mean([c == "other" for c in ra]) == 1.0  # the fake answers "(a)/(b)/(c)"
+
+
+def test_trials_must_be_positive(data_registry):
+    with pytest.raises(UsageError, match="--trials must be at least 1"):
+        make_task(data_registry, trials=0)
+
+
+def test_stale_replay_entry_fails(tmp_path, data_registry):
+    """§8: an answer recorded for (item id, trial) with a different prompt is a stale entry."""
+    opts = {"conditions": "dry_bubbly", "bootstrap_samples": "0"}
+    rec = run_tasks([TASK], "random", trials=2, limit=3, out=tmp_path / "rec", progress=False, data=data_registry,
+                    options=opts)
+    lines = (tmp_path / "rec" / "attempts.jsonl").read_text().splitlines()
+    row = json.loads(lines[3])
+    row["prompt"] = row["prompt"].replace("The ", "A ", 1)
+    lines[3] = json.dumps(row)
+    stale = tmp_path / "stale.jsonl"
+    stale.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=f"stale cache entry {row['item_id']}#{row['trial']}"):
+        run_tasks([TASK], f"replay:{stale}", trials=2, limit=3, out=tmp_path / "x", progress=False,
+                  data=data_registry, options=opts)
+    used = run_tasks([TASK], f"replay:{stale}", trials=2, limit=3, out=tmp_path / "y", progress=False,
+                     data=data_registry, options={**opts, "replay_stale": "use"})
+    assert summary(used) == summary(rec)
+
+
+def test_attempt_lines_equal_plain_json_of_merged_records(tmp_path, data_registry):
+    """The pre-encoded fast path writes exactly json.dumps(engine fields | task fields)."""
+    out = run_tasks([TASK], "random", trials=2, limit=4, out=tmp_path / "r", progress=False, data=data_registry,
+                    options={"conditions": "none_blond", "bootstrap_samples": "0"})
+    lines = (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()
+    merged = out.attempt_records()
+    assert len(lines) == len(merged) == 2 * 2 * 4 * 2
+    assert lines == [json.dumps(r, ensure_ascii=False) for r in merged]
+    assert list(merged[0])[:6] == ["task", "item_id", "trial", "prompt", "response", "cache_hit"]
+    assert merged[0]["answer_class"] in ("correct", "incorrect") and merged[0]["line"] == 1
+
+
+def test_echo_mapping_is_parsed_per_condition(tmp_path, data_registry):
+    """The reply "blond" means entity 2 under none_blond but is a plain echo in the baseline: with
+    map_adjective_echo the parse cache must not share one result between conditions."""
+    opts = {"conditions": "none_blond", "bootstrap_samples": "0", "map_adjective_echo": "true"}
+    task = make_task(data_registry, trials=1, limit=5, **opts)
+    replay = tmp_path / "blond.jsonl"
+    replay.write_text("".join(json.dumps({"id": a.item_id, "trial": a.trial, "response": "Blond"}) + "\n"
+                              for a in task.attempts()))
+    out = run_tasks([TASK], f"replay:{replay}", trials=1, limit=5, out=tmp_path / "r", progress=False,
+                    data=data_registry, options=opts)
+    rows = summary(out)
+    assert rows["none_none"]["answers_pro"]["other"] == 100.0
+    assert rows["none_blond"]["answers_pro"]["other"] == 0.0
+    recs = [r for r in out.attempt_records() if r["condition"] == "none_blond"]
+    assert all(r["robust"]["rule"] == "adjective_echo" and r["robust"]["occupation"] == r["entities"][1]
+               for r in recs)
+
+
+def test_star_marks_p_above_alpha(tmp_path, data_registry):
+    from genderscope.tasks.winobias_adjectives.task import _fp
+
+    assert _fp(0.03, False) == "0.030" and _fp(0.03, False, 0.01) == "0.030*" and _fp(0.0004, False) == "0.000"
+    assert _fp(0.06, False) == "0.060*" and _fp(None, False) == "n/a" and _fp(0.5, True) == "—"

@@ -189,3 +189,40 @@ def test_release_line_correspondence(reg, t):
     assert same >= len(ks) - 3
     shifted_back = sum(old[k].pro.sentence == new[k].pro.sentence for k in ks)
     assert shifted_back < 50
+
+
+class _OneFileData(_FakeData):
+    """Every sentence file resolves to one given file; the occupation lists come from the registry."""
+
+    def __init__(self, path, reg):
+        super().__init__(path)
+        self._reg = reg
+
+    def path(self, name):
+        return self._reg.path(name) if name.endswith("_occupations.txt") else self._p
+
+
+def test_format_failures_are_all_listed_or_excluded(tmp_path, reg):
+    """§2.9: the whole file is checked first; one error lists every failing line; exclude drops the pairs."""
+    f = tmp_path / "x.txt"
+    good = "[The developer] argued with the designer because [he] did."
+    f.write_text(f"{good}\n\n{good}\n\n{good}\n")
+    with pytest.raises(WinoBiasParseError) as exc:
+        read_lines(_FakeData(f), "2018-03", "pro", 1, "dev")
+    assert exc.value.failures == ["2018-03/pro_stereotyped_type1.txt.dev:2: empty line: ''",
+                                  "2018-03/pro_stereotyped_type1.txt.dev:4: empty line: ''"]
+    fails: list = []
+    assert read_lines(_FakeData(f), "2018-03", "pro", 1, "dev", fails) == [good, None, good, None, good]
+    assert len(fails) == 2
+    lines, failures = load_file(_OneFileData(f, reg), "2018-03", "pro", 1, "dev")
+    assert [ln is None for ln in lines] == [False, True, False, True, False] and len(failures) == 2
+    ws = load_pairs(_OneFileData(f, reg), "2018-03", 1, "dev", on_parse_error="exclude")
+    assert [p.line for p in ws.pairs] == [1, 3, 5]
+    assert [(e["line"], e["reason"]) for e in ws.excluded] == [(2, "parse error"), (4, "parse error")]
+
+
+def test_capitalised_doubled_determiner_keeps_the_capital():
+    line = parse_line("The [the developer] argued with the designer because [he] was late.", release="head",
+                      file="x", line=1, label="pro")
+    assert line.sentence == "The developer argued with the designer because he was late."
+    assert "doubled_determiner" in line.flags and line.mention1.det == "The" and line.mention1.det_start == 0

@@ -20,7 +20,7 @@ from genderscope.core.backend import Backend, Emit
 from genderscope.core.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.requests import Job, Outcome
-from genderscope.core.runner import SKIP
+from genderscope.core.runner import SKIP, paused_gc
 from genderscope.data.registry import sha256_file
 
 
@@ -85,7 +85,8 @@ class ReplayBackend(Backend):
         if not self.path.is_file():
             raise UsageError(f"replay file {target!r} does not exist")
         self.prompts: dict[tuple[str, int], str] = {}
-        self.by_id, self.by_prompt = load_replay(self.path, self.prompts)
+        with paused_gc():
+            self.by_id, self.by_prompt = load_replay(self.path, self.prompts)
         self._sha = sha256_file(self.path)
         self.missing: list[str] = []
 

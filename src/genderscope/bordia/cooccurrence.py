@@ -128,6 +128,27 @@ class Counts:
         return {w: {"f": cm[i], "m": cf[i]} for i, w in enumerate(self.types) if keys[i]}
 
 
+def read_authors_json(path: Path) -> dict[str, tuple[Any, Any]]:
+    """word -> (c_M, c_F) from an ``all_words`` JSON in the authors' layout: key ``f`` = male, ``m`` = female
+    (their scripts read pair column 1, the male words, as ``f``; spec §2.3), for diffs with :meth:`Counts.as_dict`."""
+    from genderscope.core.errors import DataError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected {{word: {{'f': male, 'm': female}}}}")
+    out: dict[str, tuple[Any, Any]] = {}
+    for word, v in data.items():
+        if not isinstance(v, dict) or set(v) != {"f", "m"}:
+            raise DataError(f"{path}: entry {word!r} is not {{'f': male, 'm': female}}")
+        out[word] = (v["f"], v["m"])
+    return out
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temporary file and rename (readers never see a partial file)."""
     path = Path(path)

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 from genderscope.core.errors import UsageError
 from genderscope.core.options import as_dict, build_options
 from genderscope.core.requests import AttemptResult
-from genderscope.core.runner import RunCounts, execute
+from genderscope.core.runner import RunCounts, execute, paused_gc
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext, Task, TaskResult
 from genderscope.data.registry import DataRegistry
@@ -109,11 +109,13 @@ def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, li
     runs: list[TaskRun] = []
     try:
         for t in built:
-            attempts = t.attempts()
+            with paused_gc():
+                attempts = t.attempts()
             with make_progress(progress) as prog:
                 ex = execute(attempts, backend, store, use_cache=use_cache, progress=prog, label=t.name)
             t0 = time.perf_counter()
-            result = t.score(ex.results)
+            with paused_gc():
+                result = t.score(ex.results)
             ex.counts.seconds += time.perf_counter() - t0
             runs.append(TaskRun(t, result, ex.results, ex.counts))
     finally:
@@ -135,7 +137,8 @@ def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, li
     }
     output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest)
     if write:
-        output.write()
+        with paused_gc():
+            output.write()
     return output
 
 

@@ -1,0 +1,68 @@
+"""Import discipline: `import genderscope`, `genderscope tasks [--options]` and
+`genderscope run gest --model random` never import torch, transformers or spaCy (registry entries are
+lazy strings; the HF backends import torch inside functions only)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("torch", "transformers", "spacy", "tokenizers", "accelerate")
+
+PROBE = """
+import json, sys
+argv = json.loads(sys.argv[1])
+if argv:
+    from genderscope.cli import main
+    sys.argv = ["genderscope"] + argv
+    try:
+        main()
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+else:
+    import genderscope
+    genderscope.__version__
+print("HEAVY=" + json.dumps(sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)))
+"""
+
+
+def heavy_modules_after(argv: list[str], tmp_path) -> list[str]:
+    env_home = str(tmp_path / "home")
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**__import__("os").environ, "GENDERSCOPE_HOME": env_home},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("HEAVY="))
+    return json.loads(line[len("HEAVY=") :])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["tasks"],
+        ["tasks", "--options"],
+        ["run", "gest", "--model", "random", "--limit", "5", "--out", "run-out"],
+    ],
+    ids=["import", "tasks", "tasks-options", "run-gest-random"],
+)
+def test_no_heavy_imports(argv, tmp_path):
+    assert heavy_modules_after(argv, tmp_path) == []
+
+
+def test_probe_can_fail(tmp_path):
+    """The probe does see heavy modules when they are imported (so the test above can fail)."""
+    pytest.importorskip("spacy")
+    code = PROBE.replace("import genderscope\n", "import genderscope, spacy\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, json.dumps([]), json.dumps(HEAVY)], capture_output=True, text=True, timeout=120
+    )
+    assert '"spacy"' in proc.stdout
