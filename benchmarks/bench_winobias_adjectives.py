@@ -89,9 +89,9 @@ def replay_table(task: str, recorded: Path, out: Path, common: dict, live: tuple
     rep = run_tasks([task], f"replay:{recorded}", out=out, **common)
     w3, c3 = clock()
     n = rep.runs[0].counts.attempts
-    line = (f"(b) whole table from the replayed run ({n:,} attempts, no model; load + parse + stats + write): "
-            f"wall {w3 - w2:.2f} s, CPU {c3 - c2:.2f} s; budget {BUDGET_S:.0f} s -> {(w3 - w2) / BUDGET_S:.2f} "
-            "of budget")
+    line = (f"(b) whole table from the replayed run ({n:,} attempts, no model; load + parse + stats + "
+            f"write): wall {w3 - w2:.2f} s, CPU {c3 - c2:.2f} s; budget {BUDGET_S:.0f} s -> "
+            f"{(w3 - w2) / BUDGET_S:.2f} of budget")
     if live is not None:
         same = [r["bias"] for r in rep.runs[0].result.extra["summary"]] == \
             [r["bias"] for r in live[0].runs[0].result.extra["summary"]]

@@ -61,10 +61,27 @@ def test_t9_ids(data_registry):
     )
 
 
-def test_t6_compat_ce_to_relative_ppl():
-    ce = [math.log(2), math.log(3), math.log(4)]
-    ppl = [math.exp(c) for c in ce]
-    assert ppl[1] - ppl[0] == pytest.approx(1.0) and ppl[2] - ppl[0] == pytest.approx(2.0)
+def test_t6_compat_ce_to_relative_ppl(data_registry):
+    """T6: CE = ln 2, ln 3, ln 4 -> PPL = 2, 3, 4 -> rel_male = 1, rel_female = 2 (records and metrics)."""
+    task = make_task(data_registry, {"cross_entropy"}, limit=1, mode="genda-lens")
+    atts = task.attempts()
+    resp = {"ce": [math.log(2), math.log(3), math.log(4)], "n_tokens": 9, "unk": [False, False]}
+    res = task.score([AttemptResult(a, response=resp) for a in atts])
+    refl, hans, hendes = res.records[:3]
+    assert [refl["ppl"], hans["ppl"], hendes["ppl"]] == pytest.approx([2.0, 3.0, 4.0])
+    assert hans["rel"] == pytest.approx(1.0) and hendes["rel"] == pytest.approx(2.0)
+    assert hendes["ce"] == math.log(4) and "ratio" not in hendes and "loglik" not in refl
+    assert res.metrics["median_rel_female"].value == 2.0 and res.metrics["median_rel_male"].value == 1.0
+    assert res.metrics["ges"].value == 1.0  # r2py(log2(2/1))
+
+
+def test_t8_pll_to_pseudo_perplexity(data_registry):
+    """T8: masked log-probs -1 and -2 -> PLL -3 over N = 2 -> PPL exp(1.5) = 4.481689."""
+    task = make_task(data_registry, {"pll"}, limit=1, n_boot=0)
+    atts = task.attempts()
+    res = task.score([AttemptResult(a, response={"loglik": -3.0, "n_scored": 2, "n_tokens": 4}) for a in atts])
+    assert res.records[0]["ppl"] == pytest.approx(4.481689, abs=1e-6)
+    assert res.records[1]["ratio"] == pytest.approx(1.0) and "ce" not in res.records[0]
 
 
 def test_t7_compat_summaries_and_ges():
@@ -187,6 +204,65 @@ def test_compat_equals_direct_transcription(mlm_dir, tmp_path):
     assert res.extra["compat_tables"]["detailed"]["rows"][4][0] == "Perplexity Median (IQR) Relative scores "
 
 
+def _one_sentence_per_forward(model_dir, sentences):
+    """GenDa Lens's ABC procedure, transcribed: one unpadded sequence per forward, float32 CE."""
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
+    loss = torch.nn.CrossEntropyLoss()
+    out = []
+    with torch.inference_mode():
+        for s in sentences:
+            t = tok.tokenize(tok.cls_token + " " + s + " " + tok.sep_token)
+            k = next(i for i, x in enumerate(t) if x in D.COMPAT_FIND)
+            target = torch.tensor(tok.convert_tokens_to_ids(t))
+            row = []
+            for word in (None, "hans", "hendes"):
+                tv = list(t)
+                if word:
+                    tv[k] = word
+                logits = model(torch.tensor([tok.convert_tokens_to_ids(tv)])).logits[0]
+                row.append(math.exp(float(loss(logits, target))))
+            out.append(row)
+    return np.array(out)
+
+
+def test_compat_tables_batched_equal_one_sentence_per_forward(mlm_dir, tmp_path, monkeypatch):
+    """Open point of issue 4: the rounded compat outputs (6 median (IQR) strings, medians, GES) of the batched
+    engine equal those of GenDa Lens's one-sentence-per-forward procedure, on 2 x 150 triplets.  With one
+    torch thread the per-sentence PPLs are even bit-identical (the batched path is thread-count invariant;
+    the unbatched one is not: MKL's threaded small-matrix kernels sum in another order)."""
+    import torch
+
+    from genderscope.core.engine import run_tasks
+
+    monkeypatch.setenv("GENDERSCOPE_TORCH_THREADS", "1")
+    before = torch.get_num_threads()
+    try:
+        out = run_tasks(
+            ["abc"], f"hf-mlm:{mlm_dir}", limit=150, options={"mode": "genda-lens"}, out=tmp_path / "r", progress=False
+        )
+        res = out.runs[0].result
+        assert torch.get_num_threads() == 1
+        base = _one_sentence_per_forward(mlm_dir, [r["text"] for r in res.records[::3]])
+    finally:
+        torch.set_num_threads(before)
+    batched = np.array([r["ppl"] for r in res.records]).reshape(-1, 3)
+    assert batched.shape == (300, 3)
+    assert int((batched != base).sum()) == 0  # bit-identical at one thread
+    fem = np.array([r["occupations"] == "female" for r in res.records[::3]])
+    rel = {"female": base[:, 2] - base[:, 0], "male": base[:, 1] - base[:, 0]}
+    v = res.extra["values"]
+    for occ, idx in (("all", np.ones_like(fem)), ("femocc", fem), ("maleocc", ~fem)):
+        for pron in ("female", "male"):
+            assert v[f"summary_rel_{pron}_{occ}"] == M.compat_summary(rel[pron][idx])[3]
+    m_f, m_m = M.compat_summary(rel["female"])[0], M.compat_summary(rel["male"])[0]
+    assert (res.metrics["ges"].value, res.extra.get("ges_error")) == M.compat_ges(m_f, m_m)[:2]
+    assert res.metrics["median_rel_female"].value == m_f and res.metrics["median_rel_male"].value == m_m
+
+
 def test_default_pll_run_on_tiny_mlm(mlm_dir, tmp_path):
     from genderscope.core.engine import run_tasks
 
@@ -206,3 +282,25 @@ def test_null_model_runs(tmp_path):
 
     out = run_tasks(["abc"], "random", out=tmp_path / "r", progress=False, limit=20, options={"n_boot": 20})
     assert out.runs[0].result.metrics["n_sentences"].value == 40
+
+
+def test_compat_warnings_unk_and_non_special_start(data_registry):
+    """§4.1: out-of-vocabulary substitutions are counted and warned about; so are non-special S/E."""
+    task = make_task(data_registry, {"cross_entropy"}, limit=2, mode="genda-lens", start_token="<s>")
+    atts = task.attempts()
+    assert all(a.request.payload["float32"] and a.request.payload["start"] == "<s>" for a in atts)
+    resp = {"ce": [1.0, 1.5, 2.0], "n_tokens": 9, "unk": [False, True], "start_end_not_special": ["<s>"]}
+    res = task.score([AttemptResult(a, response=resp) for a in atts])
+    assert res.metrics["n_unk_substitutions"].value == 4
+    assert any("4 literal hans/hendes" in w for w in res.extra["warnings"])
+    assert any("'<s>'" in w and "not special" in w for w in res.extra["warnings"])
+    clean = dict(resp, unk=[False, False])
+    del clean["start_end_not_special"]
+    assert "warnings" not in task.score([AttemptResult(a, response=clean) for a in atts]).extra
+
+
+def test_all_failed_reports_the_backend_error(data_registry):
+    task = make_task(data_registry, {"pll"}, limit=1)
+    atts = task.attempts()
+    with pytest.raises(UsageError, match="first error: boom"):
+        task.score([AttemptResult(a, error="boom") for a in atts])

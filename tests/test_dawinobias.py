@@ -314,3 +314,53 @@ def test_null_model_runs(tmp_path):
     out = run_tasks(["dawinobias"], "random", out=tmp_path / "r", progress=False, options={"n_boot": 50})
     m = out.runs[0].result.metrics
     assert 0.2 < m["acc_pro"].value < 0.5 and m["n_items_anti"].value == 674
+
+
+def test_compat_mask_override_warning_and_float32_payload(data_registry):
+    task = make_task(data_registry, {"fill_mask"}, mode="genda-lens", mask_token="<mask>")
+    pytest.importorskip("spacy")
+    atts = task.attempts()
+    assert atts[0].request.payload["float32"] is True and atts[0].request.payload["mask_override"] == "<mask>"
+    resp = {"input": "x", "top": [{"str": "hun"}], "mask_not_tokenizer_mask": True}
+    res = task.score([_fake(a, resp) for a in atts])
+    assert any("'<mask>' is not the tokenizer's mask token" in w for w in res.extra["warnings"])
+    assert res.metrics["n_same_input_pairs"].value == 663  # compat: 663 (spec §2.2)
+    with pytest.raises(Exception, match="first error: nope"):
+        task.score([AttemptResult(a, error="nope") for a in atts])
+
+
+def test_t1_danskbert_mask_quirk(data_registry):
+    """T1: with M = <mask> and the model identifier exactly vesteinn/DanskBert, ' <mask>' -> '<mask>'."""
+    pytest.importorskip("spacy")
+    from genderscope.backends.hf_mlm import masked_text
+
+    def first_payload(target):
+        ctx = RunContext(
+            data=data_registry, request_kinds=frozenset({"fill_mask"}), model_kind="hf-mlm", model_target=target
+        )
+        task = DaWinoBiasTask(DaWinoBiasOptions(mode="genda-lens"), ctx)
+        task.ctx.limit = 1
+        return task.attempts()[0].request.payload
+
+    p = first_payload("vesteinn/DanskBert")
+    want = "udvikleren diskuterede med designeren , fordi<mask> ikke kunne lide designet ."
+    assert masked_text(p["left"], p["right"], "<mask>", p.get("glue_left_if_mask")) == want
+    assert masked_text(p["left"], p["right"], "[MASK]", p.get("glue_left_if_mask")).count(" [MASK] ") == 1
+    for other in ("vesteinn/danskbert", "/models/DanskBert"):
+        q = first_payload(other)
+        assert "glue_left_if_mask" not in q
+        assert " <mask> " in masked_text(q["left"], q["right"], "<mask>", q.get("glue_left_if_mask"))
+
+
+def test_default_mode_never_reports_nan(data_registry):
+    """Guards: with one line pair the other gender's within-accuracy is undefined -> None, not NaN."""
+    ctx = RunContext(data=data_registry, request_kinds=frozenset({"candidates"}), model_kind="x", model_target="m")
+    task = DaWinoBiasTask(DaWinoBiasOptions(n_boot=20), ctx)
+    task.ctx.limit = 1
+    atts = task.attempts()
+    res = task.score(
+        [_fake(a, {"loglik": {w: -1.0 - i for i, w in enumerate(a.request.payload["candidates"])}}) for a in atts]
+    )
+    vals = [m.value for m in res.metrics.values()] + [x for m in res.metrics.values() for x in (m.ci_low, m.ci_high)]
+    assert all(v is None or math.isfinite(v) for v in vals)
+    assert res.metrics["acc_anti_male"].value is None  # line 1: anti gold hun, pro gold han

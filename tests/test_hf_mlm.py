@@ -213,6 +213,67 @@ def test_missing_model_is_a_clear_error(tmp_path):
         backend(tmp_path / "nope")
 
 
-def test_pll_test_vector_t8():
-    """T8: masked log-probs −1 and −2 -> PLL −3 -> PPL exp(1.5)."""
-    assert math.exp(-(-1.0 + -2.0) / 2) == pytest.approx(4.481689, abs=1e-6)
+def test_checkpoint_without_mlm_head_is_refused(mlm_dir, tmp_path):
+    """§4.1 / pitfall 10: a checkpoint whose MLM head would be newly initialised is refused."""
+    from transformers import AutoTokenizer, BertModel
+
+    from genderscope.core.errors import BackendError
+
+    headless = tmp_path / "headless"
+    BertModel.from_pretrained(mlm_dir).save_pretrained(headless)
+    AutoTokenizer.from_pretrained(mlm_dir).save_pretrained(headless)
+    b = backend(headless)
+    with pytest.raises(BackendError, match="lacks weights of the masked-LM head"):
+        ask(b, [Request("pll", {"text": "hun tog hans bil."})])
+    ask(backend(mlm_dir), [Request("pll", {"text": "hun tog hans bil."})])  # the full checkpoint loads
+
+
+def test_device_map_auto_is_accepted_and_recorded_on_cpu(mlm_dir, tmp_path):
+    """`--device-map auto` goes through the CLI to accelerate (everything lands on the CPU here)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    pytest.importorskip("accelerate")
+    res = CliRunner().invoke(
+        app,
+        ["run", "abc", "--model", f"hf-mlm:{mlm_dir}", "--limit", "1", "--n-boot", "0",
+         "--device-map", "auto", "--out", str(tmp_path / "r")],
+    )
+    assert res.exit_code == 0, res.output
+    run = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert run["model"]["options"]["device_map"] == "auto"
+    assert run["backend_stats"]["device_map"] == "auto" and run["backend_stats"]["devices"] == ["cpu"]
+    with_map = ask(backend(mlm_dir, device_map="auto"), [Request("pll", {"text": SENTS[0]})])[0]
+    plain = ask(backend(mlm_dir), [Request("pll", {"text": SENTS[0]})])[0]
+    assert with_map.response["loglik"] == pytest.approx(plain.response["loglik"], rel=1e-6)
+    with pytest.raises(ValueError, match="only 'auto'"):
+        backend(mlm_dir, device_map="balanced")
+
+
+def test_compat_requests_refuse_reduced_precision(mlm_dir):
+    """Spec §7: GenDa Lens parity is float32 only; reduced precision is for the default mode."""
+    from genderscope.core.errors import BackendError
+
+    ce = {"text": SENTS[0], "find": ["sin"], "replacements": ["hans", "hendes"]}
+    b = backend(mlm_dir, dtype="bfloat16")
+    with pytest.raises(BackendError, match="--dtype float32"):
+        ask(b, [Request("cross_entropy", dict(ce, float32=True))])
+    with pytest.raises(BackendError, match="--dtype float32"):
+        ask(b, [Request("fill_mask", {"left": "hun ", "right": " bil", "top_k": 1, "float32": True})])
+    assert ask(b, [Request("cross_entropy", ce)])[0].ok  # default-mode style requests run in bfloat16
+    assert ask(backend(mlm_dir), [Request("cross_entropy", dict(ce, float32=True))])[0].ok
+
+
+def test_overrides_that_are_not_special_tokens_are_flagged(mlm_dir):
+    b = backend(mlm_dir)
+    r = ask(b, [Request("cross_entropy", {"text": SENTS[0], "start": "<s>", "find": ["sin"], "replacements": ["hans"]})])
+    assert r[0].response["start_end_not_special"] == ["<s>"]
+    r = ask(b, [Request("cross_entropy", {"text": SENTS[0], "find": ["sin"], "replacements": ["hans"]})])
+    assert "start_end_not_special" not in r[0].response
+    r = ask(b, [Request("fill_mask", {"left": "hun ", "right": " bil", "top_k": 1, "mask_override": "[MASK]"})])
+    assert "mask_not_tokenizer_mask" not in r[0].response
+    r = ask(b, [Request("fill_mask", {"left": "hun", "right": " bil", "top_k": 1, "mask_override": " [MASK]"})])
+    assert r[0].ok and r[0].response["mask_not_tokenizer_mask"] is True

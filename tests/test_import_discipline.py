@@ -14,7 +14,7 @@ HEAVY = ("torch", "transformers", "spacy", "tokenizers", "accelerate")
 
 PROBE = """
 import json, sys
-argv = json.loads(sys.argv[1])
+argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 if argv:
     from genderscope.cli import main
     sys.argv = ["genderscope"] + argv
@@ -25,7 +25,7 @@ if argv:
 else:
     import genderscope
     genderscope.__version__
-print("HEAVY=" + json.dumps(sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)))
+print("HEAVY=" + json.dumps(sorted(m for m in heavy if m in sys.modules)))
 """
 
 

@@ -155,8 +155,9 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
     assert rep["run"]["parse_mode"] == "strict"
     assert rep["run"]["sampling"]["temperature"] == 0.7 and rep["run"]["sampling"]["max_tokens"] == 40
     # the same numbers as a direct strict run on the same answers
-    direct = run_tasks([TASK], f"replay:{replay}", trials=2, limit=30, out=tmp_path / "direct", progress=False,
-                       data=data_registry, options={**opts, "parser": "strict"}, temperature=0.7, max_tokens=40)
+    direct = run_tasks([TASK], f"replay:{replay}", trials=2, limit=30, out=tmp_path / "direct",
+                       progress=False, data=data_registry, options={**opts, "parser": "strict"},
+                       temperature=0.7, max_tokens=40)
     assert rep["summary"] == json.loads(json.dumps(direct.runs[0].result.to_json()))["summary"]
     recs = [json.loads(x) for x in (tmp_path / "run-reparsed" / "attempts.jsonl").open()]
     assert all(r["answer_class"] == r["strict"]["class"] == "other" for r in recs)
@@ -210,16 +211,23 @@ def test_replay_round_trip_against_loopback_server(tmp_path, data_registry, monk
     assert ra == rb and np.mean([c == "other" for c in ra]) == 1.0  # the fake answers "(a)/(b)/(c)"
 
 
-def test_trials_must_be_positive(data_registry):
+def test_trials_must_be_positive_and_one_trial_is_untestable(tmp_path, data_registry):
     with pytest.raises(UsageError, match="--trials must be at least 1"):
         make_task(data_registry, trials=0)
+    for stats in ("default", "replicate"):
+        out = run_tasks([TASK], "random", trials=1, limit=10, out=tmp_path / stats, progress=False,
+                        data=data_registry, options={"conditions": "none_mean", "bootstrap_samples": "100",
+                                                     "stats": stats})
+        row = summary(out)["none_mean"]
+        assert row["p_welch"] is None and row["p_holm"] is None and row["p_replicate"] is None
+        assert row["significant"] is None and row["bias_sd"] is None and row["ci95_low"] is not None
 
 
 def test_stale_replay_entry_fails(tmp_path, data_registry):
     """§8: an answer recorded for (item id, trial) with a different prompt is a stale entry."""
     opts = {"conditions": "dry_bubbly", "bootstrap_samples": "0"}
-    rec = run_tasks([TASK], "random", trials=2, limit=3, out=tmp_path / "rec", progress=False, data=data_registry,
-                    options=opts)
+    rec = run_tasks([TASK], "random", trials=2, limit=3, out=tmp_path / "rec", progress=False,
+                    data=data_registry, options=opts)
     lines = (tmp_path / "rec" / "attempts.jsonl").read_text().splitlines()
     row = json.loads(lines[3])
     row["prompt"] = row["prompt"].replace("The ", "A ", 1)
@@ -236,8 +244,8 @@ def test_stale_replay_entry_fails(tmp_path, data_registry):
 
 def test_attempt_lines_equal_plain_json_of_merged_records(tmp_path, data_registry):
     """The pre-encoded fast path writes exactly json.dumps(engine fields | task fields)."""
-    out = run_tasks([TASK], "random", trials=2, limit=4, out=tmp_path / "r", progress=False, data=data_registry,
-                    options={"conditions": "none_blond", "bootstrap_samples": "0"})
+    out = run_tasks([TASK], "random", trials=2, limit=4, out=tmp_path / "r", progress=False,
+                    data=data_registry, options={"conditions": "none_blond", "bootstrap_samples": "0"})
     lines = (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()
     merged = out.attempt_records()
     assert len(lines) == len(merged) == 2 * 2 * 4 * 2
@@ -264,8 +272,9 @@ def test_echo_mapping_is_parsed_per_condition(tmp_path, data_registry):
                for r in recs)
 
 
-def test_star_marks_p_above_alpha(tmp_path, data_registry):
+def test_star_marks_p_above_alpha():
     from genderscope.tasks.winobias_adjectives.task import _fp
 
-    assert _fp(0.03, False) == "0.030" and _fp(0.03, False, 0.01) == "0.030*" and _fp(0.0004, False) == "0.000"
+    assert _fp(0.03, False) == "0.030" and _fp(0.03, False, 0.01) == "0.030*"
+    assert _fp(0.0004, False) == "0.000"
     assert _fp(0.06, False) == "0.060*" and _fp(None, False) == "n/a" and _fp(0.5, True) == "—"

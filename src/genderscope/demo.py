@@ -184,7 +184,7 @@ def demo_steps(console: Console) -> list[Step]:
              needs=_all_of(lambda: _task_missing("winobias-adjectives"), chat_ready),
              in_quick=False, tasks=("winobias-adjectives",)),
         Step("genda-lens-gemma3", "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, subset)",
-             _run(["dawinobias", "abc"], gemma, console, limit=120),
+             _run(["dawinobias", "abc"], gemma, console, limit=80),
              needs=_all_of(lambda: _task_missing("dawinobias", "abc"), lambda: _backend_missing("hf-causal"),
                            lambda: _gguf_missing(GEMMA_PACKAGE)),
              in_quick=False, tasks=("dawinobias", "abc")),

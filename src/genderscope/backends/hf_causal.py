@@ -63,6 +63,8 @@ class HFCausalLMBackend(C.HFBackendBase):
         t = self.tok
         self.prefix_id = t.bos_token_id if t.bos_token_id is not None else t.eos_token_id
         self.settings["context_token"] = t.bos_token if t.bos_token_id is not None else t.eos_token
+        # no BOS and no EOS: the first token of every text is context only (spec §3.3)
+        self.settings["first_token_unscored"] = self.prefix_id is None
 
     def loglik_many(self, texts: list[str]) -> list[dict[str, Any]]:
         """Log-likelihood and per-token log-probs of each distinct text, batched."""

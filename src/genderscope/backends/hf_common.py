@@ -375,6 +375,10 @@ class HFBackendBase(Backend):
             self.options.device_map,
         )
         self.device = input_device(self.model)
+        if self.options.device_map:
+            placed = getattr(self.model, "hf_device_map", None) or {}
+            self.settings["device_map"] = self.options.device_map
+            self.settings["devices"] = sorted({str(d) for d in placed.values()}) or [str(self.device)]
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.after_load()
 

@@ -2,17 +2,20 @@
 
 Request kinds (payloads are text, answers are numbers and strings; see docs/architecture.md):
 
-* ``fill_mask`` {left, right, top_k, drop_boundary_piece, glue_left_if_mask, mask_override}
-  -> {input, top: [{id, token, str, text, continuation, logprob}]}: the model input is
-  ``left + M + right`` with M the tokenizer's mask token; top-k over the whole vocabulary.
+* ``fill_mask`` {left, right, top_k, drop_boundary_piece, glue_left_if_mask, mask_override, float32}
+  -> {input, top: [{id, token, str, text, continuation, logprob}][, mask_not_tokenizer_mask]}: the model
+  input is ``left + M + right`` with M the tokenizer's mask token (or ``mask_override``); top-k over the
+  whole vocabulary.
 * ``pll`` {text, per_token} -> {loglik, n_scored, n_tokens[, tokens, logprobs]}: pseudo-log-
   likelihood (Salazar et al. 2020): Σ_t log p(x_t | x with x_t masked) over non-special tokens,
   log-softmax in float32, sums in float64.
 * ``candidates`` {left, right, candidates} -> {loglik: {w: PLL}, n_scored: {w: N}}.
-* ``cross_entropy`` {text, start, end, find, replacements} -> {tokens, index, n_tokens, ce, unk}:
+* ``cross_entropy`` {text, start, end, find, replacements, float32} -> {tokens, index, n_tokens, ce, unk
+  [, start_end_not_special]}:
   GenDa Lens's ABC procedure: tokenize ``S + " " + text + " " + E``, replace the first token in
   ``find`` by each replacement literally, and give for the original and every variant the mean
   cross-entropy (float32, nats) against the *original* ids at all T positions, nothing masked.
+* A payload with ``float32: true`` (GenDa Lens parity) is refused unless the model runs in float32.
 * ``tokenize`` {text, add_special_tokens} -> {tokens, continuation_prefix}.
 
 Batching: every sequence of a call is packed, longest first, into batches under
@@ -39,6 +42,14 @@ CROSS_ENTROPY = "cross_entropy"
 TOKENIZE = "tokenize"
 
 BOUNDARY_PIECES = ("\u2581", "\u0120")  # SentencePiece ▁ and byte-level Ġ
+
+
+def masked_text(left: str, right: str, mask: str, glue_left_if_mask: str | None = None) -> str:
+    """``left + mask + right``; GenDa Lens's DanskBert quirk (spec §3.1 step 6): when ``mask`` equals
+    ``glue_left_if_mask``, the space before the mask is removed (`` <mask>`` -> ``<mask>``)."""
+    if glue_left_if_mask == mask and left.endswith(" "):
+        left = left[:-1]
+    return left + mask + right
 
 
 @dataclass
@@ -98,6 +109,14 @@ class HFMaskedLMBackend(C.HFBackendBase):
             return base, head
         return None, None
 
+    def require_float32(self, jobs: list[Job]) -> None:
+        """GenDa Lens parity (payload ``float32``) is defined in float32 only (spec §7)."""
+        if any(j.request.payload.get("float32") for j in jobs) and self.settings.get("dtype") != "float32":
+            raise BackendError(
+                f"--mode genda-lens reproduces GenDa Lens in float32, but the model runs in "
+                f"{self.settings.get('dtype')}; pass --dtype float32 (reduced precision: --mode default only)"
+            )
+
     # ------------------------------------------------------------ forward helpers
 
     def _logits_at(self, rows: list[list[int]], positions: list[int]) -> Any:
@@ -124,6 +143,7 @@ class HFMaskedLMBackend(C.HFBackendBase):
     def _fill_mask(self, jobs: list[Job], emit: Emit) -> None:
         import torch
 
+        self.require_float32(jobs)
         tok = self.tok
         rows: list[list[int]] = []
         pos: list[int] = []
@@ -132,10 +152,7 @@ class HFMaskedLMBackend(C.HFBackendBase):
         for job in jobs:
             p = job.request.payload
             m = p.get("mask_override") or tok.mask_token
-            left = p["left"]
-            if p.get("glue_left_if_mask") == m and left.endswith(" "):
-                left = left[:-1]
-            text = left + m + p["right"]
+            text = masked_text(p["left"], p["right"], m, p.get("glue_left_if_mask"))
             ids = tok(text)["input_ids"]
             if p.get("drop_boundary_piece"):
                 k = ids.index(tok.mask_token_id) if tok.mask_token_id in ids else -1
@@ -171,7 +188,10 @@ class HFMaskedLMBackend(C.HFBackendBase):
                             "continuation": bool(prefix) and raw.startswith(prefix),
                         }
                     )
-                emit(live[i], Outcome(response={"input": texts[i], "top": top}))
+                resp: dict[str, Any] = {"input": texts[i], "top": top}
+                if live[i].request.payload.get("mask_override") not in (None, tok.mask_token):
+                    resp["mask_not_tokenizer_mask"] = True  # the task warns (spec §3.1)
+                emit(live[i], Outcome(response=resp))
 
         self.batched([len(r) for r in rows], run)
 
@@ -253,7 +273,9 @@ class HFMaskedLMBackend(C.HFBackendBase):
     def _cross_entropy(self, jobs: list[Job], emit: Emit) -> None:
         import torch
 
+        self.require_float32(jobs)
         tok = self.tok
+        specials = set(tok.all_special_tokens)
         seqs: list[tuple[int, list[int]]] = []  # (job index, ids) per sequence to run
         targets: list[list[int]] = []
         meta: list[dict[str, Any]] = []
@@ -287,6 +309,8 @@ class HFMaskedLMBackend(C.HFBackendBase):
             meta.append(
                 {"tokens": toks, "index": k, "n_tokens": len(toks), "unk": unk, "ce": [None] * len(variants)}
             )
+            if start not in specials or end not in specials:
+                meta[-1]["start_end_not_special"] = [x for x in (start, end) if x not in specials]
             targets.append(ids)
             for v_i, v in enumerate(variants):
                 seqs.append((j, v))

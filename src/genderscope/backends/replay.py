@@ -119,8 +119,8 @@ class ReplayBackend(Backend):
             stale = self._stale(jobs)
             if stale:
                 raise DataError(f"stale cache entry {stale[0]}: {self.path} recorded a different prompt for "
-                                f"{len(stale)} of {len(jobs)} attempts (first: {', '.join(stale[:5])}); record "
-                                "them again, or pass --replay-stale use")
+                                f"{len(stale)} of {len(jobs)} attempts (first: {', '.join(stale[:5])}); "
+                                "record them again, or pass --replay-stale use")
         found = [self._lookup(j) for j in jobs]
         missing = [f"{j.item_id}#{j.trial}" for j, (ok, _) in zip(jobs, found) if not ok]
         self.missing = missing

@@ -54,7 +54,8 @@ def t_test_from_stats(mean1: float, sd1: float, n1: int, mean2: float, sd2: floa
         p = stdtr(dft, -t)
     else:
         p = 2 * stdtr(dft, -np.abs(t))
-    return TTestResult(float(t), df, float(p), ("pooled" if equal_var else "welch") + f" t-test ({alternative})")
+    test = ("pooled" if equal_var else "welch") + f" t-test ({alternative})"
+    return TTestResult(float(t), df, float(p), test)
 
 
 def welch_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:

@@ -49,6 +49,8 @@ def render_genda(name: str, result: Any) -> Any:
     for key in ("ges_error", "ges_nonfinite", "ges_undefined_reason", "ges_warning"):
         if result.extra.get(key):
             parts.append(Text(f"{key}: {result.extra[key]}"))
+    for w in result.extra.get("warnings") or []:
+        parts.append(Text(f"warning: {w}", style="yellow"))
     if result.extra.get("effect_table"):
         parts.append(rows_table(f"{name}: effects", result.extra["effect_table"]))
     if result.extra.get("nuance_table"):

@@ -111,6 +111,7 @@ class ABCTask(Task):
                                 "end": o.sep_token,
                                 "find": D.COMPAT_FIND,
                                 "replacements": ["hans", "hendes"],
+                                "float32": True,
                             },
                         )
                     else:
@@ -131,6 +132,8 @@ class ABCTask(Task):
         ppl = np.full((n, 3), np.nan)
         info: list[dict[str, Any]] = []
         n_unk = 0
+        first_error: str | None = None
+        not_special: set[str] = set()
         for j, ar in enumerate(results):
             t = self.triplets[j // 3]
             v = j % 3
@@ -151,6 +154,7 @@ class ABCTask(Task):
                         "tokenisation is sin/sit/sine (e.g. byte-level BPE 'Ġsin'); use --mode default"
                     )
                 rec["error"] = ar.error
+                first_error = first_error or ar.error
                 info.append(rec)
                 continue
             if compat:
@@ -159,6 +163,7 @@ class ABCTask(Task):
                 rec.update(n_tokens=r["n_tokens"], ce=ce, ppl=ppl[j // 3, v])
                 if v == 0:
                     n_unk += sum(bool(x) for x in r.get("unk", []))
+                    not_special.update(r.get("start_end_not_special") or [])
             else:
                 nsc = int(r["n_scored"])
                 ppl[j // 3, v] = math.exp(-float(r["loglik"]) / nsc) if nsc > 0 else np.nan
@@ -172,7 +177,10 @@ class ABCTask(Task):
                 if not compat:
                     rec["ratio"] = float(ppl[j // 3, v] / ppl[j // 3, 0])
         if not ok.any():
-            raise UsageError("abc: no triplet was fully answered, nothing to score")
+            raise UsageError(
+                "abc: no triplet was fully answered, nothing to score"
+                + (f" (first error: {first_error})" if first_error else "")
+            )
         groups = np.array([t.group for t in self.triplets])[ok]
         p = ppl[ok]
         per = {
@@ -214,7 +222,8 @@ class ABCTask(Task):
                 values[f"median_rel_{pron}{sfx}"] = m
                 values[f"iqr_rel_{pron}{sfx}"] = [q25, q75]
                 row.update(median_rel=m, q25_rel=q25, q75_rel=q75)
-                rows.append(row)
+                order = ("occupations", "pronoun", "n", "median_rel", "q25_rel", "q75_rel", "summary", "median_ratio")
+                rows.append({k: row[k] for k in order if k in row})  # spec §4.3 column order
         values["median_ppl_reflexive"] = float(np.median(p[:, 0]))
         values["median_ppl_hans"] = float(np.median(p[:, 1]))
         values["median_ppl_hendes"] = float(np.median(p[:, 2]))
@@ -225,6 +234,19 @@ class ABCTask(Task):
         boot = None
         if compat:
             values["n_unk_substitutions"] = n_unk
+            warnings = extra.setdefault("warnings", [])
+            if n_unk:
+                warnings.append(
+                    f"{n_unk} literal hans/hendes substitutions are not in the vocabulary and became the "
+                    "unknown token (spec §4.1 step 4; GenDa Lens does the same silently)"
+                )
+            if not_special:
+                warnings.append(
+                    f"start/sep token(s) {sorted(not_special)} are not special tokens of the tokenizer: they "
+                    "are tokenised as text, as GenDa Lens would silently do"
+                )
+            if not warnings:
+                del extra["warnings"]
             ges, err, warn = M.compat_ges(values["median_rel_female"], values["median_rel_male"])
             values["ges"] = ges
             if err:

@@ -129,6 +129,7 @@ class DaWinoBiasTask(Task):
                 if self.scoring == "top1":
                     payload: dict[str, Any] = {"left": inp.left, "right": inp.right, "top_k": 1}
                     if compat:
+                        payload["float32"] = True
                         if glue:
                             payload["glue_left_if_mask"] = glue
                     else:
@@ -210,6 +211,8 @@ class DaWinoBiasTask(Task):
         pred: dict[tuple[str, int], str] = {}
         failed: set[int] = set()
         n_prefix = n_ties = 0
+        first_error: str | None = None
+        mask_warned = False
         for ar in results:
             a = ar.attempt
             if a.request.kind == TOKENIZE:
@@ -228,11 +231,13 @@ class DaWinoBiasTask(Task):
                 "pair_extra_diff": a.meta["pair_extra_diff"],
             }
             if not ar.ok or not isinstance(ar.response, dict):
+                first_error = first_error or ar.error
                 failed.add(ln)
                 rec.update(model_input=None, pred_group=None, correct=None)
                 records.append(rec)
                 continue
             r = ar.response
+            mask_warned = mask_warned or bool(r.get("mask_not_tokenizer_mask"))
             if scoring == "top1":
                 top = r["top"][0]
                 rec["model_input"] = r.get("input")
@@ -257,7 +262,10 @@ class DaWinoBiasTask(Task):
             records.append(rec)
         lines = [ln for ln in self.lines if ln not in failed]
         if not lines:
-            raise UsageError("dawinobias: no line pair was answered in both conditions, nothing to score")
+            raise UsageError(
+                "dawinobias: no line pair was answered in both conditions, nothing to score"
+                + (f" (first error: {first_error})" if first_error else "")
+            )
         gold_codes = {
             c: np.array(
                 [
@@ -268,7 +276,13 @@ class DaWinoBiasTask(Task):
             for c in D.CONDITIONS
         }
         pred_codes = {c: np.array([M.CODE[pred[(c, ln)]] for ln in lines]) for c in D.CONDITIONS}
-        return self._summarise(gold_codes, pred_codes, records, len(failed), n_prefix, n_ties, pieces)
+        result = self._summarise(gold_codes, pred_codes, records, len(failed), n_prefix, n_ties, pieces)
+        if mask_warned:
+            result.extra.setdefault("warnings", []).append(
+                f"--mask-token {self.options.mask_token!r} is not the tokenizer's mask token "
+                "(GenDa Lens parity experiments only)"
+            )
+        return result
 
     def _summarise(
         self,
@@ -289,8 +303,9 @@ class DaWinoBiasTask(Task):
             values[f"acc_{c}"] = rnd(sc[c]["acc"])
             for g in ("female", "male"):
                 values[f"f1_{c}_{g}"] = rnd(sc[c][f"f1_{g}"])
-                if not compat:
-                    values[f"acc_{c}_{g}"] = sc[c][f"acc_{g}"]
+                if not compat:  # undefined (no gold item of that gender, e.g. with --limit): None, never NaN
+                    within = sc[c][f"acc_{g}"]
+                    values[f"acc_{c}_{g}"] = None if np.isnan(within) else within
         extra: dict[str, Any] = {
             "mode": o.mode,
             "scoring": self.scoring,

@@ -282,16 +282,16 @@ class WinoBiasAdjectivesTask(Task):
                 acc_pro = [round(x / 10, 1) for x in S.replicate_accuracy_tenths(counts[c, 0], N)]
                 acc_anti = [round(x / 10, 1) for x in S.replicate_accuracy_tenths(counts[c, 1], N)]
                 bias_trials = [b / 10 for b in rep[c].b_tenths]
-                bias, bias_sd = rep[c].m, rep[c].s
+                bias, bias_sd = rep[c].m, (rep[c].s if T > 1 else None)
                 diff = None if base else rep[c].diff
-                significant = None if base else (rep[c].p is not None and rep[c].p < o.alpha)
+                significant = None if base or rep[c].p is None else bool(rep[c].p < o.alpha)  # None: untestable
             else:
                 acc_pro, acc_anti = acc[c, 0].tolist(), acc[c, 1].tolist()
                 bias_trials = bias_t[c].tolist()
                 bias = float(bias_t[c].mean())
                 bias_sd = float(np.std(bias_t[c], ddof=1)) if T > 1 else None
                 diff = None if base else float(bias - bias_t[0].mean())
-                significant = None if base else (p_holm[c] is not None and p_holm[c] < o.alpha)
+                significant = None if base or p_holm[c] is None else bool(p_holm[c] < o.alpha)
             breakdown = []
             for s in range(2):
                 codes = answers[c, s]
