@@ -304,3 +304,23 @@ def test_all_failed_reports_the_backend_error(data_registry):
     atts = task.attempts()
     with pytest.raises(UsageError, match="first error: boom"):
         task.score([AttemptResult(a, error="boom") for a in atts])
+
+
+def test_null_model_shows_no_bias_within_its_ci(tmp_path):
+    """`genderscope run dawinobias abc --model random`: every effect's 95% CI contains 0 (no bias)."""
+    from genderscope.core.engine import run_tasks
+
+    out = run_tasks(
+        ["dawinobias", "abc"], "random", out=tmp_path / "r", progress=False, limit=400, options={"n_boot": 300}
+    )
+    daw, abc = (r.result.metrics for r in out.runs)
+    checked = 0
+    for metrics, keys in ((daw, ["ges"]), (abc, ["ges", "ges_ratio", "ges_femocc", "ges_maleocc", "ges_ratio_occ_diff",
+                                                    "median_rel_female", "median_rel_male"])):
+        for k in keys:
+            m = metrics[k]
+            assert m.ci_low is not None and m.ci_high is not None, k
+            assert m.ci_low <= 0 <= m.ci_high, (k, m)
+            checked += 1
+    assert checked == 8
+    assert abc["median_ratio_female"].ci_low <= 1 <= abc["median_ratio_female"].ci_high

@@ -277,3 +277,23 @@ def test_overrides_that_are_not_special_tokens_are_flagged(mlm_dir):
     assert "mask_not_tokenizer_mask" not in r[0].response
     r = ask(b, [Request("fill_mask", {"left": "hun", "right": " bil", "top_k": 1, "mask_override": " [MASK]"})])
     assert r[0].ok and r[0].response["mask_not_tokenizer_mask"] is True
+
+
+def test_byte_level_piece_decodes_with_its_leading_space():
+    """Pitfall 11: token_str = decode([id]) keeps the space of a byte-level ``Ġhun`` under the installed
+    transformers (so compat counts it as UNK, and default mode strips it and finds the pronoun)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from genderscope.tasks.dawinobias import data as D
+    from genderscope.tasks.dawinobias.task import DaWinoBiasTask
+
+    vocab = {"<unk>": 0, "Ġhun": 1, "hun": 2, "Ġ": 3}
+    tk = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>")
+    s = tok.decode([1])
+    assert s == " hun" and D.compat_group(s) == "other"
+    text = tok.decode([1], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    assert DaWinoBiasTask.robust_group({"token": "Ġhun", "text": text}, {})[:2] == ("female", "hun")
