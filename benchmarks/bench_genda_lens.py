@@ -5,13 +5,20 @@ built on the fly, nothing downloaded).  Two comparisons, each printed with its r
 
 1. compat ABC (4,560 triplets): batched ``cross_entropy`` requests vs GenDa Lens's procedure, one
    unpadded sentence per forward pass (3 passes per triplet).  The baseline runs on the first
-   ``--baseline-triplets`` triplets and is extrapolated linearly to 4,560 (said in the output); the
-   values of those triplets are compared with the batched ones.
+   ``--baseline-triplets`` triplets (all 4,560 with ``--baseline-triplets 4560``; otherwise extrapolated
+   linearly, said in the output).  On those triplets it prints how many per-sentence cross-entropies are
+   bit-identical, how many per-sentence PPLs differ after GenDa Lens's 2-decimal rounding, and whether the
+   rounded compat outputs (6 ``median (IQR)`` strings + GES, computed from those triplets) are identical.
+   Note: with more than one torch thread the *baseline* changes with the thread count (MKL's threaded
+   small-matrix kernels), while the batched values equal the one-thread baseline bit for bit.
 2. default-mode PLL over all 13,680 ABC sentences: batched PLL (one stream of masked copies, head only at
    the masked positions) vs a per-sentence batched loop (all masked copies of one sentence per forward,
    full MLM head, as common PLL libraries do), on ``--baseline-sentences`` sentences, extrapolated.
 
 Usage: .venv/bin/python benchmarks/bench_genda_lens.py [--threads N] [--baseline-triplets 150]
+       [--baseline-sentences 150] [--pll-sentences N]
+Full runs reported in docs/decisions.md ("GenDa Lens / HF backends"):
+       ... --threads 1 --baseline-triplets 4560 --baseline-sentences 1000
 """
 
 from __future__ import annotations

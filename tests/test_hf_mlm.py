@@ -297,3 +297,15 @@ def test_byte_level_piece_decodes_with_its_leading_space():
     assert s == " hun" and D.compat_group(s) == "other"
     text = tok.decode([1], skip_special_tokens=False, clean_up_tokenization_spaces=False)
     assert DaWinoBiasTask.robust_group({"token": "Ġhun", "text": text}, {})[:2] == ("female", "hun")
+
+
+def test_full_logits_budget_caps_only_large_batches(mlm_dir):
+    from genderscope.backends import hf_common as C
+
+    big = backend(mlm_dir, batch_tokens=10**7)
+    big.load()
+    vocab = big.model.config.vocab_size
+    assert big.full_logits_budget() == max(64, C.CPU_LOGITS_FLOATS // vocab) < 10**7
+    small = backend(mlm_dir, batch_tokens=8)
+    small.load()
+    assert small.full_logits_budget() == 8  # never above --batch-tokens

@@ -92,7 +92,7 @@ class HFCausalLMBackend(C.HFBackendBase):
                 tgt = ids[r, 1:n].to(lp.device)
                 scores[i] = lp.gather(1, tgt[:, None])[:, 0].double().cpu().numpy()
 
-        self.batched([len(s) for s in seqs], run)
+        self.batched([len(s) for s in seqs], run, self.full_logits_budget())
         out = {}
         for i, t in enumerate(uniq):
             scored = seqs[i][1:]

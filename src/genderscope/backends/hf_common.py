@@ -25,6 +25,7 @@ from genderscope.core.requests import Job, Outcome
 T = TypeVar("T")
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")
+CPU_LOGITS_FLOATS = 1 << 23  # cap of a B x T x V logits tensor on CPU (see HFBackendBase.full_logits_budget)
 
 
 @dataclass
@@ -419,16 +420,25 @@ class HFBackendBase(Backend):
             mask[i, : len(r)] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def batched(self, lengths: list[int], run: Callable[[list[int]], None]) -> None:
-        """Call ``run`` on index batches packed under ``--batch-tokens``, halving on OOM."""
+    def batched(self, lengths: list[int], run: Callable[[list[int]], None], budget: int | None = None) -> None:
+        """Call ``run`` on index batches packed under ``budget`` (default ``--batch-tokens``), halving on OOM."""
         import torch
 
         def halved() -> None:
             self.counters["oom_halvings"] += 1
 
         with torch.inference_mode():
-            for batch in token_budget_batches(lengths, self.options.batch_tokens):
+            for batch in token_budget_batches(lengths, budget or self.options.batch_tokens):
                 run_halving(batch, run, halved)
+
+    def full_logits_budget(self) -> int:
+        """Token budget of forwards that materialise all B x T x V logits.  On CPU ``--batch-tokens`` is
+        capped so that the logits stay under CPU_LOGITS_FLOATS floats (32 MiB): larger logit tensors fall out
+        of cache and made compat ABC ~15% slower at V = 8k (1 thread); the cap is at least 64 tokens."""
+        if str(self.device) != "cpu":
+            return self.options.batch_tokens
+        vocab = int(getattr(self.model.config, "vocab_size", 0) or len(self.tok))
+        return min(self.options.batch_tokens, max(64, CPU_LOGITS_FLOATS // max(vocab, 1)))
 
     def count_forward(self, n_rows: int) -> None:
         self.counters["forward_passes"] += 1

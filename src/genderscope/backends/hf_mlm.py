@@ -117,6 +117,10 @@ class HFMaskedLMBackend(C.HFBackendBase):
                 f"{self.settings.get('dtype')}; pass --dtype float32 (reduced precision: --mode default only)"
             )
 
+    def head_budget(self) -> int:
+        """With the split head only B x V logits exist; the full-forward fallback makes B x T x V."""
+        return self.options.batch_tokens if self.encoder is not None else self.full_logits_budget()
+
     # ------------------------------------------------------------ forward helpers
 
     def _logits_at(self, rows: list[list[int]], positions: list[int]) -> Any:
@@ -193,7 +197,7 @@ class HFMaskedLMBackend(C.HFBackendBase):
                     resp["mask_not_tokenizer_mask"] = True  # the task warns (spec §3.1)
                 emit(live[i], Outcome(response=resp))
 
-        self.batched([len(r) for r in rows], run)
+        self.batched([len(r) for r in rows], run, self.head_budget())
 
     def encode_scored(self, text: str) -> tuple[list[int], list[int]]:
         """(ids with special tokens, positions of the non-special tokens)."""
@@ -226,7 +230,7 @@ class HFMaskedLMBackend(C.HFBackendBase):
             got = torch.log_softmax(logits, -1).gather(1, torch.tensor(tgt, device=logits.device)[:, None])
             lp[batch] = got[:, 0].double().cpu().numpy()
 
-        self.batched(lengths, run)
+        self.batched(lengths, run, self.head_budget())
         sent = np.array([s for s, _ in copies], dtype=np.int64)
         sums = np.zeros(len(uniq), dtype=np.float64)
         np.add.at(sums, sent, lp)  # scatter-add per sentence, float64
@@ -326,7 +330,7 @@ class HFMaskedLMBackend(C.HFBackendBase):
                 tgt = torch.tensor(targets[j], device=logits.device)
                 ce[i] = float(torch.nn.functional.cross_entropy(logits[r, : len(v)].float(), tgt))
 
-        self.batched([len(s[1]) for s in seqs], run)
+        self.batched([len(s[1]) for s in seqs], run, self.full_logits_budget())
         for j, job in enumerate(jobs):
             m = meta[j]
             if not m:
