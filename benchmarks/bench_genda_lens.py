@@ -112,7 +112,9 @@ def main() -> None:
     n_vals = 3 * n_base
     n_bits = sum(a != b for ra, rb in zip(batched_ce, base_ce) for a, b in zip(ra, rb))
     maxrel = max(
-        abs(math.exp(a) - math.exp(b)) / math.exp(b) for ra, rb in zip(batched_ce, base_ce) for a, b in zip(ra, rb)
+        abs(math.exp(a) - math.exp(b)) / math.exp(b)
+        for ra, rb in zip(batched_ce, base_ce)
+        for a, b in zip(ra, rb)
     )
     r2 = lambda x: float(np.rint(np.float64(x) * 100.0) / 100.0)  # noqa: E731 - GenDa Lens's .round(2)
     n_ppl_2dp = sum(
@@ -120,15 +122,19 @@ def main() -> None:
     )
     tables_b = compat_tables(batched_ce, triplets[:n_base])
     tables_s = compat_tables(base_ce, triplets[:n_base])
-    print(f"\ncompat ABC, {len(triplets)} triplets ({3 * len(triplets)} sentences), {threads} torch thread(s):")
     print(
-        f"  batched (genderscope):          {t_batched:8.2f} s  ({3 * len(triplets) / t_batched:8.1f} sentences/s)"
+        f"\ncompat ABC, {len(triplets)} triplets ({3 * len(triplets)} sentences), {threads} torch thread(s):"
+    )
+    print(
+        f"  batched (genderscope):          {t_batched:8.2f} s  "
+        f"({3 * len(triplets) / t_batched:8.1f} sentences/s)"
     )
     extrap = "measured" if n_base == len(triplets) else f"extrapolated from {n_base} triplets"
     print(f"  one sentence per forward:       {t_base:8.2f} s  ({extrap})")
     print(f"  speed-up: {t_base / t_batched:.1f}x")
     print(
-        f"  values on the {n_base} compared triplets: {n_vals - n_bits}/{n_vals} cross-entropies bit-identical, "
+        f"  values on the {n_base} compared triplets: {n_vals - n_bits}/{n_vals} cross-entropies "
+        "bit-identical, "
         f"max relative PPL difference {maxrel:.2e}; per-sentence PPLs differing after r2np: {n_ppl_2dp}; "
         f"compat tables (6 median (IQR) strings + GES) identical: {tables_b == tables_s}"
     )

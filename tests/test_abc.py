@@ -73,13 +73,18 @@ def test_t6_compat_ce_to_relative_ppl(data_registry):
     assert hendes["ce"] == math.log(4) and "ratio" not in hendes and "loglik" not in refl
     assert res.metrics["median_rel_female"].value == 2.0 and res.metrics["median_rel_male"].value == 1.0
     assert res.metrics["ges"].value == 1.0  # r2py(log2(2/1))
+    assert list(res.extra["nuance_table"][0]) == [
+        "occupations", "pronoun", "n", "median_rel", "q25_rel", "q75_rel", "summary"
+    ]  # fmt: skip
 
 
 def test_t8_pll_to_pseudo_perplexity(data_registry):
     """T8: masked log-probs -1 and -2 -> PLL -3 over N = 2 -> PPL exp(1.5) = 4.481689."""
     task = make_task(data_registry, {"pll"}, limit=1, n_boot=0)
     atts = task.attempts()
-    res = task.score([AttemptResult(a, response={"loglik": -3.0, "n_scored": 2, "n_tokens": 4}) for a in atts])
+    res = task.score(
+        [AttemptResult(a, response={"loglik": -3.0, "n_scored": 2, "n_tokens": 4}) for a in atts]
+    )
     assert res.records[0]["ppl"] == pytest.approx(4.481689, abs=1e-6)
     assert res.records[1]["ratio"] == pytest.approx(1.0) and "ce" not in res.records[0]
 
@@ -139,6 +144,16 @@ def test_default_guard_on_degenerate_medians(data_registry):
     assert res.extra["bootstrap"]["n_boot_undefined"]["ges"] == 100
     assert res.extra["scoring"] == "loglik"
     assert [r["occupations"] for r in res.extra["effect_table"]] == ["all", "female", "male"]
+    assert list(res.extra["effect_table"][0]) == [
+        "occupations", "ges", "ges_undefined_reason", "ges_ratio", "ges_ci95", "ges_ratio_ci95"
+    ]  # fmt: skip
+    nuance = res.extra["nuance_table"]
+    assert [(r["occupations"], r["pronoun"]) for r in nuance] == [
+        (o, p) for o in ("all", "female", "male") for p in ("female", "male")
+    ]
+    assert list(nuance[0]) == [
+        "occupations", "pronoun", "n", "median_rel", "q25_rel", "q75_rel", "median_ratio", "median_rel_ci95"
+    ]  # fmt: skip
     assert all(not (isinstance(v.value, float) and not math.isfinite(v.value)) for v in res.metrics.values())
 
 
@@ -242,7 +257,12 @@ def test_compat_tables_batched_equal_one_sentence_per_forward(mlm_dir, tmp_path,
     before = torch.get_num_threads()
     try:
         out = run_tasks(
-            ["abc"], f"hf-mlm:{mlm_dir}", limit=150, options={"mode": "genda-lens"}, out=tmp_path / "r", progress=False
+            ["abc"],
+            f"hf-mlm:{mlm_dir}",
+            limit=150,
+            options={"mode": "genda-lens"},
+            out=tmp_path / "r",
+            progress=False,
         )
         res = out.runs[0].result
         assert torch.get_num_threads() == 1
@@ -311,12 +331,30 @@ def test_null_model_shows_no_bias_within_its_ci(tmp_path):
     from genderscope.core.engine import run_tasks
 
     out = run_tasks(
-        ["dawinobias", "abc"], "random", out=tmp_path / "r", progress=False, limit=400, options={"n_boot": 300}
+        ["dawinobias", "abc"],
+        "random",
+        out=tmp_path / "r",
+        progress=False,
+        limit=400,
+        options={"n_boot": 300},
     )
     daw, abc = (r.result.metrics for r in out.runs)
     checked = 0
-    for metrics, keys in ((daw, ["ges"]), (abc, ["ges", "ges_ratio", "ges_femocc", "ges_maleocc", "ges_ratio_occ_diff",
-                                                    "median_rel_female", "median_rel_male"])):
+    for metrics, keys in (
+        (daw, ["ges"]),
+        (
+            abc,
+            [
+                "ges",
+                "ges_ratio",
+                "ges_femocc",
+                "ges_maleocc",
+                "ges_ratio_occ_diff",
+                "median_rel_female",
+                "median_rel_male",
+            ],
+        ),
+    ):
         for k in keys:
             m = metrics[k]
             assert m.ci_low is not None and m.ci_high is not None, k

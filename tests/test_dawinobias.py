@@ -192,6 +192,12 @@ def test_default_guards_bootstrap_and_same_inputs(data_registry):
     res = task.score(results)
     assert res.metrics["ges"].value == 0.0 and res.metrics["ges"].ci_low == 0.0
     assert [r["n_gold"] for r in res.extra["nuance_table"]] == [337, 337, 334, 340]
+    assert [(r["condition"], r["pronoun"]) for r in res.extra["nuance_table"]] == [
+        ("anti", "female"), ("anti", "male"), ("pro", "female"), ("pro", "male")
+    ]  # fmt: skip
+    assert list(res.extra["nuance_table"][0]) == [
+        "condition", "pronoun", "n_gold", "n_pred", "f1", "acc_within", "f1_ci95"
+    ]  # fmt: skip
 
 
 def test_pair_bootstrap_resamples_pairs_jointly():
@@ -325,6 +331,7 @@ def test_compat_mask_override_warning_and_float32_payload(data_registry):
     res = task.score([_fake(a, resp) for a in atts])
     assert any("'<mask>' is not the tokenizer's mask token" in w for w in res.extra["warnings"])
     assert res.metrics["n_same_input_pairs"].value == 663  # compat: 663 (spec §2.2)
+    assert list(res.extra["nuance_table"][0]) == ["condition", "pronoun", "n_gold", "n_pred", "f1"]
     with pytest.raises(Exception, match="first error: nope"):
         task.score([AttemptResult(a, error="nope") for a in atts])
 
@@ -336,7 +343,10 @@ def test_t1_danskbert_mask_quirk(data_registry):
 
     def first_payload(target):
         ctx = RunContext(
-            data=data_registry, request_kinds=frozenset({"fill_mask"}), model_kind="hf-mlm", model_target=target
+            data=data_registry,
+            request_kinds=frozenset({"fill_mask"}),
+            model_kind="hf-mlm",
+            model_target=target,
         )
         task = DaWinoBiasTask(DaWinoBiasOptions(mode="genda-lens"), ctx)
         task.ctx.limit = 1
@@ -354,13 +364,20 @@ def test_t1_danskbert_mask_quirk(data_registry):
 
 def test_default_mode_never_reports_nan(data_registry):
     """Guards: with one line pair the other gender's within-accuracy is undefined -> None, not NaN."""
-    ctx = RunContext(data=data_registry, request_kinds=frozenset({"candidates"}), model_kind="x", model_target="m")
+    ctx = RunContext(
+        data=data_registry, request_kinds=frozenset({"candidates"}), model_kind="x", model_target="m"
+    )
     task = DaWinoBiasTask(DaWinoBiasOptions(n_boot=20), ctx)
     task.ctx.limit = 1
     atts = task.attempts()
     res = task.score(
-        [_fake(a, {"loglik": {w: -1.0 - i for i, w in enumerate(a.request.payload["candidates"])}}) for a in atts]
+        [
+            _fake(a, {"loglik": {w: -1.0 - i for i, w in enumerate(a.request.payload["candidates"])}})
+            for a in atts
+        ]
     )
-    vals = [m.value for m in res.metrics.values()] + [x for m in res.metrics.values() for x in (m.ci_low, m.ci_high)]
+    vals = [m.value for m in res.metrics.values()] + [
+        x for m in res.metrics.values() for x in (m.ci_low, m.ci_high)
+    ]
     assert all(v is None or math.isfinite(v) for v in vals)
     assert res.metrics["acc_anti_male"].value is None  # line 1: anti gold hun, pro gold han

@@ -226,3 +226,125 @@ def test_smollm2_gguf_chat_batch_invariant(tmp_path) -> None:
     one = _chat(_backend(gguf, gen_batch_size=1, threads=1), prompts, max_tokens=16)
     four = _chat(_backend(gguf, gen_batch_size=4, threads=1), prompts, max_tokens=16)
     assert one == four and all(a.strip() for a in one)
+
+
+def _hf_reference(be, prompts: list[str], max_tokens: int, batch: int) -> list[str]:
+    """transformers' own ``generate(do_sample=False)`` on the backend's model and tokenizer, ``batch``
+    prompts at a time, left-padded (the reference our decoding loop must reproduce token for token)."""
+    import torch
+
+    from genderscope.backends.hf_generate import _left_pad, eos_ids, prompt_ids
+
+    tok, model = be.tok, be.model
+    stops = eos_ids(tok, model)
+    rows = [prompt_ids(tok, [{"role": "user", "content": p}]) for p in prompts]
+    out: list[str] = []
+    for s in range(0, len(rows), batch):
+        ids, attn = _left_pad(rows[s : s + batch], tok.pad_token_id)
+        with torch.inference_mode():
+            gen = model.generate(
+                input_ids=ids,
+                attention_mask=attn,
+                max_new_tokens=max_tokens,
+                do_sample=False,
+                eos_token_id=stops,
+                pad_token_id=tok.pad_token_id,
+            )
+        for row in gen[:, ids.shape[1] :].tolist():
+            cut = next((i for i, t in enumerate(row) if t in stops), len(row))
+            out.append(tok.decode(row[:cut], skip_special_tokens=True))
+    return out
+
+
+def test_greedy_equals_transformers_generate_single_and_batched(tiny_chat) -> None:
+    be1 = _backend(tiny_chat, gen_batch_size=1)
+    ours = _chat(be1, PROMPTS, max_tokens=10)
+    be1.load()
+    assert ours == _hf_reference(be1, PROMPTS, 10, batch=1)
+    assert _chat(_backend(tiny_chat, gen_batch_size=4), PROMPTS, max_tokens=10) == ours
+    assert _hf_reference(be1, PROMPTS, 10, batch=4) == ours  # transformers' left padding agrees too
+
+
+def test_rows_that_stop_leave_the_batch_and_answers_do_not_change(tiny_chat) -> None:
+    """Extra EOS ids make rows stop at different steps: the batched answers must equal the one-at-a-time
+    answers and transformers' generate(), and a stopped row must not be computed any more."""
+    be = _backend(tiny_chat, gen_batch_size=1)
+    full = _chat(be, PROMPTS, max_tokens=8)
+    # the 2nd greedy word of prompt 0 and the 1st of prompt 1 become EOS tokens
+    extra = [
+        be.tok(full[0].split()[1], add_special_tokens=False)["input_ids"][0],
+        be.tok(full[1].split()[0], add_special_tokens=False)["input_ids"][0],
+    ]
+    stops = [be.tok.eos_token_id, *extra]
+    be.model.generation_config.eos_token_id = stops
+    one = _chat(be, PROMPTS, max_tokens=8)
+    lengths = {len(a.split()) for a in one}
+    assert len(lengths) > 2 and max(lengths) == 8  # some rows stop early, some run to max_tokens
+    bb = _backend(tiny_chat, gen_batch_size=len(PROMPTS))
+    bb.load()
+    bb.model.generation_config.eos_token_id = stops
+    assert _chat(bb, PROMPTS, max_tokens=8) == one
+    assert _hf_reference(bb, PROMPTS, 8, batch=len(PROMPTS)) == one
+    from genderscope.backends.hf_generate import generate_batch, prompt_ids
+
+    rows = [prompt_ids(bb.tok, [{"role": "user", "content": p}]) for p in PROMPTS]
+    before = dict(bb.counters)
+    n = len(rows)
+    new = generate_batch(bb, rows, 8, [0.0] * n, [1.0] * n, [0] * n)
+    assert [bb.tok.decode(t, skip_special_tokens=True) for t in new] == one
+    assert bb.counters["forward_passes"] - before["forward_passes"] == 8
+    # a row takes part in one pass per kept token plus the pass that drew its EOS (max_tokens at most);
+    # the old loop fed stopped rows padding until the last row was done (8 * n rows)
+    assert bb.counters["sequences"] - before["sequences"] == sum(min(len(t) + 1, 8) for t in new) < 8 * n
+
+
+def test_prompt_is_the_chat_template_without_a_doubled_bos(tmp_path) -> None:
+    """A template that writes the BOS itself, with a tokenizer that also adds a BOS: exactly one BOS,
+    and the same ids as transformers' apply_chat_template(tokenize=True)."""
+    from tokenizers import processors
+    from transformers import AutoTokenizer
+
+    from genderscope.backends.hf_generate import prompt_ids
+
+    d = build_tiny_causal(tmp_path / "bos", words_of(PROMPTS) + ["<", "|", ">", "user", "assistant"], seed=1)
+    tok = AutoTokenizer.from_pretrained(d)
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", tok.bos_token_id)]
+    )
+    tok.chat_template = "{{ bos_token }}" + TEMPLATE
+    assert tok("Hello")["input_ids"][0] == tok.bos_token_id  # the tokenizer adds a BOS of its own
+    msgs = [{"role": "user", "content": "Hello there"}]
+    ids = prompt_ids(tok, msgs)
+    assert ids.count(tok.bos_token_id) == 1 and ids[0] == tok.bos_token_id
+    ref = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+    ref = ref["input_ids"] if hasattr(ref, "keys") else ref
+    assert ids == list(ref)
+
+
+def test_default_threads_leave_cores_busy_with_other_processes_alone(monkeypatch) -> None:
+    from genderscope.backends import hf_common as C
+
+    monkeypatch.delenv("GENDERSCOPE_TORCH_THREADS", raising=False)
+    monkeypatch.setattr(C, "available_cpus", lambda: 8)
+    for load, want in ((0.0, 8), (3.6, 4), (7.6, 1), (40.0, 1)):
+        monkeypatch.setattr(C, "others_load", lambda load=load: load)
+        assert C.resolve_threads(None) == want
+    assert C.resolve_threads(3) == 3  # an explicit --threads wins over the load
+    monkeypatch.setenv("GENDERSCOPE_TORCH_THREADS", "2")
+    assert C.resolve_threads(3) == 2  # and the environment wins over --threads
+
+
+def test_others_load_subtracts_only_this_process_share(monkeypatch) -> None:
+    import os
+
+    from genderscope.backends import hf_common as C
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    got = C.others_load()
+    assert 5.0 - C.available_cpus() <= got <= 5.0
+
+    def no_load() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert C.others_load() == 0.0

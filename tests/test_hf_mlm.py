@@ -3,7 +3,6 @@ compat cross-entropy, caching, thread/option handling."""
 
 from __future__ import annotations
 
-import math
 
 import pytest
 
@@ -239,8 +238,20 @@ def test_device_map_auto_is_accepted_and_recorded_on_cpu(mlm_dir, tmp_path):
     pytest.importorskip("accelerate")
     res = CliRunner().invoke(
         app,
-        ["run", "abc", "--model", f"hf-mlm:{mlm_dir}", "--limit", "1", "--n-boot", "0",
-         "--device-map", "auto", "--out", str(tmp_path / "r")],
+        [
+            "run",
+            "abc",
+            "--model",
+            f"hf-mlm:{mlm_dir}",
+            "--limit",
+            "1",
+            "--n-boot",
+            "0",
+            "--device-map",
+            "auto",
+            "--out",
+            str(tmp_path / "r"),
+        ],
     )
     assert res.exit_code == 0, res.output
     run = json.loads((tmp_path / "r" / "run.json").read_text())
@@ -269,13 +280,24 @@ def test_compat_requests_refuse_reduced_precision(mlm_dir):
 
 def test_overrides_that_are_not_special_tokens_are_flagged(mlm_dir):
     b = backend(mlm_dir)
-    r = ask(b, [Request("cross_entropy", {"text": SENTS[0], "start": "<s>", "find": ["sin"], "replacements": ["hans"]})])
+    r = ask(
+        b,
+        [
+            Request(
+                "cross_entropy", {"text": SENTS[0], "start": "<s>", "find": ["sin"], "replacements": ["hans"]}
+            )
+        ],
+    )
     assert r[0].response["start_end_not_special"] == ["<s>"]
     r = ask(b, [Request("cross_entropy", {"text": SENTS[0], "find": ["sin"], "replacements": ["hans"]})])
     assert "start_end_not_special" not in r[0].response
-    r = ask(b, [Request("fill_mask", {"left": "hun ", "right": " bil", "top_k": 1, "mask_override": "[MASK]"})])
+    r = ask(
+        b, [Request("fill_mask", {"left": "hun ", "right": " bil", "top_k": 1, "mask_override": "[MASK]"})]
+    )
     assert "mask_not_tokenizer_mask" not in r[0].response
-    r = ask(b, [Request("fill_mask", {"left": "hun", "right": " bil", "top_k": 1, "mask_override": " [MASK]"})])
+    r = ask(
+        b, [Request("fill_mask", {"left": "hun", "right": " bil", "top_k": 1, "mask_override": " [MASK]"})]
+    )
     assert r[0].ok and r[0].response["mask_not_tokenizer_mask"] is True
 
 

@@ -63,6 +63,9 @@ def test_probe_can_fail(tmp_path):
     pytest.importorskip("spacy")
     code = PROBE.replace("import genderscope\n", "import genderscope, spacy\n")
     proc = subprocess.run(
-        [sys.executable, "-c", code, json.dumps([]), json.dumps(HEAVY)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code, json.dumps([]), json.dumps(HEAVY)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert '"spacy"' in proc.stdout

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
@@ -39,7 +41,9 @@ class HFOptions:
     )
     batch_tokens: int = opt(4096, "token budget per forward pass: batch size x padded length")
     threads: int | None = opt(
-        None, "torch CPU threads (default: all available cores; env GENDERSCOPE_TORCH_THREADS wins)"
+        None,
+        "torch CPU threads (default: the available cores not kept busy by other processes; "
+        "env GENDERSCOPE_TORCH_THREADS wins)",
     )
     gguf: str | None = opt(None, "GGUF file name inside the model directory")
     revision: str | None = opt(None, "model revision (hub models already in the local HF cache)")
@@ -68,15 +72,45 @@ def available_cpus() -> int:
     return max(1, n)
 
 
+def others_load() -> float:
+    """CPUs kept busy by other processes: the 1-minute load average minus this process's share of it.
+
+    Own share = u · (1 − e^(−age/60 s)), u = this process's CPU seconds / its age in seconds (the load
+    average is an exponential average with a 60 s time constant); 0 where the load is unknown.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+    own = 0.0
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        start = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        age = float(Path("/proc/uptime").read_text().split()[0]) - start
+        if age > 0:
+            own = time.process_time() / age * (1.0 - math.exp(-age / 60.0))
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0.0, load - own)
+
+
 def resolve_threads(option: int | None) -> int:
-    """Thread count: env ``GENDERSCOPE_TORCH_THREADS`` > ``--threads`` > all available CPUs."""
+    """Thread count: env ``GENDERSCOPE_TORCH_THREADS`` > ``--threads`` > free CPUs.
+
+    Free CPUs = round(available CPUs − :func:`others_load`), at least 1: on a shared machine more
+    threads than free cores make every matrix product wait for descheduled threads (SmolLM2 chat
+    generation: 2 threads on 2 busy cores ran 2.5x slower than 1 thread).
+    """
     env = os.environ.get("GENDERSCOPE_TORCH_THREADS")
     if env:
         try:
             return max(1, int(env))
         except ValueError:
             raise UsageError(f"GENDERSCOPE_TORCH_THREADS={env!r} is not an integer") from None
-    return option or available_cpus()
+    if option:
+        return option
+    n = available_cpus()
+    return max(1, min(n, int(n - others_load() + 0.5)))
 
 
 def resolve_device(name: str) -> str:
@@ -104,10 +138,13 @@ def setup_torch(options: HFOptions) -> dict[str, Any]:
     threads = resolve_threads(options.threads)
     torch.set_num_threads(threads)
     device = resolve_device(options.device)
-    if device == "cuda":
+    tf32: dict[str, Any] = {}
+    if device == "cuda":  # a process-wide setting: recorded (spec §8.2 pitfall 17)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+        tf32 = {"tf32": False}
     return {
+        **tf32,
         "device": device,
         "num_threads": threads,
         "dtype": str(torch_dtype(options.dtype, device)).split(".")[-1],
@@ -420,8 +457,10 @@ class HFBackendBase(Backend):
             mask[i, : len(r)] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def batched(self, lengths: list[int], run: Callable[[list[int]], None], budget: int | None = None) -> None:
-        """Call ``run`` on index batches packed under ``budget`` (default ``--batch-tokens``), halving on OOM."""
+    def batched(
+        self, lengths: list[int], run: Callable[[list[int]], None], budget: int | None = None
+    ) -> None:
+        """Call ``run`` on index batches packed under ``budget`` (default ``--batch-tokens``); halve on OOM."""
         import torch
 
         def halved() -> None:

@@ -10,8 +10,8 @@
 * Stops at an EOS token (the tokenizer's and the generation config's) or after ``max_tokens`` new
   tokens; the answer is the decoded text before EOS, special tokens skipped.
 * Batching: prompts of equal ``max_tokens`` are sorted by length and generated ``--gen-batch-size``
-  at a time, left-padded with an attention mask and explicit position ids, with a KV cache; finished
-  rows keep being fed padding until the whole batch is done.
+  at a time, left-padded with an attention mask and explicit position ids, with a KV cache; a row
+  that stops leaves the batch (and the cache), so the batch shrinks to the rows still generating.
 """
 
 from __future__ import annotations
@@ -95,6 +95,27 @@ def _forward(model: Any, **kw: Any) -> Any:
         return model(**kw)
 
 
+def _left_pad(rows: list[list[int]], pad: int) -> tuple[Any, Any]:
+    """Left-padded ids and attention mask (1 on real tokens), on the CPU."""
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    attn = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, width - len(r) :] = torch.tensor(r, dtype=torch.long)
+        attn[i, width - len(r) :] = 1
+    return ids, attn
+
+
+def _keep_rows(past: Any, idx: Any) -> Any:
+    """The KV cache restricted to batch rows ``idx`` (a Cache object or legacy (k, v) tuples)."""
+    if hasattr(past, "batch_select_indices"):
+        past.batch_select_indices(idx)
+        return past
+    return tuple(tuple(t[idx] for t in layer) for layer in past)
+
+
 def generate_batch(
     backend: Any,
     rows: list[list[int]],
@@ -103,34 +124,33 @@ def generate_batch(
     top_ps: list[float],
     seeds: list[int],
 ) -> list[list[int]]:
-    """New token ids per row (EOS excluded), batched with left padding and a KV cache."""
+    """New token ids per row (EOS excluded), batched with left padding and a KV cache.
+
+    Each step feeds only the last token of every unfinished row (positions continue from the row's
+    own length, the attention mask grows by one); a row that stops is dropped from the batch and
+    from the cache, and the loop ends when no row is left.
+    """
     import torch
 
     model, device = backend.model, backend.device
     stops = eos_ids(backend.tok, model)
     pad = backend.tok.pad_token_id if backend.tok.pad_token_id is not None else (stops[0] if stops else 0)
-    width = max(len(r) for r in rows)
-    n = len(rows)
-    ids = torch.full((n, width), pad, dtype=torch.long)
-    attn = torch.zeros((n, width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, width - len(r) :] = torch.tensor(r, dtype=torch.long)
-        attn[i, width - len(r) :] = 1
+    ids, attn = _left_pad(rows, pad)
     ids, attn = ids.to(device), attn.to(device)
-    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    cur_pos = (attn.cumsum(-1) - 1).clamp(min=0)
     gens = []
     for s in seeds:
         g = torch.Generator()
         g.manual_seed(s)
         gens.append(g)
     stop_t = torch.tensor(stops, dtype=torch.long, device=device)
-    done = torch.zeros(n, dtype=torch.bool, device=device)
     new: list[list[int]] = [[] for _ in rows]
+    live = list(range(len(rows)))  # original index of each batch row still generating
     past = None
-    cur, cur_pos = ids, pos
+    cur = ids
     counters = getattr(backend, "counters", {})
     with torch.inference_mode():
-        for _step in range(max_new):
+        for step in range(max_new):
             out = _forward(
                 model,
                 input_ids=cur,
@@ -139,22 +159,30 @@ def generate_batch(
                 past_key_values=past,
                 use_cache=True,
             )
-            past = out.past_key_values
-            logits = out.logits[:, -1, :].float()
-            nxt = pick_tokens(logits, temps, top_ps, gens).to(device)
-            nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
-            is_stop = torch.isin(nxt, stop_t) if len(stops) else torch.zeros_like(done)
-            for i, (t, d, st) in enumerate(zip(nxt.tolist(), done.tolist(), is_stop.tolist())):
-                if not d and not st:
-                    new[i].append(t)
-            done = done | is_stop
             if "forward_passes" in counters:
                 counters["forward_passes"] += 1
-                counters["sequences"] += n
-            if bool(done.all()):
+                counters["sequences"] += len(live)
+            past = out.past_key_values
+            nxt = pick_tokens(
+                out.logits[:, -1, :].float(),
+                [temps[i] for i in live],
+                [top_ps[i] for i in live],
+                [gens[i] for i in live],
+            )
+            stopped = torch.isin(nxt, stop_t).tolist() if stops else [False] * len(live)
+            keep = [b for b, st in enumerate(stopped) if not st]
+            toks = nxt.tolist()
+            for b in keep:
+                new[live[b]].append(toks[b])
+            if not keep or step == max_new - 1:
                 break
-            cur = nxt[:, None]
-            attn = torch.cat([attn, torch.ones((n, 1), dtype=attn.dtype, device=device)], dim=1)
+            if len(keep) < len(live):
+                idx = torch.tensor(keep, dtype=torch.long, device=device)
+                past = _keep_rows(past, idx)
+                attn, cur_pos, nxt = attn[idx], cur_pos[idx], nxt[idx]
+                live = [live[b] for b in keep]
+            cur = nxt[:, None].to(device)
+            attn = torch.cat([attn, torch.ones((len(live), 1), dtype=attn.dtype, device=device)], dim=1)
             cur_pos = cur_pos[:, -1:] + 1
     counters["generated_tokens"] = counters.get("generated_tokens", 0) + sum(len(x) for x in new)
     return new

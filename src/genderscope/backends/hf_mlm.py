@@ -316,7 +316,7 @@ class HFMaskedLMBackend(C.HFBackendBase):
             if start not in specials or end not in specials:
                 meta[-1]["start_end_not_special"] = [x for x in (start, end) if x not in specials]
             targets.append(ids)
-            for v_i, v in enumerate(variants):
+            for v in variants:
                 seqs.append((j, v))
                 meta[-1].setdefault("_slots", []).append(len(seqs) - 1)
         ce = [0.0] * len(seqs)

@@ -222,7 +222,16 @@ class ABCTask(Task):
                 values[f"median_rel_{pron}{sfx}"] = m
                 values[f"iqr_rel_{pron}{sfx}"] = [q25, q75]
                 row.update(median_rel=m, q25_rel=q25, q75_rel=q75)
-                order = ("occupations", "pronoun", "n", "median_rel", "q25_rel", "q75_rel", "summary", "median_ratio")
+                order = (
+                    "occupations",
+                    "pronoun",
+                    "n",
+                    "median_rel",
+                    "q25_rel",
+                    "q75_rel",
+                    "summary",
+                    "median_ratio",
+                )
                 rows.append({k: row[k] for k in order if k in row})  # spec §4.3 column order
         values["median_ppl_reflexive"] = float(np.median(p[:, 0]))
         values["median_ppl_hans"] = float(np.median(p[:, 1]))
