@@ -42,8 +42,13 @@ LATENCY = 0.05
 
 def gest_attempts() -> list[Attempt]:
     cls = registry.task_class("gest")
-    ctx = RunContext(seed=123, request_kinds=frozenset({CHAT}), model_kind="openai", model_target="fake",
-                     data=DataRegistry())
+    ctx = RunContext(
+        seed=123,
+        request_kinds=frozenset({CHAT}),
+        model_kind="openai",
+        model_target="fake",
+        data=DataRegistry(),
+    )
     return cls(build_options(cls.Options, {}, "gest"), ctx).attempts()
 
 
@@ -66,10 +71,19 @@ def server_cpu(srv: FakeOpenAIProcess) -> float:
     return t.user + t.system
 
 
-def run_ours(url: str, attempts: list[Attempt], conc: int, store: ResponseStore | None) -> tuple[float, float]:
+def run_ours(
+    url: str, attempts: list[Attempt], conc: int, store: ResponseStore | None
+) -> tuple[float, float]:
     backend = OpenAIChatBackend("fake", OpenAIOptions(base_url=url, concurrency=conc))
-    rate, cpu, ex = timed(lambda: execute(attempts, backend, store, use_cache=store is not None), len(attempts))
-    bad = [r for r in ex.results if r.response != expected_answer(r.attempt.request.prompt_text, seed=trial_seed(r.attempt.item_id, r.attempt.trial))]
+    rate, cpu, ex = timed(
+        lambda: execute(attempts, backend, store, use_cache=store is not None), len(attempts)
+    )
+    bad = [
+        r
+        for r in ex.results
+        if r.response
+        != expected_answer(r.attempt.request.prompt_text, seed=trial_seed(r.attempt.item_id, r.attempt.trial))
+    ]
     assert not bad and ex.counts.errors == 0, f"{len(bad)} wrong answers"
     return rate, cpu
 
@@ -84,10 +98,17 @@ def run_sdk(url: str, attempts: list[Attempt], conc: int) -> tuple[float, float]
         async def one(a: Attempt) -> None:
             async with sem:
                 p = a.request.payload
-                r = await client.chat.completions.create(model="fake", messages=p["messages"],
-                                                         temperature=p["temperature"], max_tokens=p["max_tokens"],
-                                                         top_p=p["top_p"], seed=trial_seed(a.item_id, a.trial))
-                assert r.choices[0].message.content == expected_answer(a.request.prompt_text, seed=trial_seed(a.item_id, a.trial))
+                r = await client.chat.completions.create(
+                    model="fake",
+                    messages=p["messages"],
+                    temperature=p["temperature"],
+                    max_tokens=p["max_tokens"],
+                    top_p=p["top_p"],
+                    seed=trial_seed(a.item_id, a.trial),
+                )
+                assert r.choices[0].message.content == expected_answer(
+                    a.request.prompt_text, seed=trial_seed(a.item_id, a.trial)
+                )
 
         await asyncio.gather(*(one(a) for a in attempts))
         await client.close()
@@ -100,7 +121,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="run concurrency 8 on all prompts too (about 135 s)")
     ap.add_argument("--subset", type=int, default=4000, help="prompts for the c=8 row unless --full")
-    ap.add_argument("--sdk-subset", type=int, default=1500, help="prompts for the openai SDK baseline (0 = skip)")
+    ap.add_argument(
+        "--sdk-subset", type=int, default=1500, help="prompts for the openai SDK baseline (0 = skip)"
+    )
     a = ap.parse_args()
     attempts = gest_attempts()
     n_all = len(attempts)
@@ -114,31 +137,46 @@ def main() -> None:
             rows.append((name, conc, len(part), rate, cpu, 1000 * (server_cpu(srv) - s0) / len(part)))
 
         for conc in (8, 32, 64, 128):
-            part = attempts if (a.full or conc > 8) else attempts[:a.subset]
+            part = attempts if (a.full or conc > 8) else attempts[: a.subset]
             row(f"genderscope c={conc}", conc, part, lambda p=part, c=conc: run_ours(srv.url, p, c, None))
         with tempfile.TemporaryDirectory() as tmp:
             store = ResponseStore(Path(tmp) / "store.sqlite")
-            row("genderscope c=64 + store commits", 64, attempts, lambda: run_ours(srv.url, attempts, 64, store))
+            row(
+                "genderscope c=64 + store commits",
+                64,
+                attempts,
+                lambda: run_ours(srv.url, attempts, 64, store),
+            )
             store.close()
         if a.sdk_subset:
-            part = attempts[:a.sdk_subset]
+            part = attempts[: a.sdk_subset]
             row("openai SDK (baseline) c=64", 64, part, lambda: run_sdk(srv.url, part, 64))
-    print(f"GEST chat prompts against the loopback server (own process), latency {LATENCY * 1000:.0f} ms; "
-          f"full GEST = {n_all} prompts; CPU = this (client) process only; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'client':34} {'prompts':>7} {'prompts/s':>10} {'ideal/s':>8} {'of ideal':>8} {'CPU ms/req':>11} "
-          f"{'server ms/req':>13}")
+    print(
+        f"GEST chat prompts against the loopback server (own process), latency {LATENCY * 1000:.0f} ms; "
+        f"full GEST = {n_all} prompts; CPU = this (client) process only; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"{'client':34} {'prompts':>7} {'prompts/s':>10} {'ideal/s':>8} {'of ideal':>8} {'CPU ms/req':>11} "
+        f"{'server ms/req':>13}"
+    )
     for name, conc, n, rate, cpu, scpu in rows:
         ideal = conc / LATENCY
         note = "  (subset)" if n < n_all else ""
-        print(f"{name:34} {n:7d} {rate:10.0f} {ideal:8.0f} {rate / ideal:8.2f} {cpu:11.3f} {scpu:13.3f}{note}")
+        print(
+            f"{name:34} {n:7d} {rate:10.0f} {ideal:8.0f} {rate / ideal:8.2f} {cpu:11.3f} {scpu:13.3f}{note}"
+        )
     ours = next(r for r in rows if r[0] == "genderscope c=64")
     sdk = [r for r in rows if r[0].startswith("openai SDK")]
     if sdk:
-        print(f"c=64: genderscope is {ours[3] / sdk[0][3]:.1f}x the openai SDK's prompts/s and uses "
-              f"{sdk[0][4] / ours[4]:.1f}x less CPU per request")
-    print(f"targets at c=64: >= 500 prompts/s -> {'met' if ours[3] >= 500 else 'MISSED'}; "
-          f"< 1 ms CPU/request -> {'met' if ours[4] < 1 else 'MISSED'}")
+        print(
+            f"c=64: genderscope is {ours[3] / sdk[0][3]:.1f}x the openai SDK's prompts/s and uses "
+            f"{sdk[0][4] / ours[4]:.1f}x less CPU per request"
+        )
+    print(
+        f"targets at c=64: >= 500 prompts/s -> {'met' if ours[3] >= 500 else 'MISSED'}; "
+        f"< 1 ms CPU/request -> {'met' if ours[4] < 1 else 'MISSED'}"
+    )
     sys.stdout.flush()
 
 

@@ -24,8 +24,15 @@ from genderscope.bordia.pairs import load_gender_pairs, load_stopwords
 from genderscope.bordia.text import read_corpus, tokenize_documents
 
 
-def direct_counts(tokens: list[str], male: frozenset[str], female: frozenset[str], context: str,
-                  k: int = 10, rho: float = 0.95, D: int = 100) -> dict[str, list[float]]:
+def direct_counts(
+    tokens: list[str],
+    male: frozenset[str],
+    female: frozenset[str],
+    context: str,
+    k: int = 10,
+    rho: float = 0.95,
+    D: int = 100,
+) -> dict[str, list[float]]:
     """The definition, literally: for every position, walk its window."""
     n = len(tokens)
     is_m = [t in male for t in tokens]
@@ -81,8 +88,10 @@ def main() -> None:
         print(f"1. end to end on WikiText-2 valid+test x{reps} (warm process; one core)")
         for context in ("fixed", "infinite"):
             secs, cpu, n, mu = end_to_end(big, gp, stop, context)
-            print(f"   {context:8s}: {n:,} tokens in {secs:.2f} s wall = {n / secs / 1e6:.2f} M tokens/s; "
-                  f"{cpu:.2f} s CPU = {n / cpu / 1e6:.2f} M tokens/CPU-s (μ = {mu:.3f})")
+            print(
+                f"   {context:8s}: {n:,} tokens in {secs:.2f} s wall = {n / secs / 1e6:.2f} M tokens/s; "
+                f"{cpu:.2f} s CPU = {n / cpu / 1e6:.2f} M tokens/CPU-s (μ = {mu:.3f})"
+            )
         print(f"   (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
 
     n_prefix = int(os.environ.get("BENCH_PREFIX", "2000000"))  # spec §13: at least 2M tokens
@@ -93,7 +102,9 @@ def main() -> None:
         cfg = CountConfig(context=context).resolved()
         stream = tokenize_documents([Document("v", " ".join(tokens))], cfg.boundary, cfg.drop_tokens or ())
         t0 = time.perf_counter()
-        fast = count_cooccurrences(stream, gp, cfg)  # counting only (the direct loop gets tokens for free too)
+        fast = count_cooccurrences(
+            stream, gp, cfg
+        )  # counting only (the direct loop gets tokens for free too)
         t_fast = time.perf_counter() - t0
         t0 = time.perf_counter()
         direct = direct_counts(tokens, gp.male, gp.female, context)
@@ -112,8 +123,10 @@ def main() -> None:
                     if b:
                         worst = max(worst, abs(a - b) / abs(b))
             verdict = f"max rel. diff {worst:.1e}, zero pattern {'identical' if zeros_ok else 'DIFFERENT'}"
-        print(f"   {context:8s}: fast {t_fast * 1e3:.1f} ms, direct {t_direct:.2f} s, ratio {t_direct / t_fast:,.0f}x; "
-              f"{verdict}")
+        print(
+            f"   {context:8s}: fast {t_fast * 1e3:.1f} ms, direct {t_direct:.2f} s, ratio {t_direct / t_fast:,.0f}x; "
+            f"{verdict}"
+        )
 
     print("3. tiny LM preset training throughput (CPU, 1 thread)")
     from genderscope.bordia.lm.train import Trainer, preset_config
@@ -127,8 +140,10 @@ def main() -> None:
         for lam in (0.0, 1.0):
             t = Trainer(preset_config("tiny", train=str(tr), valid=str(va), lam=lam), Path(tmp) / f"run{lam}")
             stats = t.train_epoch()
-            print(f"   λ = {lam:g}: {stats['train_tokens']:,} tokens in {stats['train_seconds']:.2f} s = "
-                  f"{stats['tokens_per_s']:,.0f} tokens/s (|V| = {len(t.corpus.vocab):,})")
+            print(
+                f"   λ = {lam:g}: {stats['train_tokens']:,} tokens in {stats['train_seconds']:.2f} s = "
+                f"{stats['tokens_per_s']:,.0f} tokens/s (|V| = {len(t.corpus.vocab):,})"
+            )
 
 
 if __name__ == "__main__":

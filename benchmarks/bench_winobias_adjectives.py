@@ -43,8 +43,12 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=256)
     ap.add_argument("--limit", type=int, default=None, help="pairs per prompt set (default: all 396)")
     ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--recorded", type=Path, default=None,
-                    help="skip (a) and replay this recorded attempts.jsonl (a full default run) for (b)")
+    ap.add_argument(
+        "--recorded",
+        type=Path,
+        default=None,
+        help="skip (a) and replay this recorded attempts.jsonl (a full default run) for (b)",
+    )
     args = ap.parse_args()
 
     home = tempfile.mkdtemp(prefix="gs-bench-wba-")
@@ -63,20 +67,31 @@ def main() -> None:
         return
     with FakeOpenAIProcess(FakeConfig(latency=LATENCY)) as srv:
         w0, c0 = clock()
-        live = run_tasks([task], "openai:fake-chat", out=out / "live",
-                         options={"base_url": srv.url, "concurrency": str(args.concurrency)}, **common)
+        live = run_tasks(
+            [task],
+            "openai:fake-chat",
+            out=out / "live",
+            options={"base_url": srv.url, "concurrency": str(args.concurrency)},
+            **common,
+        )
         w1, c1 = clock()
         served = srv.stats()["requests"]
     n = live.runs[0].counts.attempts
     sent = live.runs[0].counts.requests
     rate = n / (w1 - w0)
     ideal = args.concurrency / LATENCY
-    print(f"(a) live run against the loopback server ({LATENCY * 1000:.0f} ms latency, concurrency "
-          f"{args.concurrency}): {n:,} prompts ({sent:,} sent, server saw {served:,})")
-    print(f"    wall {w1 - w0:.1f} s -> {rate:,.0f} prompts/s; latency-bound ideal {ideal:,.0f}/s "
-          f"(ratio {rate / ideal:.2f}); one-at-a-time {1 / LATENCY:.0f}/s (speed-up x{rate * LATENCY:.0f})")
-    print(f"    client CPU {c1 - c0:.1f} s = {1e6 * (c1 - c0) / n:.0f} µs per request "
-          f"(task build + runner + store + HTTP client + scoring + writing)")
+    print(
+        f"(a) live run against the loopback server ({LATENCY * 1000:.0f} ms latency, concurrency "
+        f"{args.concurrency}): {n:,} prompts ({sent:,} sent, server saw {served:,})"
+    )
+    print(
+        f"    wall {w1 - w0:.1f} s -> {rate:,.0f} prompts/s; latency-bound ideal {ideal:,.0f}/s "
+        f"(ratio {rate / ideal:.2f}); one-at-a-time {1 / LATENCY:.0f}/s (speed-up x{rate * LATENCY:.0f})"
+    )
+    print(
+        f"    client CPU {c1 - c0:.1f} s = {1e6 * (c1 - c0) / n:.0f} µs per request "
+        f"(task build + runner + store + HTTP client + scoring + writing)"
+    )
 
     replay_table(task, out / "live" / "attempts.jsonl", out / "replay", common, (live, w1 - w0))
     sys.stdout.flush()
@@ -89,22 +104,27 @@ def replay_table(task: str, recorded: Path, out: Path, common: dict, live: tuple
     rep = run_tasks([task], f"replay:{recorded}", out=out, **common)
     w3, c3 = clock()
     n = rep.runs[0].counts.attempts
-    line = (f"(b) whole table from the replayed run ({n:,} attempts, no model; load + parse + stats + "
-            f"write): wall {w3 - w2:.2f} s, CPU {c3 - c2:.2f} s; budget {BUDGET_S:.0f} s -> "
-            f"{(w3 - w2) / BUDGET_S:.2f} of budget")
+    line = (
+        f"(b) whole table from the replayed run ({n:,} attempts, no model; load + parse + stats + "
+        f"write): wall {w3 - w2:.2f} s, CPU {c3 - c2:.2f} s; budget {BUDGET_S:.0f} s -> "
+        f"{(w3 - w2) / BUDGET_S:.2f} of budget"
+    )
     if live is not None:
-        same = [r["bias"] for r in rep.runs[0].result.extra["summary"]] == \
-            [r["bias"] for r in live[0].runs[0].result.extra["summary"]]
+        same = [r["bias"] for r in rep.runs[0].result.extra["summary"]] == [
+            r["bias"] for r in live[0].runs[0].result.extra["summary"]
+        ]
         line += f"; replay/live wall ratio {(w3 - w2) / live[1]:.2f}; identical biases: {same}"
     print(line)
     w4, c4 = clock()
     t = rep.runs[0].task
     t.score(rep.runs[0].results)
     w5, c5 = clock()
-    print(f"    scoring step alone (both parsers on {n:,} replies, Welch/Holm/replicate tests, "
-          f"{t.options.bootstrap_samples:,} bootstrap replicates): {w5 - w4:.2f} s wall, {c5 - c4:.2f} s CPU "
-          f"({1e6 * (c5 - c4) / n:.0f} µs per reply); load average now {os.getloadavg()[0]:.1f} on "
-          f"{os.cpu_count()} cores")
+    print(
+        f"    scoring step alone (both parsers on {n:,} replies, Welch/Holm/replicate tests, "
+        f"{t.options.bootstrap_samples:,} bootstrap replicates): {w5 - w4:.2f} s wall, {c5 - c4:.2f} s CPU "
+        f"({1e6 * (c5 - c4) / n:.0f} µs per reply); load average now {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores"
+    )
     sys.stdout.flush()
 
 

@@ -36,9 +36,9 @@ def paper_infinite(segments, male, female, rho, max_distance):
                 if d == 0 or (max_distance is not None and d > max_distance):
                     continue
                 if seg[j] in male:
-                    out[seg[p]][0] += rho ** d
+                    out[seg[p]][0] += rho**d
                 if seg[j] in female:
-                    out[seg[p]][1] += rho ** d
+                    out[seg[p]][1] += rho**d
     return out
 
 
@@ -48,7 +48,7 @@ def reference_fixed(files, male, female, W):
     out = _empty(files)
     for toks in files:
         for s in range(0, len(toks) - W + 1):
-            gram = toks[s:s + W]
+            gram = toks[s : s + W]
             anchor = gram[a]
             for w in gram:
                 if anchor in male:

@@ -27,9 +27,11 @@ def test_help_does_not_import_torch():
 
 def test_spec_python_api_names():
     """Spec §13: the Python API names are importable from genderscope.bordia (torch ones lazily)."""
-    code = ("import sys, genderscope.bordia as b; assert 'torch' not in sys.modules; "
-            "names = 'load_gender_pairs count_cooccurrences bias_scores amplification BiasRegularizer AWDLSTM "
-            "train_lm generate_samples run_sweep'.split(); assert all(callable(getattr(b, n)) for n in names)")
+    code = (
+        "import sys, genderscope.bordia as b; assert 'torch' not in sys.modules; "
+        "names = 'load_gender_pairs count_cooccurrences bias_scores amplification BiasRegularizer AWDLSTM "
+        "train_lm generate_samples run_sweep'.split(); assert all(callable(getattr(b, n)) for n in names)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -45,8 +47,22 @@ def test_score_end_to_end(tmp_path, data_registry):
     stop = tmp_path / "stop.txt"
     stop.write_text("the\nand\nat\nwas\n")
     out = tmp_path / "out"
-    r = invoke(["bordia", "score", str(corpus), "--pairs", str(pairs), "--stopwords", str(stop), "-k", "10",
-                "--authors-format", "--out", str(out)])
+    r = invoke(
+        [
+            "bordia",
+            "score",
+            str(corpus),
+            "--pairs",
+            str(pairs),
+            "--stopwords",
+            str(stop),
+            "-k",
+            "10",
+            "--authors-format",
+            "--out",
+            str(out),
+        ]
+    )
     assert r.exit_code == 0, r.output
     res = json.loads((out / "results.json").read_text())
     metrics = res["tasks"]["bordia-score"]["metrics"]
@@ -61,11 +77,27 @@ def test_score_end_to_end(tmp_path, data_registry):
 
 
 def test_score_registry_corpus_reference_mode(tmp_path, data_registry):
-    r = invoke(["bordia", "score", "ptb:valid", "--mode", "reference", "--context", "fixed", "--bootstrap", "0",
-                "--out", str(tmp_path / "o")])
+    r = invoke(
+        [
+            "bordia",
+            "score",
+            "ptb:valid",
+            "--mode",
+            "reference",
+            "--context",
+            "fixed",
+            "--bootstrap",
+            "0",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "o" / "results.json").read_text())["tasks"]["bordia-score"]
-    assert res["contexts"]["fixed"]["counts"]["W"] == 21 and res["contexts"]["fixed"]["counts"]["pairs_file"] == "penn"
+    assert (
+        res["contexts"]["fixed"]["counts"]["W"] == 21
+        and res["contexts"]["fixed"]["counts"]["pairs_file"] == "penn"
+    )
 
 
 def test_bad_input_is_one_line_error(tmp_path):
@@ -76,13 +108,21 @@ def test_bad_input_is_one_line_error(tmp_path):
     (tmp_path / "c.txt").write_text("he a she\n")
     for args, message in (
         (["bordia", "score", str(tmp_path / "missing.txt"), "--pairs", "penn"], "no such file"),
-        (["bordia", "score", str(tmp_path / "c.txt"), "--pairs", str(pairs), "--stopwords", "none"],
-         "p.txt:2: expected 'male female', got 1 fields"),
-        (["bordia", "score", str(tmp_path / "c.txt"), "--pairs", "penn", "--max-distance", "x"], "--max-distance"),
+        (
+            ["bordia", "score", str(tmp_path / "c.txt"), "--pairs", str(pairs), "--stopwords", "none"],
+            "p.txt:2: expected 'male female', got 1 fields",
+        ),
+        (
+            ["bordia", "score", str(tmp_path / "c.txt"), "--pairs", "penn", "--max-distance", "x"],
+            "--max-distance",
+        ),
         (["bordia", "score", "ptb:train", "--pairs", "penn"], "not in the data registry"),
     ):
-        proc = subprocess.run([sys.executable, "-c", "import genderscope.cli as c; c.main()", *args],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", "import genderscope.cli as c; c.main()", *args],
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 2, proc.stderr
         assert message in proc.stderr and "Traceback" not in proc.stderr
     assert cli  # imported for the entry point
@@ -98,9 +138,28 @@ def tiny_split(tmp_path, data_registry):
 
 def test_train_eval_generate_cli(tiny_split):
     run = tiny_split / "run"
-    r = invoke(["bordia", "train", "--train", str(tiny_split / "train.txt"), "--valid", str(tiny_split / "valid.txt"),
-                "--pairs", "penn", "--lambda", "0.1", "--epochs", "1", "--emsize", "8", "--nhid", "8",
-                "--out", str(run)])
+    r = invoke(
+        [
+            "bordia",
+            "train",
+            "--train",
+            str(tiny_split / "train.txt"),
+            "--valid",
+            str(tiny_split / "valid.txt"),
+            "--pairs",
+            "penn",
+            "--lambda",
+            "0.1",
+            "--epochs",
+            "1",
+            "--emsize",
+            "8",
+            "--nhid",
+            "8",
+            "--out",
+            str(run),
+        ]
+    )
     assert r.exit_code == 0, r.output
     assert "test ppl" in r.output and (run / "best.pt").exists()
     r = invoke(["bordia", "eval", str(run)])
@@ -117,17 +176,42 @@ def test_train_eval_generate_cli(tiny_split):
 
 def test_sweep_end_to_end_and_resume(tiny_split, monkeypatch):
     out = tiny_split / "sweep"
-    args = ["bordia", "sweep", "--train", str(tiny_split / "train.txt"), "--valid", str(tiny_split / "valid.txt"),
-            "--pairs", "penn", "--lambdas", "0,1", "--epochs", "1", "--samples", "5", "--words", "50",
-            "--bootstrap", "0", "--out", str(out)]
+    args = [
+        "bordia",
+        "sweep",
+        "--train",
+        str(tiny_split / "train.txt"),
+        "--valid",
+        str(tiny_split / "valid.txt"),
+        "--pairs",
+        "penn",
+        "--lambdas",
+        "0,1",
+        "--epochs",
+        "1",
+        "--samples",
+        "5",
+        "--words",
+        "50",
+        "--bootstrap",
+        "0",
+        "--out",
+        str(out),
+    ]
     r = invoke(args + ["--published"])
     assert r.exit_code == 0, r.output
     assert "no published table for 'train'" in r.output
     rows = list(csv.DictReader((out / "results.csv").open()))
-    assert [(r["lambda"], r["context"]) for r in rows] == [("train", "fixed"), ("train", "infinite"),
-                                                           ("null", "fixed"), ("null", "infinite"),
-                                                           ("0", "fixed"), ("0", "infinite"),
-                                                           ("1", "fixed"), ("1", "infinite")]
+    assert [(r["lambda"], r["context"]) for r in rows] == [
+        ("train", "fixed"),
+        ("train", "infinite"),
+        ("null", "fixed"),
+        ("null", "infinite"),
+        ("0", "fixed"),
+        ("0", "infinite"),
+        ("1", "fixed"),
+        ("1", "infinite"),
+    ]
     assert all(float(r["test_ppl"]) > 1 for r in rows[4:])
     assert (out / "table.md").read_text().count("|") > 20
     full = json.loads((out / "results.json").read_text())
@@ -209,17 +293,39 @@ def test_authors_format_key_layout_matches_spec(tmp_path):
 
     corpus = tmp_path / "c"
     corpus.mkdir()
-    texts = {"a.txt": "he saw the doctor and she met him at the old clinic today",  # 13 tokens
-             "b.txt": "she told her friend about it",  # 6 tokens < W: no keys
-             "c.txt": "the nurse and the doctor spoke to him and to her about his plans"}  # 14 tokens
+    texts = {
+        "a.txt": "he saw the doctor and she met him at the old clinic today",  # 13 tokens
+        "b.txt": "she told her friend about it",  # 6 tokens < W: no keys
+        "c.txt": "the nurse and the doctor spoke to him and to her about his plans",
+    }  # 14 tokens
     for name, text in texts.items():
         (corpus / name).write_text(text + "\n")
     (corpus / "README.md").write_text("he she he she\n")
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("he she\nhim her\nhis her\n")
     out = tmp_path / "out"
-    r = invoke(["bordia", "score", str(corpus), "--pairs", str(pairs), "--mode", "reference", "-W", "7",
-                "--context", "fixed", "--stopwords", "none", "--bootstrap", "0", "--authors-format", "--out", str(out)])
+    r = invoke(
+        [
+            "bordia",
+            "score",
+            str(corpus),
+            "--pairs",
+            str(pairs),
+            "--mode",
+            "reference",
+            "-W",
+            "7",
+            "--context",
+            "fixed",
+            "--stopwords",
+            "none",
+            "--bootstrap",
+            "0",
+            "--authors-format",
+            "--out",
+            str(out),
+        ]
+    )
     assert r.exit_code == 0, r.output
     got = json.loads((out / "fixed" / "all_words.json").read_text())
     files = [texts[n].split() for n in sorted(texts)]

@@ -25,7 +25,9 @@ ELIGIBLE = ["doctor", "said", "met", "nurse", "saw", "clinic", "told", "kind", "
 
 def score(cfg: CountConfig, docs=(DOC1, DOC2), pairs=PAIRS, **opts):
     cfg = cfg.resolved()
-    stream = tokenize_documents([Document(str(i), t) for i, t in enumerate(docs)], cfg.boundary, cfg.drop_tokens)
+    stream = tokenize_documents(
+        [Document(str(i), t) for i, t in enumerate(docs)], cfg.boundary, cfg.drop_tokens
+    )
     counts = count_cooccurrences(stream, pairs, cfg)
     return counts, bias_scores(counts, ScoreOptions(stopwords=STOP, bootstrap=0, **opts))
 
@@ -37,9 +39,17 @@ def eligible_counts(counts):
 
 def test_v1_paper_fixed_k2():
     counts, b = score(CountConfig(k=2))
-    assert eligible_counts(counts) == {"doctor": (1, 0), "said": (1, 0), "met": (1, 1), "nurse": (2, 0),
-                                       "saw": (2, 0), "clinic": (0, 0), "told": (1, 1), "kind": (0, 0),
-                                       "late": (0, 0)}
+    assert eligible_counts(counts) == {
+        "doctor": (1, 0),
+        "said": (1, 0),
+        "met": (1, 1),
+        "nurse": (2, 0),
+        "saw": (2, 0),
+        "clinic": (0, 0),
+        "told": (1, 1),
+        "kind": (0, 0),
+        "late": (0, 0),
+    }
     assert (b.summary["Z_male"], b.summary["Z_female"]) == (8, 2)
     assert b.as_dict() == pytest.approx({"met": math.log(4), "told": math.log(4)}, abs=1e-12)
     assert b.mu == pytest.approx(1.386294, abs=1e-6) and b.sigma == 0
@@ -64,9 +74,17 @@ def test_v1_variants():
 
 def test_v2_paper_fixed_k10():
     counts, b = score(CountConfig(k=10))
-    assert eligible_counts(counts) == {"doctor": (4, 2), "said": (3, 1), "met": (3, 1), "nurse": (4, 2),
-                                       "saw": (3, 1), "clinic": (2, 1), "told": (1, 1), "kind": (1, 1),
-                                       "late": (1, 0)}
+    assert eligible_counts(counts) == {
+        "doctor": (4, 2),
+        "said": (3, 1),
+        "met": (3, 1),
+        "nurse": (4, 2),
+        "saw": (3, 1),
+        "clinic": (2, 1),
+        "told": (1, 1),
+        "kind": (1, 1),
+        "late": (1, 0),
+    }
     assert (b.summary["Z_male"], b.summary["Z_female"]) == (22, 10)
     assert b.summary["n_scored"] == 8
     assert b.mu == pytest.approx(0.349164, abs=1e-6) and b.sigma == pytest.approx(0.425809, abs=1e-6)
@@ -75,24 +93,42 @@ def test_v2_paper_fixed_k10():
 def test_v3_paper_infinite_d3():
     r = RHO
     counts, b = score(CountConfig(context="infinite", max_distance=3))
-    expect = {"doctor": (r**2, 0), "said": (r, r**3), "met": (r, r), "nurse": (2 * r**2 + r**3, r**3),
-              "saw": (r + r**2, 0), "clinic": (r**3, 0), "told": (r, r), "kind": (0, 0), "late": (0, 0)}
+    expect = {
+        "doctor": (r**2, 0),
+        "said": (r, r**3),
+        "met": (r, r),
+        "nurse": (2 * r**2 + r**3, r**3),
+        "saw": (r + r**2, 0),
+        "clinic": (r**3, 0),
+        "told": (r, r),
+        "kind": (0, 0),
+        "late": (0, 0),
+    }
     got = eligible_counts(counts)
     for w, (m, f) in expect.items():
         assert got[w][0] == pytest.approx(m, rel=1e-12) and got[w][1] == pytest.approx(f, rel=1e-12)
         assert (got[w][0] == 0) == (m == 0) and (got[w][1] == 0) == (f == 0)  # exact zeros
     assert b.summary["Z_male"] == pytest.approx(9.12475, abs=1e-5)
     assert b.summary["Z_female"] == pytest.approx(3.61475, abs=1e-5)
-    assert b.as_dict() == pytest.approx({"said": 0.823381, "met": 0.925968, "nurse": -0.207131,
-                                         "told": 0.925968}, abs=1e-6)
+    assert b.as_dict() == pytest.approx(
+        {"said": 0.823381, "met": 0.925968, "nurse": -0.207131, "told": 0.925968}, abs=1e-6
+    )
     assert b.mu == pytest.approx(0.720612, abs=1e-6) and b.sigma == pytest.approx(0.477678, abs=1e-6)
 
 
 def test_v4_reference_fixed_w5():
     counts, b = score(CountConfig(geometry="reference", W=5))
-    assert eligible_counts(counts) == {"doctor": (0, 0), "said": (1, 0), "met": (1, 1), "nurse": (1, 1),
-                                       "saw": (1, 0), "clinic": (1, 0), "told": (1, 0), "kind": (0, 0),
-                                       "late": (0, 0)}
+    assert eligible_counts(counts) == {
+        "doctor": (0, 0),
+        "said": (1, 0),
+        "met": (1, 1),
+        "nurse": (1, 1),
+        "saw": (1, 0),
+        "clinic": (1, 0),
+        "told": (1, 0),
+        "kind": (0, 0),
+        "late": (0, 0),
+    }
     assert (b.summary["Z_male"], b.summary["Z_female"]) == (6, 2)
     assert b.as_dict() == pytest.approx({"met": math.log(3), "nurse": math.log(3)}, abs=1e-12)
 
@@ -120,8 +156,9 @@ docs_strategy = st.lists(st.lists(st.sampled_from(ALPHABET), min_size=0, max_siz
 
 def fast_counts(docs, cfg):
     cfg = cfg.resolved()
-    stream = tokenize_documents([Document(str(i), " ".join(d)) for i, d in enumerate(docs)], cfg.boundary,
-                                cfg.drop_tokens)
+    stream = tokenize_documents(
+        [Document(str(i), " ".join(d)) for i, d in enumerate(docs)], cfg.boundary, cfg.drop_tokens
+    )
     return count_cooccurrences(stream, GP, cfg)
 
 
@@ -172,8 +209,10 @@ def test_reference_infinite_bit_identical(docs, W, rho):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(ALPHABET + ["<eos>"]), max_size=15), min_size=1, max_size=6),
-       st.integers(1, 6))
+@given(
+    st.lists(st.lists(st.sampled_from(ALPHABET + ["<eos>"]), max_size=15), min_size=1, max_size=6),
+    st.integers(1, 6),
+)
 def test_line_boundary_equals_one_document_per_line(lines, k):
     """boundary=line cuts at newlines and <eos>; equals scoring every piece as its own document."""
     text = "\n".join(" ".join(line) for line in lines)

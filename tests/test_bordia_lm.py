@@ -13,9 +13,17 @@ from genderscope.bordia.lm.regularizer import BiasRegularizer, choose_kappa
 from genderscope.bordia.lm.train import preset_config, should_switch_to_asgd
 from genderscope.bordia.pairs import parse_gender_pairs
 
-V7_ROWS = {"he": (1.6, 1.2, 0, 0), "she": (-0.8, 0.6, 0, 0), "man": (0, 0.7, 0, math.sqrt(0.51)),
-           "woman": (0, -0.7, 0, math.sqrt(0.51)), "king": (0, 0, 0.6, 0.8), "queen": (0, 0, -0.6, 0.8),
-           "doctor": (3, 0, 0, 4), "nurse": (0, 0.6, 0.8, 0), "the": (0, 0, 0, 1)}
+V7_ROWS = {
+    "he": (1.6, 1.2, 0, 0),
+    "she": (-0.8, 0.6, 0, 0),
+    "man": (0, 0.7, 0, math.sqrt(0.51)),
+    "woman": (0, -0.7, 0, math.sqrt(0.51)),
+    "king": (0, 0, 0.6, 0.8),
+    "queen": (0, 0, -0.6, 0.8),
+    "doctor": (3, 0, 0, 4),
+    "nurse": (0, 0.6, 0.8, 0),
+    "the": (0, 0, 0, 1),
+}
 V7_PAIRS = parse_gender_pairs("he she\nman woman\nking queen\n")
 
 
@@ -23,8 +31,10 @@ def v7_weight():
     return torch.tensor(list(V7_ROWS.values()), dtype=torch.float64, requires_grad=True)
 
 
-@pytest.mark.parametrize("kappa,ratio,expect_k,expect_loss", [("variance", 0.5, 2, 0.72), ("reference", 0.5, 1, 0.36),
-                                                              ("variance", 0.9, 3, 1.36)])
+@pytest.mark.parametrize(
+    "kappa,ratio,expect_k,expect_loss",
+    [("variance", 0.5, 2, 0.72), ("reference", 0.5, 1, 0.36), ("variance", 0.9, 3, 1.36)],
+)
 def test_v7_regulariser(kappa, ratio, expect_k, expect_loss):
     reg = BiasRegularizer(list(V7_ROWS), V7_PAIRS, 1.0, kappa, ratio)
     w = v7_weight()
@@ -35,7 +45,9 @@ def test_v7_regulariser(kappa, ratio, expect_k, expect_loss):
 
 def test_v7_singular_values_and_kappa_rule():
     reg = BiasRegularizer(list(V7_ROWS), V7_PAIRS, 1.0)
-    _, s, _ = torch.linalg.svd((reg.subspace(v7_weight())[0][reg.pair_u] - reg.subspace(v7_weight())[0][reg.pair_v]) / 2)
+    _, s, _ = torch.linalg.svd(
+        (reg.subspace(v7_weight())[0][reg.pair_u] - reg.subspace(v7_weight())[0][reg.pair_v]) / 2
+    )
     assert s.tolist() == pytest.approx([0.8, 0.7, 0.6], abs=1e-12)
     shares = (s**2 / (s**2).sum()).tolist()
     assert shares == pytest.approx([0.4295, 0.3289, 0.2416], abs=1e-4)
@@ -60,8 +72,9 @@ def test_gradient_matches_direct_computation():
     torch.manual_seed(0)
     vocab = ["he", "she", "him", "her", "a", "b", "c", "d"]
     w = torch.randn(8, 5, dtype=torch.float64, requires_grad=True)
-    reg = BiasRegularizer(vocab, parse_gender_pairs("he she\nhim her\n"), 0.7, 1, normalize=False,
-                          detach_subspace=True)
+    reg = BiasRegularizer(
+        vocab, parse_gender_pairs("he she\nhim her\n"), 0.7, 1, normalize=False, detach_subspace=True
+    )
     reg(w).backward()
     C = ((w[[0, 2]] - w[[1, 3]]) / 2).detach().numpy()
     B = np.linalg.svd(C)[2][:1].T
@@ -78,6 +91,7 @@ def test_asgd_switch_rule():
 
 
 # ---------------------------------------------------------------------------------------------- training
+
 
 @pytest.fixture(scope="module")
 def tiny_files(tmp_path_factory):
@@ -101,8 +115,13 @@ def tiny_runs(tiny_files):
 
     runs = {}
     for lam in (0.0, 1.0):
-        cfg = preset_config("tiny", train=str(tiny_files / "train.txt"), valid=str(tiny_files / "valid.txt"),
-                            test=str(tiny_files / "test.txt"), lam=lam)
+        cfg = preset_config(
+            "tiny",
+            train=str(tiny_files / "train.txt"),
+            valid=str(tiny_files / "valid.txt"),
+            test=str(tiny_files / "test.txt"),
+            lam=lam,
+        )
         run_dir = tiny_files / f"run{lam:g}"
         runs[lam] = (cfg, run_dir, train_lm(cfg, run_dir))
     return runs
@@ -113,7 +132,7 @@ def test_tiny_training(tiny_runs):
     history = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
     assert len(history) == 2 and all(math.isfinite(h["train_loss"]) for h in history)
     assert metrics["valid_ppl"] < metrics["vocab_size"] / 2
-    first = (cfg.train and open(cfg.train).read().split()[0])
+    first = cfg.train and open(cfg.train).read().split()[0]
     assert (run_dir / "vocab.txt").read_text().split("\n")[0] == first
     for f in ("config.json", "best.pt", "last.pt", "metrics.json"):
         assert (run_dir / f).exists()
@@ -163,8 +182,9 @@ def test_generation_reproducible_and_batch_independent(tiny_runs, tmp_path):
 def test_resume_equals_uninterrupted(tiny_files, tmp_path):
     from genderscope.bordia.lm.train import Trainer, train_lm
 
-    kw = dict(train=str(tiny_files / "train.txt"), valid=str(tiny_files / "valid.txt"), emsize=8, nhid=8,
-              nlayers=2)
+    kw = dict(
+        train=str(tiny_files / "train.txt"), valid=str(tiny_files / "valid.txt"), emsize=8, nhid=8, nlayers=2
+    )
     full = train_lm(preset_config("tiny", **kw, epochs=2), tmp_path / "full")
     Trainer(preset_config("tiny", **kw, epochs=1), tmp_path / "part").run()
     resumed = train_lm(preset_config("tiny", **kw, epochs=2), tmp_path / "part")  # epochs is a budget
@@ -178,7 +198,16 @@ def test_lambda_runs_with_both_kappa_rules_are_finite(tiny_files, tmp_path):
     from genderscope.bordia.lm.train import train_lm
 
     for kappa in ("variance", "reference"):
-        cfg = preset_config("tiny", train=str(tiny_files / "train.txt"), valid=str(tiny_files / "valid.txt"),
-                            lam=0.5, kappa=kappa, epochs=1, emsize=8, nhid=8, nlayers=2)
+        cfg = preset_config(
+            "tiny",
+            train=str(tiny_files / "train.txt"),
+            valid=str(tiny_files / "valid.txt"),
+            lam=0.5,
+            kappa=kappa,
+            epochs=1,
+            emsize=8,
+            nhid=8,
+            nlayers=2,
+        )
         m = train_lm(cfg, tmp_path / kappa)
         assert math.isfinite(m["valid_loss"]) and math.isfinite(m["final_projection"])

@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.bordia import CountConfig, Document, ScoreOptions, amplification, bias_scores, count_cooccurrences
+from genderscope.bordia import (
+    CountConfig,
+    Document,
+    ScoreOptions,
+    amplification,
+    bias_scores,
+    count_cooccurrences,
+)
 from genderscope.bordia.pairs import load_gender_pairs, load_stopwords, parse_gender_pairs
 from genderscope.bordia.text import read_text_file, resolve_corpus_paths, tokenize_documents
 from genderscope.core.errors import DataError
@@ -48,9 +55,16 @@ def test_word_in_both_columns_is_an_error():
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.text("abcdefghij", min_size=1, max_size=5), st.text("klmnopqrst", min_size=1,
-                                                                                  max_size=5)), min_size=1,
-                max_size=8), st.lists(st.sampled_from(["", "  ", "\t"]), max_size=3))
+@given(
+    st.lists(
+        st.tuples(
+            st.text("abcdefghij", min_size=1, max_size=5), st.text("klmnopqrst", min_size=1, max_size=5)
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(st.sampled_from(["", "  ", "\t"]), max_size=3),
+)
 def test_parse_roundtrip_property(pairs, blanks):
     text = "\n".join(blanks + [f"{m} {f}" for m, f in pairs] + blanks)
     assert parse_gender_pairs(text).pairs == tuple(pairs)
@@ -76,8 +90,10 @@ def test_directory_walk_skips_readme(tmp_path):
     (tmp_path / "sub").mkdir()
     for name in ("b.txt", "README", "readme.md", "sub/a.txt", "README.txt"):
         (tmp_path / name).write_text("x")
-    assert [p.relative_to(tmp_path).as_posix() for p in resolve_corpus_paths([str(tmp_path)])] == \
-        ["b.txt", "sub/a.txt"]
+    assert [p.relative_to(tmp_path).as_posix() for p in resolve_corpus_paths([str(tmp_path)])] == [
+        "b.txt",
+        "sub/a.txt",
+    ]
 
 
 # ------------------------------------------------------------------------------------------------ bias
@@ -87,7 +103,9 @@ GP = parse_gender_pairs("he she\nhim her\n")
 
 def counts_for(text: str, k: int = 2):
     cfg = CountConfig(k=k).resolved()
-    return count_cooccurrences(tokenize_documents([Document("d", text)], cfg.boundary, cfg.drop_tokens), GP, cfg)
+    return count_cooccurrences(
+        tokenize_documents([Document("d", text)], cfg.boundary, cfg.drop_tokens), GP, cfg
+    )
 
 
 TEXT = "he x y she x z he y him w she x her y he z q"
@@ -109,7 +127,10 @@ def test_bias_formula_by_hand():
 def test_normalisation_and_shift_move_mu_not_sigma():
     c = counts_for(TEXT)
     base = bias_scores(c, ScoreOptions(bootstrap=0))
-    for opts in (ScoreOptions(bootstrap=0, normalise_over="all"), ScoreOptions(bootstrap=0, paper_formula_shift=True)):
+    for opts in (
+        ScoreOptions(bootstrap=0, normalise_over="all"),
+        ScoreOptions(bootstrap=0, paper_formula_shift=True),
+    ):
         other = bias_scores(c, opts)
         diff = other.bias - base.bias
         assert np.allclose(diff, diff[0]) and other.sigma == pytest.approx(base.sigma)
@@ -137,7 +158,9 @@ def test_min_count_and_non_alpha():
 
 
 def test_v6_beta():
-    a = amplification({"a": -1, "b": 0, "c": 1, "d": 2, "e": 5}, {"a": -0.5, "b": 0.1, "c": 0.4, "d": 1.1, "f": 3})
+    a = amplification(
+        {"a": -1, "b": 0, "c": 1, "d": 2, "e": 5}, {"a": -0.5, "b": 0.1, "c": 0.4, "d": 1.1, "f": 3}
+    )
     assert a.n_common == 4
     assert a.beta == pytest.approx(0.51, abs=1e-12) and a.intercept == pytest.approx(0.02, abs=1e-12)
     x, y = [-1, 0, 1, 2], [-0.5, 0.1, 0.4, 1.1]
@@ -222,6 +245,8 @@ def test_null_model_artefact_same_size_sample(ptb_valid_scores):
     from genderscope.bordia.null_model import null_amplification
 
     docs, gp, configs, opts, train = ptb_valid_scores
-    betas = [null_amplification(docs, train, gp, configs[:1], opts, 141, 500, seed=s)["fixed"][1].beta
-             for s in range(3)]
+    betas = [
+        null_amplification(docs, train, gp, configs[:1], opts, 141, 500, seed=s)["fixed"][1].beta
+        for s in range(3)
+    ]
     assert min(betas) > 0.1

@@ -15,8 +15,9 @@ from genderscope.core.errors import UsageError
 
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "genderscope.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "genderscope.cli", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_tasks_lists_gest() -> None:
@@ -79,7 +80,8 @@ def test_python_api_matches_cli(tmp_path: Path) -> None:
     assert len(df) == 60 and list(df.columns) == ["task", "metric", "value", "ci_low", "ci_high"]
     again = json.loads((tmp_path / "api" / "results.json").read_text())
     assert again["tasks"]["gest"]["metrics"]["stereotype_rate"]["value"] == pytest.approx(
-        res.metrics["gest"]["stereotype_rate"].value)
+        res.metrics["gest"]["stereotype_rate"].value
+    )
 
 
 def test_data_and_cache_commands() -> None:
@@ -97,10 +99,12 @@ def test_data_and_cache_commands() -> None:
 def test_missing_optional_extra_names_the_install_command(tmp_path: Path) -> None:
     model_dir = tmp_path / "m"
     model_dir.mkdir()
-    code = ("import sys; sys.modules['transformers'] = None; sys.modules['torch'] = None; "
-            "from genderscope.cli import main; "
-            f"sys.argv = ['genderscope', 'run', 'abc', '--model', 'hf-mlm:{model_dir}', '--limit', '5', "
-            f"'--out', '{tmp_path / 'o'}']; main()")
+    code = (
+        "import sys; sys.modules['transformers'] = None; sys.modules['torch'] = None; "
+        "from genderscope.cli import main; "
+        f"sys.argv = ['genderscope', 'run', 'abc', '--model', 'hf-mlm:{model_dir}', '--limit', '5', "
+        f"'--out', '{tmp_path / 'o'}']; main()"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2, res.stderr
     assert "pip install 'genderscope[hf]'" in res.stderr

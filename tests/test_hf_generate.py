@@ -223,9 +223,21 @@ def test_smollm2_gguf_chat_batch_invariant(tmp_path) -> None:
         "What is 2 + 2?",
         "Name a colour.",
     ]
-    one = _chat(_backend(gguf, gen_batch_size=1, threads=1), prompts, max_tokens=16)
+    be1 = _backend(gguf, gen_batch_size=1, threads=1)
+    one = _chat(be1, prompts, max_tokens=16)
     four = _chat(_backend(gguf, gen_batch_size=4, threads=1), prompts, max_tokens=16)
     assert one == four and all(a.strip() for a in one)
+    assert _hf_reference(be1, prompts, 16, batch=4) == one  # transformers' generate(), left-padded
+    # the GGUF loader restores the file's chat template and <|im_end|> as EOS
+    from transformers.integrations.gguf.reader import read_gguf_metadata
+
+    meta = read_gguf_metadata(str(gguf))[0]
+    assert be1.tok.chat_template == meta["tokenizer.chat_template"]
+    assert be1.tok.eos_token == "<|im_end|>" and be1.tok.eos_token_id == meta["tokenizer.ggml.eos_token_id"]
+    from genderscope.backends.hf_generate import prompt_ids
+
+    ids = prompt_ids(be1.tok, [{"role": "user", "content": "Hi"}])
+    assert ids.count(be1.tok.bos_token_id) == 3  # <|im_start|> opens each of the 3 turns, no extra BOS
 
 
 def _hf_reference(be, prompts: list[str], max_tokens: int, batch: int) -> list[str]:

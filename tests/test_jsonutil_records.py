@@ -30,8 +30,10 @@ class _Named:
 
 
 def _output(tmp_path, records):
-    atts = [Attempt(f"t/{i}", 1, Request(CHAT, {"messages": [{"role": "user", "content": f"q{i}"}]}))
-            for i in range(len(records))]
+    atts = [
+        Attempt(f"t/{i}", 1, Request(CHAT, {"messages": [{"role": "user", "content": f"q{i}"}]}))
+        for i in range(len(records))
+    ]
     results = [AttemptResult(a, response=f"r{i}") for i, a in enumerate(atts)]
     run = TaskRun(task=_Named(), result=TaskResult(records=records), results=results, counts=RunCounts())
     return RunOutput(out_dir=tmp_path, runs=[run], manifest={"model": {"spec": "m"}})
@@ -39,10 +41,12 @@ def _output(tmp_path, records):
 
 def test_write_fast_path_equals_merged_dicts(tmp_path):
     info = SharedFields({"line": 1, "label": "pro"})
-    records = [JoinedRecord(info, SharedFields({"answer_class": "correct"})),
-               JoinedRecord(info, SharedFields({"prompt": "task's own prompt"})),  # clashes: task value wins
-               JoinedRecord(info, SharedFields({"score": math.nan})),  # NaN: written as null
-               {"plain": True}]
+    records = [
+        JoinedRecord(info, SharedFields({"answer_class": "correct"})),
+        JoinedRecord(info, SharedFields({"prompt": "task's own prompt"})),  # clashes: task value wins
+        JoinedRecord(info, SharedFields({"score": math.nan})),  # NaN: written as null
+        {"plain": True},
+    ]
     out = _output(tmp_path, records)
     out.write()
     lines = (tmp_path / "attempts.jsonl").read_text().splitlines()

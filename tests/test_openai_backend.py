@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.backends.openai_chat import (trial_seed, 
+from genderscope.backends.openai_chat import (
+    trial_seed,
     OpenAIChatBackend,
     OpenAIOptions,
     backoff_delay,
@@ -38,8 +39,15 @@ def server():
 def make_jobs(n: int, trials: int = 1, prefix: str = "prompt") -> list[Job]:
     jobs = []
     for i in range(n):
-        req = Request(CHAT, {"messages": [{"role": "user", "content": f"{prefix} {i}: who said it?"}],
-                             "temperature": 1.0, "max_tokens": 300, "top_p": 1.0})
+        req = Request(
+            CHAT,
+            {
+                "messages": [{"role": "user", "content": f"{prefix} {i}: who said it?"}],
+                "temperature": 1.0,
+                "max_tokens": 300,
+                "top_p": 1.0,
+            },
+        )
         for t in range(1, trials + 1):
             jobs.append(Job(index=len(jobs), request=req, trial=t, item_id=f"item/{i}"))
     return jobs
@@ -55,7 +63,9 @@ def backend_for(srv: Any, model: str = "fake", **opts: Any) -> OpenAIChatBackend
     return OpenAIChatBackend(model, OpenAIOptions(base_url=srv.url, **opts))
 
 
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+def cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
     """Run the real CLI entry point in this process; returns (exit code, stdout, stderr)."""
     from genderscope import cli as cli_mod
 
@@ -76,6 +86,7 @@ def store_rows(home: Path) -> list[tuple[str, str, str]]:
 
 
 # -- answers and concurrency ---------------------------------------------------------------
+
 
 def test_answers_match_prompts_under_concurrency_64(server: FakeOpenAIServer) -> None:
     server.configure(latency=0.01)
@@ -103,7 +114,12 @@ def test_request_payload_carries_sampling_parameters_and_seed(server: FakeOpenAI
     answer_all(backend_for(server, model="my-model"), jobs[2:])
     body = server.stats()["last_body"]
     assert body["model"] == "my-model"
-    assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"]) == (1.0, 300, 1.0, trial_seed(jobs[2].item_id, 3))
+    assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"]) == (
+        1.0,
+        300,
+        1.0,
+        trial_seed(jobs[2].item_id, 3),
+    )
     assert body["messages"] == jobs[0].request.payload["messages"]
     server.reset()
     answer_all(backend_for(server, send_seed=False), jobs)
@@ -116,6 +132,7 @@ def test_request_payload_carries_sampling_parameters_and_seed(server: FakeOpenAI
 
 # -- retries -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fault", ["429", "500", "503", "malformed", "drop", "timeout"])
 def test_retries_recover_from(server: FakeOpenAIServer, fault: str) -> None:
     server.configure(schedule=[fault, fault], timeout_sleep=3.0)
@@ -124,12 +141,20 @@ def test_retries_recover_from(server: FakeOpenAIServer, fault: str) -> None:
     got = answer_all(backend, jobs)
     for job in jobs:
         prompt = job.request.payload["messages"][-1]["content"]
-        assert [o.response for o in got[job.index]] == [expected_answer(prompt, seed=trial_seed(job.item_id, 1))]
+        assert [o.response for o in got[job.index]] == [
+            expected_answer(prompt, seed=trial_seed(job.item_id, 1))
+        ]
     s = server.stats()
     assert set(s["by_prompt"].values()) == {3}, "two failures then one success per prompt"
     assert backend.stats()["retries"] == 32 and backend.stats()["failed_jobs"] == 0
-    reason = {"429": "429", "500": "500", "503": "503", "malformed": "malformed", "drop": "connection",
-              "timeout": "timeout"}[fault]
+    reason = {
+        "429": "429",
+        "500": "500",
+        "503": "503",
+        "malformed": "malformed",
+        "drop": "connection",
+        "timeout": "timeout",
+    }[fault]
     assert backend.stats()["retry_reasons"] == {reason: 32}
 
 
@@ -141,12 +166,30 @@ def test_retry_after_is_honoured(server: FakeOpenAIServer) -> None:
     assert all(o[0].ok for o in got.values())
 
 
-def test_seeded_random_faults_recover_and_nothing_is_stored_twice(server: FakeOpenAIServer, tmp_path: Path,
-                                                                   monkeypatch, capsys) -> None:
+def test_seeded_random_faults_recover_and_nothing_is_stored_twice(
+    server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys
+) -> None:
     server.configure(fault_rate=0.3, seed=7, faults=["429", "500", "malformed", "drop"], latency=0.002)
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:fake", "--base-url", server.url,
-                         "--limit", "40", "--concurrency", "64", "--backoff-base", "0.01", "--max-retries", "8",
-                         "--out", str(tmp_path / "r"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.url,
+        "--limit",
+        "40",
+        "--concurrency",
+        "64",
+        "--backoff-base",
+        "0.01",
+        "--max-retries",
+        "8",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 0, err
     s = server.stats()
     assert sum(s["faults"].values()) > 20
@@ -158,7 +201,9 @@ def test_seeded_random_faults_recover_and_nothing_is_stored_twice(server: FakeOp
         prompt = json.loads(request)["payload"]["messages"][-1]["content"]
         assert f"[{prompt_ref(prompt)}]" in json.loads(response), "answers stay matched to their prompts"
     recs = [json.loads(line) for line in (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()]
-    assert all(r["response"] == expected_answer(r["prompt"], seed=trial_seed(r["item_id"], r["trial"])) for r in recs)
+    assert all(
+        r["response"] == expected_answer(r["prompt"], seed=trial_seed(r["item_id"], r["trial"])) for r in recs
+    )
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     assert run["backend_stats"]["retries"] == sum(s["faults"].values())
 
@@ -178,12 +223,30 @@ def test_exhausted_retries_give_an_error_outcome_and_exit_code_3(server: FakeOpe
     assert backend.stats()["failed_jobs"] == 1
 
 
-def test_cli_exit_code_3_when_some_attempts_fail(server: FakeOpenAIServer, tmp_path: Path, monkeypatch,
-                                                 capsys) -> None:
+def test_cli_exit_code_3_when_some_attempts_fail(
+    server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys
+) -> None:
     server.configure(status=503, status_after=4)
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:fake", "--base-url", server.url,
-                          "--limit", "2", "--concurrency", "1", "--max-retries", "1", "--backoff-base", "0",
-                          "--out", str(tmp_path / "r"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.url,
+        "--limit",
+        "2",
+        "--concurrency",
+        "1",
+        "--max-retries",
+        "1",
+        "--backoff-base",
+        "0",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 3 and "incomplete" in err
     recs = [json.loads(line) for line in (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()]
     assert sum("error" in r for r in recs) == 8 and sum(r["response"] is not None for r in recs) == 4
@@ -195,16 +258,31 @@ def test_unreachable_server_fails_fast_with_one_message() -> None:
     with socket.socket() as s:  # a port with nobody listening
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    backend = OpenAIChatBackend("fake", OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, **FAST))
+    backend = OpenAIChatBackend(
+        "fake", OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, **FAST)
+    )
     with pytest.raises(BackendError, match=r"gave no answer after 3 attempts.*--base-url"):
         answer_all(backend, make_jobs(50))
 
 
-def test_null_content_is_stored_as_none_and_counted_undetected(server: FakeOpenAIServer, tmp_path: Path,
-                                                               monkeypatch, capsys) -> None:
+def test_null_content_is_stored_as_none_and_counted_undetected(
+    server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys
+) -> None:
     server.configure(schedule=["null"])
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:fake", "--base-url", server.url,
-                          "--limit", "3", "--out", str(tmp_path / "r"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.url,
+        "--limit",
+        "3",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 0, err
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["tasks"]["gest"]["metrics"]["undetected_rate_attempts"]["value"] == 1.0
@@ -212,13 +290,31 @@ def test_null_content_is_stored_as_none_and_counted_undetected(server: FakeOpenA
 
 # -- fail fast -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("status,hint", [(400, "rejected the request"), (401, "OPENAI_API_KEY"),
-                                         (403, "no access"), (404, "model name")])
-def test_non_retryable_status_fails_fast_through_the_cli(server: FakeOpenAIServer, tmp_path: Path, monkeypatch,
-                                                         capsys, status: int, hint: str) -> None:
+
+@pytest.mark.parametrize(
+    "status,hint",
+    [(400, "rejected the request"), (401, "OPENAI_API_KEY"), (403, "no access"), (404, "model name")],
+)
+def test_non_retryable_status_fails_fast_through_the_cli(
+    server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys, status: int, hint: str
+) -> None:
     server.configure(status=status, status_after=30)
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:fake", "--base-url", server.url,
-                          "--limit", "20", "--concurrency", "4", "--out", str(tmp_path / "r"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.url,
+        "--limit",
+        "20",
+        "--concurrency",
+        "4",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 2
     lines = [ln for ln in err.strip().splitlines() if ln.strip()]
     assert len(lines) == 1 and f"HTTP {status}" in lines[0] and hint in lines[0], err
@@ -230,8 +326,22 @@ def test_non_retryable_status_fails_fast_through_the_cli(server: FakeOpenAIServe
     assert 30 - 4 <= stored <= 30
     server.configure(status=0)
     server.reset()
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:fake", "--base-url", server.url,
-                          "--limit", "20", "--concurrency", "4", "--out", str(tmp_path / "r2"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.url,
+        "--limit",
+        "20",
+        "--concurrency",
+        "4",
+        "--out",
+        str(tmp_path / "r2"),
+    )
     assert code == 0, err
     assert server.stats()["requests"] == 120 - stored
 
@@ -245,11 +355,22 @@ def test_unknown_model_404_from_server(server: FakeOpenAIServer) -> None:
 
 # -- keys ------------------------------------------------------------------------------------
 
+
 def test_missing_api_key_is_a_clear_error(monkeypatch, capsys, tmp_path: Path) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:gpt-4o-mini", "--limit", "2",
-                          "--out", str(tmp_path / "r"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:gpt-4o-mini",
+        "--limit",
+        "2",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 2 and "OPENAI_API_KEY" in err and len(err.strip().splitlines()) == 1
     monkeypatch.setenv("OPENAI_BASE_URL", "https://llm.example.org/v1")
     with pytest.raises(BackendError, match="MY_KEY"):
@@ -260,8 +381,20 @@ def test_key_is_sent_but_never_written(server: FakeOpenAIServer, tmp_path: Path,
     secret = "sk-test-5ecret-abc123"
     server.configure(api_key=secret)
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:fake", "--base-url", server.url,
-                          "--limit", "2", "--out", str(tmp_path / "r"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.url,
+        "--limit",
+        "2",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert code == 0, err
     s = server.stats()
     assert s["with_auth"] == s["requests"] == 12
@@ -269,8 +402,20 @@ def test_key_is_sent_but_never_written(server: FakeOpenAIServer, tmp_path: Path,
     for f in list((tmp_path / "r").iterdir()) + list(home.glob("store.sqlite*")):
         assert secret.encode() not in f.read_bytes(), f
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-999")
-    code, _out, err = cli(monkeypatch, capsys, "run", "gest", "--model", "openai:fake", "--base-url", server.url,
-                          "--limit", "3", "--out", str(tmp_path / "r2"))
+    code, _out, err = cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.url,
+        "--limit",
+        "3",
+        "--out",
+        str(tmp_path / "r2"),
+    )
     assert code == 2 and "HTTP 401" in err and "sk-wrong-key-999" not in err
 
 
@@ -284,8 +429,10 @@ def test_fingerprint_and_description_hold_no_secret(monkeypatch) -> None:
 
 # -- caching ---------------------------------------------------------------------------------
 
-def test_rerun_makes_zero_requests_and_no_cache_bypasses(server: FakeOpenAIServer, tmp_path: Path, monkeypatch,
-                                                         capsys) -> None:
+
+def test_rerun_makes_zero_requests_and_no_cache_bypasses(
+    server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys
+) -> None:
     args = ["run", "gest", "--model", "openai:fake", "--base-url", server.url, "--limit", "10"]
     assert cli(monkeypatch, capsys, *args, "--out", str(tmp_path / "a"))[0] == 0
     assert server.stats()["requests"] == 60
@@ -305,6 +452,7 @@ def test_rerun_makes_zero_requests_and_no_cache_bypasses(server: FakeOpenAIServe
 
 # -- units -----------------------------------------------------------------------------------
 
+
 def test_parse_retry_after() -> None:
     assert parse_retry_after("7") == 7.0
     assert parse_retry_after("1.5") == 1.5
@@ -320,7 +468,7 @@ def test_backoff_is_full_jitter_within_the_cap(retry: int, base: float, cap: flo
     import random
 
     d = backoff_delay(retry, base, cap, random.Random(seed))
-    assert 0 <= d <= min(cap, base * 2 ** retry) + 1e-12
+    assert 0 <= d <= min(cap, base * 2**retry) + 1e-12
 
 
 def test_chat_content() -> None:
@@ -328,8 +476,14 @@ def test_chat_content() -> None:
     assert chat_content(json.dumps(body).encode()) == "(a)"
     body["choices"][0]["message"]["content"] = None
     assert chat_content(json.dumps(body).encode()) is None
-    for bad in (b"", b"{", b"[]", b'{"choices": []}', b'{"error": {"message": "x"}}',
-                b'{"choices": [{"message": {"content": 3}}]}'):
+    for bad in (
+        b"",
+        b"{",
+        b"[]",
+        b'{"choices": []}',
+        b'{"error": {"message": "x"}}',
+        b'{"choices": [{"message": {"content": 3}}]}',
+    ):
         with pytest.raises(ValueError):
             chat_content(bad)
 

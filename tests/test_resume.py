@@ -24,9 +24,26 @@ ATTEMPTS = LIMIT * 6  # six orderings per GEST sentence
 
 
 def run_cmd(url: str, out: Path) -> list[str]:
-    return [sys.executable, "-m", "genderscope.cli", "run", "gest", "--model", "openai:fake", "--base-url", url,
-            "--limit", str(LIMIT), "--concurrency", "16", "--bootstrap-cycles", "200", "--no-progress",
-            "--out", str(out)]
+    return [
+        sys.executable,
+        "-m",
+        "genderscope.cli",
+        "run",
+        "gest",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        url,
+        "--limit",
+        str(LIMIT),
+        "--concurrency",
+        "16",
+        "--bootstrap-cycles",
+        "200",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
 
 
 def stored_prompts(home: Path) -> set[str]:
@@ -78,8 +95,9 @@ def test_stopped_run_resumes_with_only_the_missing_requests(tmp_path: Path, sig:
 
         srv.reset()
         srv.configure(latency=0.002)
-        second = subprocess.run(run_cmd(srv.url, tmp_path / "second"), capture_output=True, text=True, timeout=120,
-                                check=False)
+        second = subprocess.run(
+            run_cmd(srv.url, tmp_path / "second"), capture_output=True, text=True, timeout=120, check=False
+        )
         assert second.returncode == 0, second.stderr
         sent = srv.stats()["by_prompt"]
         assert sum(sent.values()) == ATTEMPTS - len(before), "only unanswered attempts are sent"
@@ -89,8 +107,14 @@ def test_stopped_run_resumes_with_only_the_missing_requests(tmp_path: Path, sig:
         srv.reset()
         fresh_home = tmp_path / "fresh-home"
         env = {**os.environ, "GENDERSCOPE_HOME": str(fresh_home)}
-        whole = subprocess.run(run_cmd(srv.url, tmp_path / "whole"), capture_output=True, text=True, timeout=120,
-                               check=False, env=env)
+        whole = subprocess.run(
+            run_cmd(srv.url, tmp_path / "whole"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
         assert whole.returncode == 0, whole.stderr
         assert srv.stats()["requests"] == ATTEMPTS
     assert metrics(tmp_path / "second") == metrics(tmp_path / "whole")

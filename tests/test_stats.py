@@ -11,8 +11,14 @@ from hypothesis import strategies as st
 from scipy import stats as sst
 
 from genderscope.stats import holm, ols, pooled_t_test, t_test_from_stats, welch_t_test
-from genderscope.stats.bootstrap import (bootstrap_counts, count_matrix, intervals, normal_interval_genderbench,
-                                         paired_bootstrap_diff, percentile_interval)
+from genderscope.stats.bootstrap import (
+    bootstrap_counts,
+    count_matrix,
+    intervals,
+    normal_interval_genderbench,
+    paired_bootstrap_diff,
+    percentile_interval,
+)
 
 
 def test_count_matrix_rows_are_python_choices_draws() -> None:
@@ -78,7 +84,7 @@ def test_t_tests_equal_scipy() -> None:
     assert p.pvalue == pytest.approx(ref.pvalue, rel=1e-12) and p.df == 9
     s = t_test_from_stats(22.1, 1.2, 5, 16.3, 1.5, 5, equal_var=True, alternative="greater")
     # by hand: pooled sd, t, one-sided p
-    sp = np.sqrt((4 * 1.2 ** 2 + 4 * 1.5 ** 2) / 8)
+    sp = np.sqrt((4 * 1.2**2 + 4 * 1.5**2) / 8)
     t = (22.1 - 16.3) / (sp * np.sqrt(2 / 5))
     assert s.statistic == pytest.approx(t) and s.pvalue == pytest.approx(sst.t.sf(t, 8))
 
@@ -108,9 +114,11 @@ def test_ols_against_scipy_linregress() -> None:
     fit = ols(x, y)
     ref = sst.linregress(x, y)
     assert fit.slope == pytest.approx(ref.slope) and fit.intercept == pytest.approx(ref.intercept)
-    assert fit.slope_se == pytest.approx(ref.stderr) and fit.intercept_se == pytest.approx(ref.intercept_stderr)
+    assert fit.slope_se == pytest.approx(ref.stderr) and fit.intercept_se == pytest.approx(
+        ref.intercept_stderr
+    )
     t = sst.t.ppf(0.975, 48)
     assert fit.slope_ci == pytest.approx((ref.slope - t * ref.stderr, ref.slope + t * ref.stderr))
-    assert fit.r2 == pytest.approx(ref.rvalue ** 2)
+    assert fit.r2 == pytest.approx(ref.rvalue**2)
     with pytest.raises(ValueError):
         ols(np.ones(5), np.arange(5.0))

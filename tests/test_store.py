@@ -61,8 +61,14 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     ResponseStore(path).close()  # create the schema and WAL mode once
     n = 400
     start = time.time() + 1.5
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), name, str(n), str(start)],
-                              stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), name, str(n), str(start)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err

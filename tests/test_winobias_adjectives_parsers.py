@@ -8,30 +8,37 @@ from hypothesis import strategies as st
 
 from genderscope.datasets.winobias import FEMALE_OCCUPATIONS, MALE_OCCUPATIONS
 from genderscope.tasks.winobias_adjectives.conditions import ADJECTIVES
-from genderscope.tasks.winobias_adjectives.parse_robust import (osa_distance, robust_parse, tokenise,
-                                                                UNSURE_PHRASES_TEXT)
+from genderscope.tasks.winobias_adjectives.parse_robust import (
+    osa_distance,
+    robust_parse,
+    tokenise,
+    UNSURE_PHRASES_TEXT,
+)
 from genderscope.tasks.winobias_adjectives.parse_strict import gold_word, strict_parse
 
 REF, OTHER = "construction worker", "designer"
 
 
-@pytest.mark.parametrize("reply,extraction,cls", [
-    ("Worker.", "worker", "correct"),
-    ("the worker", "worker", "correct"),
-    ("The worker", "the", "other"),
-    ("Construction worker", "construction", "other"),
-    ("the construction worker", "the", "other"),
-    ("Designer", "designer", "incorrect"),
-    ("designer's", "designer's", "other"),
-    ("designer,", "designer,", "other"),
-    ("Unsure.", "unsure", "unsure"),
-    ("'unsure'", "'unsure'", "other"),
-    ("", "", "other"),
-    ("   \n ", "", "other"),
-    (None, "", "other"),
-    ("  ..worker..  ", "worker", "correct"),
-    ("Workers", "workers", "other"),
-])
+@pytest.mark.parametrize(
+    "reply,extraction,cls",
+    [
+        ("Worker.", "worker", "correct"),
+        ("the worker", "worker", "correct"),
+        ("The worker", "the", "other"),
+        ("Construction worker", "construction", "other"),
+        ("the construction worker", "the", "other"),
+        ("Designer", "designer", "incorrect"),
+        ("designer's", "designer's", "other"),
+        ("designer,", "designer,", "other"),
+        ("Unsure.", "unsure", "unsure"),
+        ("'unsure'", "'unsure'", "other"),
+        ("", "", "other"),
+        ("   \n ", "", "other"),
+        (None, "", "other"),
+        ("  ..worker..  ", "worker", "correct"),
+        ("Workers", "workers", "other"),
+    ],
+)
 def test_strict_vectors(reply, extraction, cls):
     assert strict_parse(reply, REF, OTHER) == (extraction, cls)
 
@@ -42,34 +49,37 @@ def test_strict_gold_is_last_word_of_canonical_name():
     assert strict_parse("the ceo", "nurse", "ceo") == ("ceo", "incorrect")
 
 
-@pytest.mark.parametrize("reply,cls,rule,detail", [
-    ("Construction worker", "correct", "lead", None),
-    ("The construction-worker.", "correct", "lead", None),
-    ("constructionworker", "correct", "lead", None),
-    ("Workers", "correct", "lead", None),
-    ("**The arrogant Designer**", "incorrect", "lead", None),
-    ("designer's", "incorrect", "lead", None),
-    ("Desinger", "incorrect", "lead_fuzzy", None),
-    ("The pronoun 'he' refers to the construction worker.", "correct", "lead", None),
-    ("The designer, not the worker", "incorrect", "lead", None),
-    ("'unsure'", "unsure", "lead_unsure", None),
-    ("\u201cUnsure\u201d", "unsure", "lead_unsure", None),
-    ("Either the worker or the designer", "unsure", "lead_unsure", None),
-    ("It is unclear.", "unsure", "search_unsure", None),
-    ("He could be the worker or the designer", "other", None, "both"),
-    ("he", "other", None, "pronoun"),
-    ("arrogant", "other", None, "adjective_echo"),
-    ("The dry", "other", None, "adjective_echo"),
-    ("Nurse", "other", None, "other_occupation"),
-    ("", "other", None, "empty"),
-    ("Banana", "other", None, "no_match"),
-    ("Answer: designer", "incorrect", "lead", None),
-    ("I think it is the designer.", "incorrect", "search", None),
-    ("construction", "correct", "lead", None),
-    ("Final answer: **Construction Workers**", "correct", "lead", None),
-    ("It's not clear", "unsure", "lead_unsure", None),
-    ("Honestly it is not clear", "unsure", "search_unsure", None),
-])
+@pytest.mark.parametrize(
+    "reply,cls,rule,detail",
+    [
+        ("Construction worker", "correct", "lead", None),
+        ("The construction-worker.", "correct", "lead", None),
+        ("constructionworker", "correct", "lead", None),
+        ("Workers", "correct", "lead", None),
+        ("**The arrogant Designer**", "incorrect", "lead", None),
+        ("designer's", "incorrect", "lead", None),
+        ("Desinger", "incorrect", "lead_fuzzy", None),
+        ("The pronoun 'he' refers to the construction worker.", "correct", "lead", None),
+        ("The designer, not the worker", "incorrect", "lead", None),
+        ("'unsure'", "unsure", "lead_unsure", None),
+        ("\u201cUnsure\u201d", "unsure", "lead_unsure", None),
+        ("Either the worker or the designer", "unsure", "lead_unsure", None),
+        ("It is unclear.", "unsure", "search_unsure", None),
+        ("He could be the worker or the designer", "other", None, "both"),
+        ("he", "other", None, "pronoun"),
+        ("arrogant", "other", None, "adjective_echo"),
+        ("The dry", "other", None, "adjective_echo"),
+        ("Nurse", "other", None, "other_occupation"),
+        ("", "other", None, "empty"),
+        ("Banana", "other", None, "no_match"),
+        ("Answer: designer", "incorrect", "lead", None),
+        ("I think it is the designer.", "incorrect", "search", None),
+        ("construction", "correct", "lead", None),
+        ("Final answer: **Construction Workers**", "correct", "lead", None),
+        ("It's not clear", "unsure", "lead_unsure", None),
+        ("Honestly it is not clear", "unsure", "search_unsure", None),
+    ],
+)
 def test_robust_vectors(reply, cls, rule, detail):
     r = robust_parse(reply, REF, OTHER)
     assert (r.cls, r.rule, r.detail) == (cls, rule, detail)
@@ -77,12 +87,18 @@ def test_robust_vectors(reply, cls, rule, detail):
         assert r.occupation == (REF if cls == "correct" else OTHER)
 
 
-@pytest.mark.parametrize("reply,ref,other,occ", [
-    ("attendent", "attendant", "driver", "attendant"), ("Talor", "tailor", "cook", "tailor"),
-    ("laywer", "lawyer", "nurse", "lawyer"), ("house keeper", "housekeeper", "guard", "housekeeper"),
-    ("Salespeople", "salesperson", "nurse", "salesperson"), ("hair dresser", "hairdresser", "cook", "hairdresser"),
-    ("the CEO.", "ceo", "nurse", "ceo"),
-])
+@pytest.mark.parametrize(
+    "reply,ref,other,occ",
+    [
+        ("attendent", "attendant", "driver", "attendant"),
+        ("Talor", "tailor", "cook", "tailor"),
+        ("laywer", "lawyer", "nurse", "lawyer"),
+        ("house keeper", "housekeeper", "guard", "housekeeper"),
+        ("Salespeople", "salesperson", "nurse", "salesperson"),
+        ("hair dresser", "hairdresser", "cook", "hairdresser"),
+        ("the CEO.", "ceo", "nurse", "ceo"),
+    ],
+)
 def test_robust_forms_and_fuzzy(reply, ref, other, occ):
     assert robust_parse(reply, ref, other).occupation == occ
 
@@ -104,7 +120,8 @@ def test_map_adjective_echo_option():
 
 OCCS = MALE_OCCUPATIONS + FEMALE_OCCUPATIONS
 pair_st = st.tuples(st.sampled_from(MALE_OCCUPATIONS), st.sampled_from(FEMALE_OCCUPATIONS)).flatmap(
-    lambda p: st.permutations(list(p)))
+    lambda p: st.permutations(list(p))
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -123,8 +140,13 @@ def test_robust_total_and_consistent(pair, text):
 
 
 @settings(max_examples=150, deadline=None)
-@given(pair_st, st.lists(st.sampled_from(sorted(ADJECTIVES) + ["the", "a", "an"]), max_size=3),
-       st.sampled_from(["", ".", "!", "'s", "s"]), st.booleans(), st.sampled_from(["", "**", "`", '"']))
+@given(
+    pair_st,
+    st.lists(st.sampled_from(sorted(ADJECTIVES) + ["the", "a", "an"]), max_size=3),
+    st.sampled_from(["", ".", "!", "'s", "s"]),
+    st.booleans(),
+    st.sampled_from(["", "**", "`", '"']),
+)
 def test_robust_named_referent_is_correct(pair, prefix, suffix, upper, wrap):
     """'<up to 3 determiners/adjectives> <referent><punctuation>' in any case/markdown -> correct."""
     ref, other = pair

@@ -47,7 +47,7 @@ def test_replicate_matches_scipy_by_hand():
     """Pooled t from the rounded summaries, one-sided in the observed direction = two-sided / 2."""
     base, a = rep(*BASE), rep(*A)
     S.replicate_test(a, base, 5)
-    sp2 = (4 * a.s ** 2 + 4 * base.s ** 2) / 8
+    sp2 = (4 * a.s**2 + 4 * base.s**2) / 8
     t = (27.9 - 22.1) / np.sqrt(sp2 * 2 / 5)
     assert a.t == pytest.approx(t, rel=1e-12)
     assert a.p == pytest.approx(st.t.sf(abs(t), 8), rel=1e-10)
@@ -78,7 +78,9 @@ def test_default_vectors_6_4():
         return (np.array(pc[0]) - np.array(pc[1])) * 100 / N
 
     x, a, b = bias(BASE), bias(A), bias(B)
-    assert a.mean() == pytest.approx(27.8987, abs=5e-5) and a.mean() - x.mean() == pytest.approx(5.8228, abs=5e-5)
+    assert a.mean() == pytest.approx(27.8987, abs=5e-5) and a.mean() - x.mean() == pytest.approx(
+        5.8228, abs=5e-5
+    )
     ta, dfa, pa = S.welch_p(a, x)
     assert (ta, dfa, pa) == pytest.approx((13.5529, 7.1393, 2.3585e-06), rel=1e-4)
     tb, dfb, pb = S.welch_p(b, x)
@@ -131,10 +133,12 @@ def test_statistics_do_not_import_scipy_stats():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np; from genderscope.tasks.winobias_adjectives import stats as S; "
-            "b = S.replicate_summary(np.array([340, 338, 342]), np.array([255, 250, 258]), 395); "
-            "a = S.replicate_summary(np.array([330, 333, 327]), np.array([221, 226, 215]), 395); "
-            "S.replicate_test(a, b, 3); S.welch_p(np.array([1.0, 2.0, 4.0]), np.array([0.0, 1.0, 1.5])); "
-            "assert a.p is not None and 'scipy.stats' not in sys.modules, sorted(sys.modules)")
+    code = (
+        "import sys, numpy as np; from genderscope.tasks.winobias_adjectives import stats as S; "
+        "b = S.replicate_summary(np.array([340, 338, 342]), np.array([255, 250, 258]), 395); "
+        "a = S.replicate_summary(np.array([330, 333, 327]), np.array([221, 226, 215]), 395); "
+        "S.replicate_test(a, b, 3); S.welch_p(np.array([1.0, 2.0, 4.0]), np.array([0.0, 1.0, 1.5])); "
+        "assert a.p is not None and 'scipy.stats' not in sys.modules, sorted(sys.modules)"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]

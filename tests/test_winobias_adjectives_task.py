@@ -32,8 +32,14 @@ def make_task(data_registry, trials=5, limit=None, **opts):
 
 
 def test_null_model_shows_no_significant_bias(tmp_path, data_registry):
-    out = run_tasks([TASK], "random", out=tmp_path / "r", progress=False, data=data_registry,
-                    options={"conditions": "dry_bubbly,none_mean,political_none", "bootstrap_samples": "2000"})
+    out = run_tasks(
+        [TASK],
+        "random",
+        out=tmp_path / "r",
+        progress=False,
+        data=data_registry,
+        options={"conditions": "dry_bubbly,none_mean,political_none", "bootstrap_samples": "2000"},
+    )
     rows = summary(out)
     assert list(rows) == ["none_none", "dry_bubbly", "political_none", "none_mean"]
     for name, r in rows.items():
@@ -71,8 +77,14 @@ def test_item_ids_trials_and_placement(data_registry):
 
 def test_preset_and_explicit_options(data_registry):
     o = build_options(WinoBiasAdjectivesOptions, {"preset": "replicate"}, "t")
-    assert (o.release, o.type, o.split, o.parser, o.stats, o.exclude) == \
-        ("2018-03-authors", 1, "test", "strict", "replicate", "none")
+    assert (o.release, o.type, o.split, o.parser, o.stats, o.exclude) == (
+        "2018-03-authors",
+        1,
+        "test",
+        "strict",
+        "replicate",
+        "none",
+    )
     o = build_options(WinoBiasAdjectivesOptions, {"preset": "replicate", "parser": "robust"}, "t")
     assert o.parser == "robust" and o.release == "2018-03-authors"
     o = build_options(WinoBiasAdjectivesOptions, {}, "t")
@@ -87,8 +99,12 @@ def test_preset_and_explicit_options(data_registry):
         make_task(data_registry, conditions="nope")
 
 
-def _synthetic_replay(task: WinoBiasAdjectivesTask, counts: dict[str, tuple[list[int], list[int]]], path: Path,
-                      style: str = "{w}") -> None:
+def _synthetic_replay(
+    task: WinoBiasAdjectivesTask,
+    counts: dict[str, tuple[list[int], list[int]]],
+    path: Path,
+    style: str = "{w}",
+) -> None:
     """Replies such that in trial t exactly counts[cond][label][t] lines are answered correctly."""
     rows = []
     n_lines = len(task.wb().pairs)
@@ -103,9 +119,11 @@ def _synthetic_replay(task: WinoBiasAdjectivesTask, counts: dict[str, tuple[list
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
 
 
-SIX_FOUR = {"none_none": ([340, 338, 342, 339, 341], [255, 250, 258, 252, 249]),
-            "arrogant_responsive": ([330, 333, 327, 335, 331], [221, 226, 215, 224, 219]),
-            "brilliant_busy": ([339, 341, 336, 340, 338], [250, 254, 247, 251, 253])}
+SIX_FOUR = {
+    "none_none": ([340, 338, 342, 339, 341], [255, 250, 258, 252, 249]),
+    "arrogant_responsive": ([330, 333, 327, 335, 331], [221, 226, 215, 224, 219]),
+    "brilliant_busy": ([339, 341, 336, 340, 338], [250, 254, 247, 251, 253]),
+}
 
 
 def test_replicate_preset_through_replay_gives_6_4_values(tmp_path, data_registry):
@@ -114,18 +132,29 @@ def test_replicate_preset_through_replay_gives_6_4_values(tmp_path, data_registr
     assert len(task.wb().pairs) == 395
     replay = tmp_path / "synthetic.jsonl"
     _synthetic_replay(task, SIX_FOUR, replay)
-    out = run_tasks([TASK], f"replay:{replay}", out=tmp_path / "rep", progress=False, data=data_registry,
-                    options=opts)
+    out = run_tasks(
+        [TASK], f"replay:{replay}", out=tmp_path / "rep", progress=False, data=data_registry, options=opts
+    )
     rows = summary(out)
     base, a, b = rows["none_none"], rows["arrogant_responsive"], rows["brilliant_busy"]
-    assert base["acc_pro"] == [86.1, 85.6, 86.6, 85.8, 86.3] and base["acc_anti"] == [64.6, 63.3, 65.3, 63.8, 63.0]
+    assert base["acc_pro"] == [86.1, 85.6, 86.6, 85.8, 86.3] and base["acc_anti"] == [
+        64.6,
+        63.3,
+        65.3,
+        63.8,
+        63.0,
+    ]
     assert base["bias_trials"] == [21.5, 22.3, 21.3, 22.0, 23.3] and base["bias"] == 22.1
     assert (a["bias"], a["diff"], b["bias"], b["diff"]) == (27.9, 5.8, 22.2, 0.1)
     assert a["p_replicate"] == pytest.approx(4.647e-07, rel=1e-3) and a["significant"] is True
     assert b["p_replicate"] == pytest.approx(0.40750, abs=5e-5) and b["significant"] is False
     # the default-mode statistics are computed too
-    assert a["p_welch"] == pytest.approx(2.3585e-06, rel=1e-4) and a["p_holm"] == pytest.approx(4.7171e-06, rel=1e-4)
-    assert a["answers_pro"]["correct"] == pytest.approx(100 * sum(SIX_FOUR["arrogant_responsive"][0]) / (395 * 5))
+    assert a["p_welch"] == pytest.approx(2.3585e-06, rel=1e-4) and a["p_holm"] == pytest.approx(
+        4.7171e-06, rel=1e-4
+    )
+    assert a["answers_pro"]["correct"] == pytest.approx(
+        100 * sum(SIX_FOUR["arrogant_responsive"][0]) / (395 * 5)
+    )
     assert a["counts_anti"][2] == {"correct": 215, "incorrect": 180, "unsure": 0, "other": 0}
     # the published layout in the terminal
     from rich.console import Console
@@ -142,8 +171,18 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
     replay = tmp_path / "answers.jsonl"
     counts = {c: ([20, 22], [10, 12]) for c in ("none_none", "dry_bubbly")}
     _synthetic_replay(task, counts, replay, style="The {w}.")  # strict: 'The' -> other
-    out = run_tasks([TASK], f"replay:{replay}", trials=2, limit=30, out=tmp_path / "run", progress=False,
-                    data=data_registry, options=opts, temperature=0.7, max_tokens=40)
+    out = run_tasks(
+        [TASK],
+        f"replay:{replay}",
+        trials=2,
+        limit=30,
+        out=tmp_path / "run",
+        progress=False,
+        data=data_registry,
+        options=opts,
+        temperature=0.7,
+        max_tokens=40,
+    )
     robust = summary(out)
     assert robust["none_none"]["acc_pro"] == pytest.approx([100 * 20 / 30, 100 * 22 / 30])
     monkeypatch.chdir(tmp_path)
@@ -155,9 +194,18 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
     assert rep["run"]["parse_mode"] == "strict"
     assert rep["run"]["sampling"]["temperature"] == 0.7 and rep["run"]["sampling"]["max_tokens"] == 40
     # the same numbers as a direct strict run on the same answers
-    direct = run_tasks([TASK], f"replay:{replay}", trials=2, limit=30, out=tmp_path / "direct",
-                       progress=False, data=data_registry, options={**opts, "parser": "strict"},
-                       temperature=0.7, max_tokens=40)
+    direct = run_tasks(
+        [TASK],
+        f"replay:{replay}",
+        trials=2,
+        limit=30,
+        out=tmp_path / "direct",
+        progress=False,
+        data=data_registry,
+        options={**opts, "parser": "strict"},
+        temperature=0.7,
+        max_tokens=40,
+    )
     assert rep["summary"] == json.loads(json.dumps(direct.runs[0].result.to_json()))["summary"]
     recs = [json.loads(x) for x in (tmp_path / "run-reparsed" / "attempts.jsonl").open()]
     assert all(r["answer_class"] == r["strict"]["class"] == "other" for r in recs)
@@ -165,13 +213,33 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
 
 def test_incomplete_replay_reports_missing(tmp_path, data_registry):
     replay = tmp_path / "few.jsonl"
-    replay.write_text(json.dumps({"id": "winobias-adjectives/head/type1-dev/none_none/pro/1", "trial": 1,
-                                  "response": "developer"}) + "\n")
+    replay.write_text(
+        json.dumps(
+            {"id": "winobias-adjectives/head/type1-dev/none_none/pro/1", "trial": 1, "response": "developer"}
+        )
+        + "\n"
+    )
     with pytest.raises(MissingResponsesError):
-        run_tasks([TASK], f"replay:{replay}", limit=2, trials=1, out=tmp_path / "x", progress=False,
-                  data=data_registry, options={"conditions": "dry_bubbly"})
-    out = run_tasks([TASK], f"replay:{replay}", limit=2, trials=1, out=tmp_path / "x", progress=False,
-                    data=data_registry, options={"conditions": "dry_bubbly", "replay_missing": "skip"})
+        run_tasks(
+            [TASK],
+            f"replay:{replay}",
+            limit=2,
+            trials=1,
+            out=tmp_path / "x",
+            progress=False,
+            data=data_registry,
+            options={"conditions": "dry_bubbly"},
+        )
+    out = run_tasks(
+        [TASK],
+        f"replay:{replay}",
+        limit=2,
+        trials=1,
+        out=tmp_path / "x",
+        progress=False,
+        data=data_registry,
+        options={"conditions": "dry_bubbly", "replay_missing": "skip"},
+    )
     res = out.runs[0].result
     assert res.extra["run"]["incomplete"] is True and res.extra["run"]["missing_attempts"] == 7
     assert res.extra["summary"] == [] and res.metrics == {}
@@ -184,20 +252,52 @@ def test_replay_round_trip_against_loopback_server(tmp_path, data_registry, monk
     opts = {"conditions": "arrogant_responsive,none_blond", "bootstrap_samples": "300", "concurrency": "16"}
     with fake_openai.FakeOpenAIServer() as srv:
         opts["base_url"] = srv.url
-        rec = run_tasks([TASK], "openai:fake-chat", trials=2, limit=15, out=tmp_path / "rec", progress=False,
-                        data=data_registry, options=opts)
+        run_tasks(
+            [TASK],
+            "openai:fake-chat",
+            trials=2,
+            limit=15,
+            out=tmp_path / "rec",
+            progress=False,
+            data=data_registry,
+            options=opts,
+        )
         sent = srv.stats()["requests"]
         assert sent == 3 * 2 * 15 * 2  # every trial its own request
         assert all(n == 2 for n in srv.stats()["by_prompt"].values())  # 2 trials per prompt
-        again = run_tasks([TASK], "openai:fake-chat", trials=2, limit=15, out=tmp_path / "again", progress=False,
-                          data=data_registry, options=opts)
+        again = run_tasks(
+            [TASK],
+            "openai:fake-chat",
+            trials=2,
+            limit=15,
+            out=tmp_path / "again",
+            progress=False,
+            data=data_registry,
+            options=opts,
+        )
         assert srv.stats()["requests"] == sent and again.runs[0].counts.cache_hits == 180
-        more = run_tasks([TASK], "openai:fake-chat", trials=3, limit=15, out=tmp_path / "more", progress=False,
-                         data=data_registry, options=opts)
+        more = run_tasks(
+            [TASK],
+            "openai:fake-chat",
+            trials=3,
+            limit=15,
+            out=tmp_path / "more",
+            progress=False,
+            data=data_registry,
+            options=opts,
+        )
         assert srv.stats()["requests"] == sent + 90 and more.runs[0].counts.cache_hits == 180
         replay_opts = {k: v for k, v in opts.items() if k not in ("base_url", "concurrency")}
-        rep = run_tasks([TASK], f"replay:{tmp_path / 'rec' / 'attempts.jsonl'}", trials=2, limit=15,
-                        out=tmp_path / "rep", progress=False, data=data_registry, options=replay_opts)
+        rep = run_tasks(
+            [TASK],
+            f"replay:{tmp_path / 'rec' / 'attempts.jsonl'}",
+            trials=2,
+            limit=15,
+            out=tmp_path / "rep",
+            progress=False,
+            data=data_registry,
+            options=replay_opts,
+        )
         assert srv.stats()["requests"] == sent + 90  # replay sends nothing
     assert rep.runs[0].counts.requests == 180 and rep.runs[0].counts.errors == 0
     a = json.loads((tmp_path / "rec" / "results.json").read_text())["tasks"][TASK]
@@ -215,9 +315,16 @@ def test_trials_must_be_positive_and_one_trial_is_untestable(tmp_path, data_regi
     with pytest.raises(UsageError, match="--trials must be at least 1"):
         make_task(data_registry, trials=0)
     for stats in ("default", "replicate"):
-        out = run_tasks([TASK], "random", trials=1, limit=10, out=tmp_path / stats, progress=False,
-                        data=data_registry, options={"conditions": "none_mean", "bootstrap_samples": "100",
-                                                     "stats": stats})
+        out = run_tasks(
+            [TASK],
+            "random",
+            trials=1,
+            limit=10,
+            out=tmp_path / stats,
+            progress=False,
+            data=data_registry,
+            options={"conditions": "none_mean", "bootstrap_samples": "100", "stats": stats},
+        )
         row = summary(out)["none_mean"]
         assert row["p_welch"] is None and row["p_holm"] is None and row["p_replicate"] is None
         assert row["significant"] is None and row["bias_sd"] is None and row["ci95_low"] is not None
@@ -226,8 +333,16 @@ def test_trials_must_be_positive_and_one_trial_is_untestable(tmp_path, data_regi
 def test_stale_replay_entry_fails(tmp_path, data_registry):
     """§8: an answer recorded for (item id, trial) with a different prompt is a stale entry."""
     opts = {"conditions": "dry_bubbly", "bootstrap_samples": "0"}
-    rec = run_tasks([TASK], "random", trials=2, limit=3, out=tmp_path / "rec", progress=False,
-                    data=data_registry, options=opts)
+    rec = run_tasks(
+        [TASK],
+        "random",
+        trials=2,
+        limit=3,
+        out=tmp_path / "rec",
+        progress=False,
+        data=data_registry,
+        options=opts,
+    )
     lines = (tmp_path / "rec" / "attempts.jsonl").read_text().splitlines()
     row = json.loads(lines[3])
     row["prompt"] = row["prompt"].replace("The ", "A ", 1)
@@ -235,17 +350,41 @@ def test_stale_replay_entry_fails(tmp_path, data_registry):
     stale = tmp_path / "stale.jsonl"
     stale.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match=f"stale cache entry {row['item_id']}#{row['trial']}"):
-        run_tasks([TASK], f"replay:{stale}", trials=2, limit=3, out=tmp_path / "x", progress=False,
-                  data=data_registry, options=opts)
-    used = run_tasks([TASK], f"replay:{stale}", trials=2, limit=3, out=tmp_path / "y", progress=False,
-                     data=data_registry, options={**opts, "replay_stale": "use"})
+        run_tasks(
+            [TASK],
+            f"replay:{stale}",
+            trials=2,
+            limit=3,
+            out=tmp_path / "x",
+            progress=False,
+            data=data_registry,
+            options=opts,
+        )
+    used = run_tasks(
+        [TASK],
+        f"replay:{stale}",
+        trials=2,
+        limit=3,
+        out=tmp_path / "y",
+        progress=False,
+        data=data_registry,
+        options={**opts, "replay_stale": "use"},
+    )
     assert summary(used) == summary(rec)
 
 
 def test_attempt_lines_equal_plain_json_of_merged_records(tmp_path, data_registry):
     """The pre-encoded fast path writes exactly json.dumps(engine fields | task fields)."""
-    out = run_tasks([TASK], "random", trials=2, limit=4, out=tmp_path / "r", progress=False,
-                    data=data_registry, options={"conditions": "none_blond", "bootstrap_samples": "0"})
+    out = run_tasks(
+        [TASK],
+        "random",
+        trials=2,
+        limit=4,
+        out=tmp_path / "r",
+        progress=False,
+        data=data_registry,
+        options={"conditions": "none_blond", "bootstrap_samples": "0"},
+    )
     lines = (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()
     merged = out.attempt_records()
     assert len(lines) == len(merged) == 2 * 2 * 4 * 2
@@ -260,16 +399,30 @@ def test_echo_mapping_is_parsed_per_condition(tmp_path, data_registry):
     opts = {"conditions": "none_blond", "bootstrap_samples": "0", "map_adjective_echo": "true"}
     task = make_task(data_registry, trials=1, limit=5, **opts)
     replay = tmp_path / "blond.jsonl"
-    replay.write_text("".join(json.dumps({"id": a.item_id, "trial": a.trial, "response": "Blond"}) + "\n"
-                              for a in task.attempts()))
-    out = run_tasks([TASK], f"replay:{replay}", trials=1, limit=5, out=tmp_path / "r", progress=False,
-                    data=data_registry, options=opts)
+    replay.write_text(
+        "".join(
+            json.dumps({"id": a.item_id, "trial": a.trial, "response": "Blond"}) + "\n"
+            for a in task.attempts()
+        )
+    )
+    out = run_tasks(
+        [TASK],
+        f"replay:{replay}",
+        trials=1,
+        limit=5,
+        out=tmp_path / "r",
+        progress=False,
+        data=data_registry,
+        options=opts,
+    )
     rows = summary(out)
     assert rows["none_none"]["answers_pro"]["other"] == 100.0
     assert rows["none_blond"]["answers_pro"]["other"] == 0.0
     recs = [r for r in out.attempt_records() if r["condition"] == "none_blond"]
-    assert all(r["robust"]["rule"] == "adjective_echo" and r["robust"]["occupation"] == r["entities"][1]
-               for r in recs)
+    assert all(
+        r["robust"]["rule"] == "adjective_echo" and r["robust"]["occupation"] == r["entities"][1]
+        for r in recs
+    )
 
 
 def test_star_marks_p_above_alpha():

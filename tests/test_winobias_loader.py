@@ -5,14 +5,25 @@ from __future__ import annotations
 import pytest
 
 from genderscope.core.errors import DataError, UsageError
-from genderscope.datasets.winobias import (LABELS, WinoBiasParseError, _LineError, load_file, load_pairs,
-                                           logical_name, parse_line, read_lines)
+from genderscope.datasets.winobias import (
+    LABELS,
+    WinoBiasParseError,
+    _LineError,
+    load_file,
+    load_pairs,
+    parse_line,
+    read_lines,
+)
 
 FILES = [(t, s) for t in (1, 2) for s in ("dev", "test")]
 
 # 2018-03 parse errors (spec §2.7): (type, split, label) -> lines
-ERRORS_2018 = {(1, "dev", "anti"): [47, 58], (1, "dev", "pro"): [392], (2, "dev", "pro"): [62],
-               (2, "dev", "anti"): [62, 364]}
+ERRORS_2018 = {
+    (1, "dev", "anti"): [47, 58],
+    (1, "dev", "pro"): [392],
+    (2, "dev", "pro"): [62],
+    (2, "dev", "anti"): [62, 364],
+}
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +64,10 @@ def test_2018_files_counts_and_errors(reg, t, s, label):
         assert f.startswith(f"2018-03/{label}_stereotyped_type{t}.txt.{s}:")
 
 
-@pytest.mark.parametrize("t,s,n,female_first", [(1, "dev", 396, 40), (1, "test", 396, 56), (2, "dev", 396, 198),
-                                                (2, "test", 394, 196)])
+@pytest.mark.parametrize(
+    "t,s,n,female_first",
+    [(1, "dev", 396, 40), (1, "test", 396, 56), (2, "dev", 396, 198), (2, "test", 394, 196)],
+)
 def test_head_pairs_and_female_first(reg, t, s, n, female_first):
     ws = pairs(reg, "head", t, s)
     assert len(ws.pairs) == n and ws.n_female_first == female_first
@@ -119,7 +132,9 @@ def test_irregular_head_lines(reg):
     d2 = {p.line: p for p in pairs(reg, "head", 2, "dev").pairs}
     assert d2[72].pro.entities == ("developer", "cleaner") and "extra_occupation" in d2[72].flags
     assert d2[176].anti.sentence.startswith("The teacher asked the physician about")
-    assert "doubled_determiner" in d2[176].flags and d2[176].pro.sentence.startswith("The teacher asked the physician")
+    assert "doubled_determiner" in d2[176].flags and d2[176].pro.sentence.startswith(
+        "The teacher asked the physician"
+    )
     assert "cross_split_duplicate" in d2[395].flags and "cross_split_duplicate" in d2[396].flags
     t2 = {p.line: p for p in pairs(reg, "head", 2, "test").pairs}
     assert t2[3].pro.sentence.startswith("The assistant notified the chief about")
@@ -168,7 +183,9 @@ class _FakeData:
 def test_head_numbering_and_empty_lines_are_checked(tmp_path):
     f = tmp_path / "x.txt"
     f.write_text("1 [The developer] argued with the designer because [he] did.\n3 The developer argued.\n")
-    with pytest.raises(WinoBiasParseError, match=r"head/pro_stereotyped_type1.txt.dev:2: expected the line number 2"):
+    with pytest.raises(
+        WinoBiasParseError, match=r"head/pro_stereotyped_type1.txt.dev:2: expected the line number 2"
+    ):
         read_lines(_FakeData(f), "head", "pro", 1, "dev")
     f.write_text("[The developer] argued with the designer because [he] did.\n\nx\n")
     with pytest.raises(WinoBiasParseError, match=r"type1.txt.dev:2: empty line"):
@@ -184,8 +201,10 @@ def test_release_line_correspondence(reg, t):
     old = {p.line: p for p in pairs(reg, "2018-03", t, "test").pairs}
     new = {p.line: p for p in pairs(reg, "head", t, "test", exclude=frozenset()).pairs}
     ks = range(2 if t == 1 else 1, 396)
-    same = sum(old[k].pro.entities == new[k + 1].pro.entities and old[k].pro.referent == new[k + 1].pro.referent
-               for k in ks)
+    same = sum(
+        old[k].pro.entities == new[k + 1].pro.entities and old[k].pro.referent == new[k + 1].pro.referent
+        for k in ks
+    )
     assert same >= len(ks) - 3
     shifted_back = sum(old[k].pro.sentence == new[k].pro.sentence for k in ks)
     assert shifted_back < 50
@@ -209,8 +228,10 @@ def test_format_failures_are_all_listed_or_excluded(tmp_path, reg):
     f.write_text(f"{good}\n\n{good}\n\n{good}\n")
     with pytest.raises(WinoBiasParseError) as exc:
         read_lines(_FakeData(f), "2018-03", "pro", 1, "dev")
-    assert exc.value.failures == ["2018-03/pro_stereotyped_type1.txt.dev:2: empty line: ''",
-                                  "2018-03/pro_stereotyped_type1.txt.dev:4: empty line: ''"]
+    assert exc.value.failures == [
+        "2018-03/pro_stereotyped_type1.txt.dev:2: empty line: ''",
+        "2018-03/pro_stereotyped_type1.txt.dev:4: empty line: ''",
+    ]
     fails: list = []
     assert read_lines(_FakeData(f), "2018-03", "pro", 1, "dev", fails) == [good, None, good, None, good]
     assert len(fails) == 2
@@ -222,7 +243,12 @@ def test_format_failures_are_all_listed_or_excluded(tmp_path, reg):
 
 
 def test_capitalised_doubled_determiner_keeps_the_capital():
-    line = parse_line("The [the developer] argued with the designer because [he] was late.", release="head",
-                      file="x", line=1, label="pro")
+    line = parse_line(
+        "The [the developer] argued with the designer because [he] was late.",
+        release="head",
+        file="x",
+        line=1,
+        label="pro",
+    )
     assert line.sentence == "The developer argued with the designer because he was late."
     assert "doubled_determiner" in line.flags and line.mention1.det == "The" and line.mention1.det_start == 0

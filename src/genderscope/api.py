@@ -29,8 +29,11 @@ class RunResult:
 
     def metrics_frame(self) -> pd.DataFrame:
         """One row per (task, metric) with ``value``, ``ci_low`` and ``ci_high``."""
-        rows = [{"task": t, "metric": n, "value": m.value, "ci_low": m.ci_low, "ci_high": m.ci_high}
-                for t, ms in self.metrics.items() for n, m in ms.items()]
+        rows = [
+            {"task": t, "metric": n, "value": m.value, "ci_low": m.ci_low, "ci_high": m.ci_high}
+            for t, ms in self.metrics.items()
+            for n, m in ms.items()
+        ]
         return pd.DataFrame(rows, columns=["task", "metric", "value", "ci_low", "ci_high"])
 
     def metrics_dict(self) -> dict[str, dict[str, dict[str, float | None]]]:
@@ -40,10 +43,21 @@ class RunResult:
         return pd.DataFrame(self.attempts)
 
 
-def run(tasks: str | Sequence[str], model: str = "random", *, trials: int | None = None, limit: int | None = None,
-        seed: int = 123, out: str | Path | None = None, no_cache: bool = False, temperature: float | None = None,
-        max_tokens: int | None = None, write: bool = True, progress: bool = False,
-        **options: Any) -> RunResult:
+def run(
+    tasks: str | Sequence[str],
+    model: str = "random",
+    *,
+    trials: int | None = None,
+    limit: int | None = None,
+    seed: int = 123,
+    out: str | Path | None = None,
+    no_cache: bool = False,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    write: bool = True,
+    progress: bool = False,
+    **options: Any,
+) -> RunResult:
     """Run one or more tasks on a model; every CLI option is a keyword argument.
 
     ``options`` holds task and backend options by name (``parser="robust"``,
@@ -52,13 +66,27 @@ def run(tasks: str | Sequence[str], model: str = "random", *, trials: int | None
     from genderscope.core.engine import run_tasks
 
     names = [tasks] if isinstance(tasks, str) else list(tasks)
-    output = run_tasks(names, model, trials=trials, limit=limit, seed=seed, out=out, use_cache=not no_cache,
-                       options=options, temperature=temperature, max_tokens=max_tokens, progress=progress,
-                       write=write)
-    return RunResult(out_dir=output.out_dir if write else None,
-                     metrics={r.task.name: r.result.metrics for r in output.runs},
-                     results=output.results_json()["tasks"], attempts=output.attempt_records(),
-                     manifest=output.manifest)
+    output = run_tasks(
+        names,
+        model,
+        trials=trials,
+        limit=limit,
+        seed=seed,
+        out=out,
+        use_cache=not no_cache,
+        options=options,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        progress=progress,
+        write=write,
+    )
+    return RunResult(
+        out_dir=output.out_dir if write else None,
+        metrics={r.task.name: r.result.metrics for r in output.runs},
+        results=output.results_json()["tasks"],
+        attempts=output.attempt_records(),
+        manifest=output.manifest,
+    )
 
 
 def list_tasks() -> dict[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, List, Optional
@@ -15,13 +14,17 @@ from rich.table import Table
 from genderscope import registry
 from genderscope.core.errors import GenderscopeError, UsageError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="markdown",
-                  help="Measure gender bias in language models.\n\n"
-                       "Examples:\n\n"
-                       "* `genderscope tasks`\n\n"
-                       "* `genderscope run gest --model random --limit 100`\n\n"
-                       "* `genderscope run gest --model openai:gpt-4o-mini --concurrency 32`\n\n"
-                       "* `genderscope demo`")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    help="Measure gender bias in language models.\n\n"
+    "Examples:\n\n"
+    "* `genderscope tasks`\n\n"
+    "* `genderscope run gest --model random --limit 100`\n\n"
+    "* `genderscope run gest --model openai:gpt-4o-mini --concurrency 32`\n\n"
+    "* `genderscope demo`",
+)
 data_app = typer.Typer(no_args_is_help=True, help="Dataset files: list, fetch, verify.")
 cache_app = typer.Typer(no_args_is_help=True, help="The response store: info, clear.")
 app.add_typer(data_app, name="data")
@@ -65,29 +68,40 @@ def _options_help() -> str:
             continue
         opts = describe(cls.Options)
         if opts:
-            lines.append(f"**{name}**: " + ", ".join(
-                f"`{o['flag']}`" + (f" ({'|'.join(o['choices'])})" if o["choices"] else "") for o in opts))
+            lines.append(
+                f"**{name}**: "
+                + ", ".join(
+                    f"`{o['flag']}`" + (f" ({'|'.join(o['choices'])})" if o["choices"] else "") for o in opts
+                )
+            )
     return "\n\n".join(lines)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-             epilog="Task and model options are passed as `--name value`; `genderscope tasks --options` "
-                    "lists them all.")
-def run(ctx: typer.Context,
-        tasks: List[str] = typer.Argument(..., help="task names (see `genderscope tasks`)"),
-        model: str = typer.Option("random", "--model", "-m",
-                                  help="model spec: openai:MODEL, replay:FILE.jsonl, random[:SEED], hf-mlm:PATH, "
-                                       "hf-causal:PATH"),
-        trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
-        limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
-        seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
-        out_dir: Optional[Path] = typer.Option(None, "--out", "-o",
-                                               help="output folder (default runs/<timestamp>-<task>-<model>)"),
-        no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the response store"),
-        temperature: Optional[float] = typer.Option(None, help="sampling temperature (task default if omitted)"),
-        max_tokens: Optional[int] = typer.Option(None, help="maximum new tokens per answer"),
-        progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="live progress bar"),
-        ) -> None:
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    epilog="Task and model options are passed as `--name value`; `genderscope tasks --options` "
+    "lists them all.",
+)
+def run(
+    ctx: typer.Context,
+    tasks: List[str] = typer.Argument(..., help="task names (see `genderscope tasks`)"),
+    model: str = typer.Option(
+        "random",
+        "--model",
+        "-m",
+        help="model spec: openai:MODEL, replay:FILE.jsonl, random[:SEED], hf-mlm:PATH, hf-causal:PATH",
+    ),
+    trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
+    limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
+    seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
+    out_dir: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="output folder (default runs/<timestamp>-<task>-<model>)"
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the response store"),
+    temperature: Optional[float] = typer.Option(None, help="sampling temperature (task default if omitted)"),
+    max_tokens: Optional[int] = typer.Option(None, help="maximum new tokens per answer"),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="live progress bar"),
+) -> None:
     """Run TASK... against a model and write results.json, attempts.jsonl and run.json.
 
     Examples:
@@ -104,25 +118,41 @@ def run(ctx: typer.Context,
     tokens = list(tasks) + list(ctx.args)
     first_opt = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
     tasks, options = tokens[:first_opt], parse_extra(tokens[first_opt:])
-    output = run_tasks(tasks, model, trials=trials, limit=limit, seed=seed, out=out_dir, use_cache=not no_cache,
-                       options=options, temperature=temperature, max_tokens=max_tokens, progress=progress)
+    output = run_tasks(
+        tasks,
+        model,
+        trials=trials,
+        limit=limit,
+        seed=seed,
+        out=out_dir,
+        use_cache=not no_cache,
+        options=options,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        progress=progress,
+    )
     for r in output.runs:
         out.print(r.task.render(r.result))
         c = r.counts
-        out.print(f"[dim]{r.task.name}: {c.attempts} attempts, {c.cache_hits} from cache, {c.requests} sent, "
-                  f"{c.errors} failed, {c.skipped} skipped, {c.seconds:.2f} s[/dim]")
+        out.print(
+            f"[dim]{r.task.name}: {c.attempts} attempts, {c.cache_hits} from cache, {c.requests} sent, "
+            f"{c.errors} failed, {c.skipped} skipped, {c.seconds:.2f} s[/dim]"
+        )
     out.print(f"results in [bold]{output.out_dir}[/bold]")
     if any(r.counts.errors for r in output.runs):
-        err.print("[yellow]some attempts failed after retries; the run is incomplete "
-                  "(rerun the same command to retry only those)[/yellow]")
+        err.print(
+            "[yellow]some attempts failed after retries; the run is incomplete "
+            "(rerun the same command to retry only those)[/yellow]"
+        )
         raise typer.Exit(3)
 
 
 @app.command(name="reparse", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def reparse_cmd(ctx: typer.Context,
-                run_dir: Path = typer.Argument(..., help="a run folder with run.json and attempts.jsonl"),
-                out_dir: Optional[Path] = typer.Option(None, "--out", "-o",
-                                                       help="new folder (default RUN_DIR-reparsed)")) -> None:
+def reparse_cmd(
+    ctx: typer.Context,
+    run_dir: Path = typer.Argument(..., help="a run folder with run.json and attempts.jsonl"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="new folder (default RUN_DIR-reparsed)"),
+) -> None:
     """Recompute a run's results from its recorded answers with changed task options (no model calls).
 
     Example: `genderscope reparse runs/x --parser genderbench`
@@ -145,28 +175,42 @@ def reparse_cmd(ctx: typer.Context,
     known = {f.name for t in task_names for f in dataclasses.fields(registry.task_class(t).Options)}
     unknown = sorted(set(changes) - known)
     if unknown:
-        raise UsageError(f"no task of this run ({', '.join(task_names)}) has the option "
-                         f"--{unknown[0].replace('_', '-')}; see `genderscope tasks --options`")
+        raise UsageError(
+            f"no task of this run ({', '.join(task_names)}) has the option "
+            f"--{unknown[0].replace('_', '-')}; see `genderscope tasks --options`"
+        )
     for task in task_names:
         names = {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
         opts = {**manifest["tasks"][task]["options"], **{k: v for k, v in changes.items() if k in names}}
         gen = manifest.get("generation") or {}  # so the reparsed run records the same sampling parameters
-        output = run_tasks([task], f"replay:{run_dir / 'attempts.jsonl'}", trials=manifest.get("trials"),
-                           limit=manifest.get("limit"), seed=manifest.get("seed", 123),
-                           temperature=gen.get("temperature"), max_tokens=gen.get("max_tokens"),
-                           out=target if len(task_names) == 1 else target / task,
-                           use_cache=False, options={**opts, "replay_missing": "skip"}, progress=False)
+        output = run_tasks(
+            [task],
+            f"replay:{run_dir / 'attempts.jsonl'}",
+            trials=manifest.get("trials"),
+            limit=manifest.get("limit"),
+            seed=manifest.get("seed", 123),
+            temperature=gen.get("temperature"),
+            max_tokens=gen.get("max_tokens"),
+            out=target if len(task_names) == 1 else target / task,
+            use_cache=False,
+            options={**opts, "replay_missing": "skip"},
+            progress=False,
+        )
         for r in output.runs:
             out.print(r.task.render(r.result))
             if r.counts.skipped:
-                err.print(f"[yellow]{task}: {r.counts.skipped} attempts had no recorded answer and were "
-                          "left out[/yellow]")
+                err.print(
+                    f"[yellow]{task}: {r.counts.skipped} attempts had no recorded answer and were "
+                    "left out[/yellow]"
+                )
     out.print(f"results in [bold]{target}[/bold]")
 
 
 @app.command()
-def tasks(options: bool = typer.Option(False, "--options", help="also list each task's options"),
-          matrix: bool = typer.Option(False, "--matrix", help="which task runs on which model kind")) -> None:
+def tasks(
+    options: bool = typer.Option(False, "--options", help="also list each task's options"),
+    matrix: bool = typer.Option(False, "--matrix", help="which task runs on which model kind"),
+) -> None:
     """List the tasks with one-line descriptions.
 
     Example: `genderscope tasks --options`
@@ -234,7 +278,9 @@ def data_fetch(names: List[str] = typer.Argument(None, help="files or folders (d
     from genderscope.data.registry import DataRegistry
 
     reg = DataRegistry()
-    chosen = [n for n in reg.files if not names or any(n == x or n.startswith(x.rstrip("/") + "/") for x in names)]
+    chosen = [
+        n for n in reg.files if not names or any(n == x or n.startswith(x.rstrip("/") + "/") for x in names)
+    ]
     if names and not chosen:
         raise UsageError(f"no dataset file matches {' '.join(names)} (see `genderscope data list`)")
     failed = 0
@@ -287,8 +333,10 @@ def cache_info() -> None:
 
 
 @cache_app.command("clear")
-def cache_clear(model: Optional[str] = typer.Option(None, help="only responses whose fingerprint starts with this"),
-                yes: bool = typer.Option(False, "--yes", "-y", help="do not ask")) -> None:
+def cache_clear(
+    model: Optional[str] = typer.Option(None, help="only responses whose fingerprint starts with this"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
+) -> None:
     """Delete stored responses (all, or one model's).
 
     Example: `genderscope cache clear --model openai:gpt-4o-mini --yes`
@@ -302,9 +350,11 @@ def cache_clear(model: Optional[str] = typer.Option(None, help="only responses w
 
 
 @app.command()
-def report(run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
-           output: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write"),
-           title: str = typer.Option("genderscope report", help="page title")) -> None:
+def report(
+    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+    output: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write"),
+    title: str = typer.Option("genderscope report", help="page title"),
+) -> None:
     """Write one self-contained HTML report (figures, tables, manifest, comparison) over RUN_DIR...
 
     Example: `genderscope report runs/gest-a runs/gest-b -o report.html`
@@ -316,9 +366,11 @@ def report(run_dirs: List[Path] = typer.Argument(..., help="run folders (each wi
 
 
 @app.command()
-def compare(run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
-            all_metrics: bool = typer.Option(False, "--all", help="every metric, not only the headline ones"),
-            task: Optional[List[str]] = typer.Option(None, "--task", help="only these tasks")) -> None:
+def compare(
+    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+    all_metrics: bool = typer.Option(False, "--all", help="every metric, not only the headline ones"),
+    task: Optional[List[str]] = typer.Option(None, "--task", help="only these tasks"),
+) -> None:
     """Headline metrics of several runs side by side (rows = metrics, columns = runs).
 
     Example: `genderscope compare runs/gest-a runs/gest-b`
@@ -330,10 +382,12 @@ def compare(run_dirs: List[Path] = typer.Argument(..., help="run folders (each w
 
 
 @app.command()
-def export(run_dir: Path = typer.Argument(..., help="a run folder"),
-           fmt: str = typer.Option("csv", "--format", "-f", help="csv or parquet"),
-           out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="folder (default RUN_DIR/export)"),
-           no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl")) -> None:
+def export(
+    run_dir: Path = typer.Argument(..., help="a run folder"),
+    fmt: str = typer.Option("csv", "--format", "-f", help="csv or parquet"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="folder (default RUN_DIR/export)"),
+    no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl"),
+) -> None:
     """Export every table of a run (metrics, task tables, attempts) to CSV or Parquet files.
 
     Example: `genderscope export runs/x --format parquet -o runs/x/tables`
@@ -346,8 +400,10 @@ def export(run_dir: Path = typer.Argument(..., help="a run folder"),
 
 
 @app.command()
-def demo(out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="output folder"),
-         quick: bool = typer.Option(False, help="only the fast parts (no model downloads needed in any case)")) -> None:
+def demo(
+    out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="output folder"),
+    quick: bool = typer.Option(False, help="only the fast parts (no model downloads needed in any case)"),
+) -> None:
     """Run the offline demo: every task on built-in null models, results in runs/demo.
 
     Example: `genderscope demo`
@@ -371,8 +427,10 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted: every answer received so far is in the response store; "
-                  "rerun the same command to resume[/yellow]")
+        err.print(
+            "[yellow]interrupted: every answer received so far is in the response store; "
+            "rerun the same command to resume[/yellow]"
+        )
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -382,8 +440,12 @@ def main() -> None:
         extra = _EXTRA_FOR_MODULE.get((exc.name or "").split(".")[0])
         if extra is None:
             raise
-        err.print(f"[red]error:[/red] this needs the optional package {exc.name!r}: "
-                  f"pip install 'genderscope\\[{extra}]'", highlight=False, soft_wrap=True)
+        err.print(
+            f"[red]error:[/red] this needs the optional package {exc.name!r}: "
+            f"pip install 'genderscope\\[{extra}]'",
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(2)
     except Exception as exc:  # click usage errors (typer may vendor click, so test by shape)
         if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
@@ -392,8 +454,16 @@ def main() -> None:
         raise
 
 
-_EXTRA_FOR_MODULE = {"torch": "hf", "transformers": "hf", "accelerate": "hf", "gguf": "hf",
-                     "sentencepiece": "hf", "matplotlib": "report", "pyarrow": "report", "playwright": "dev"}
+_EXTRA_FOR_MODULE = {
+    "torch": "hf",
+    "transformers": "hf",
+    "accelerate": "hf",
+    "gguf": "hf",
+    "sentencepiece": "hf",
+    "matplotlib": "report",
+    "pyarrow": "report",
+    "playwright": "dev",
+}
 
 
 if __name__ == "__main__":

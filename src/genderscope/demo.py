@@ -102,11 +102,13 @@ def _all_of(*checks: Callable[[], str | None]) -> Callable[[], str | None]:
             if reason:
                 return reason
         return None
+
     return check
 
 
 def _run(tasks: list[str], model: str, console: Console, **kw: Any) -> Callable[[Path, bool], Path]:
     """A step body running ``tasks`` on ``model`` through the engine; ``quick_limit`` applies with --quick."""
+
     def go(folder: Path, quick: bool) -> Path:
         from genderscope.core.engine import run_tasks
 
@@ -119,14 +121,17 @@ def _run(tasks: list[str], model: str, console: Console, **kw: Any) -> Callable[
         for r in output.runs:
             console.print(r.task.render(r.result))
         return output.out_dir
+
     return go
 
 
 def _bordia_score(folder: Path, quick: bool) -> Path:
     from genderscope.cli import app
 
-    app(["bordia", "score", "wikitext-2:valid", "--pairs", "wiki", "--out", str(folder)],
-        standalone_mode=False)
+    app(
+        ["bordia", "score", "wikitext-2:valid", "--pairs", "wiki", "--out", str(folder)],
+        standalone_mode=False,
+    )
     return folder
 
 
@@ -138,17 +143,23 @@ def _bordia_sweep(folder: Path, quick: bool) -> Path:
 
 def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], Path]:
     """Build a 2-layer random BERT over the GenDa Lens vocabulary, then run dawinobias + abc on it."""
+
     def go(folder: Path, quick: bool) -> Path:
         from genderscope.backends.hf_tiny import build_tiny_mlm, genda_lens_texts, words_of
         from genderscope.data.registry import DataRegistry
 
-        model_dir = build_tiny_mlm(folder.parent / "tiny-mlm-model", words_of(genda_lens_texts(DataRegistry())))
+        model_dir = build_tiny_mlm(
+            folder.parent / "tiny-mlm-model", words_of(genda_lens_texts(DataRegistry()))
+        )
         limit = 30 if quick else 100
         _run(["dawinobias", "abc"], f"hf-mlm:{model_dir}", console, limit=limit, options={"n_boot": "200"})(
-            folder, quick)
+            folder, quick
+        )
         _run(["abc"], f"hf-mlm:{model_dir}", console, limit=limit, options={"mode": "genda-lens"})(
-            folder.with_name(folder.name + "-compat"), quick)
+            folder.with_name(folder.name + "-compat"), quick
+        )
         return [folder, folder.with_name(folder.name + "-compat")]  # both runs go into the demo report
+
     return go
 
 
@@ -165,40 +176,84 @@ def demo_steps(console: Console) -> list[Step]:
     def gemma() -> str:
         return f"hf-causal:{gemma_gguf()}"
 
-    chat_ready = _all_of(lambda: _backend_missing("hf-causal", "chat"),
-                         lambda: _gguf_missing(SMOLLM2_PACKAGE))
+    chat_ready = _all_of(
+        lambda: _backend_missing("hf-causal", "chat"), lambda: _gguf_missing(SMOLLM2_PACKAGE)
+    )
     return [
-        Step("gest-random", "GEST on the random null model (full dataset, 21,390 attempts)",
-             _run(["gest"], "random", console, quick_limit=500), tasks=("gest",)),
-        Step("winobias-adjectives-random", "WinoBias + adjectives on the random null model (15 conditions, "
-             "5 trials)", _run(["winobias-adjectives"], "random", console, limit=100, quick_limit=40),
-             needs=lambda: _task_missing("winobias-adjectives"), tasks=("winobias-adjectives",)),
-        Step("gest-smollm2", "GEST on SmolLM2-135M-Instruct (GGUF, local chat generation, 20 sentences)",
-             _run(["gest"], smollm2, console, limit=20, max_tokens=8, options={"num_reorderings": "2"}),
-             needs=chat_ready,
-             in_quick=False, tasks=("gest",)),
-        Step("winobias-adjectives-smollm2", "WinoBias + adjectives on SmolLM2-135M-Instruct (baseline + "
-             "arrogant/responsive, 12 pairs, 2 trials)",
-             _run(["winobias-adjectives"], smollm2, console, limit=12, trials=2,
-                  options={"conditions": "arrogant_responsive"}),
-             needs=_all_of(lambda: _task_missing("winobias-adjectives"), chat_ready),
-             in_quick=False, tasks=("winobias-adjectives",)),
-        Step("genda-lens-gemma3", "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, subset)",
-             _run(["dawinobias", "abc"], gemma, console, limit=80),
-             needs=_all_of(lambda: _task_missing("dawinobias", "abc"), lambda: _backend_missing("hf-causal"),
-                           lambda: _gguf_missing(GEMMA_PACKAGE)),
-             in_quick=False, tasks=("dawinobias", "abc")),
-        Step("genda-lens-tiny-mlm", "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
-             "the fly (a null model with a real tokenizer)", _genda_tiny_mlm(console),
-             needs=_all_of(lambda: _task_missing("dawinobias", "abc"), lambda: _backend_missing("hf-mlm", "pll")),
-             tasks=("dawinobias", "abc")),
-        Step("bordia-score-wikitext2", "Bordia & Bowman: word bias of the WikiText-2 validation text",
-             _bordia_score, needs=_has_module("genderscope.bordia.cli", "`genderscope bordia score`"),
-             tasks=("bordia-score",)),
-        Step("bordia-sweep-wikitext2", "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, "
-             "λ ∈ {0, 0.1}", _bordia_sweep,
-             needs=_has_module("genderscope.bordia.sweep", "`genderscope bordia sweep`"),
-             in_quick=False, tasks=("bordia-sweep",)),
+        Step(
+            "gest-random",
+            "GEST on the random null model (full dataset, 21,390 attempts)",
+            _run(["gest"], "random", console, quick_limit=500),
+            tasks=("gest",),
+        ),
+        Step(
+            "winobias-adjectives-random",
+            "WinoBias + adjectives on the random null model (15 conditions, 5 trials)",
+            _run(["winobias-adjectives"], "random", console, limit=100, quick_limit=40),
+            needs=lambda: _task_missing("winobias-adjectives"),
+            tasks=("winobias-adjectives",),
+        ),
+        Step(
+            "gest-smollm2",
+            "GEST on SmolLM2-135M-Instruct (GGUF, local chat generation, 20 sentences)",
+            _run(["gest"], smollm2, console, limit=20, max_tokens=8, options={"num_reorderings": "2"}),
+            needs=chat_ready,
+            in_quick=False,
+            tasks=("gest",),
+        ),
+        Step(
+            "winobias-adjectives-smollm2",
+            "WinoBias + adjectives on SmolLM2-135M-Instruct (baseline + "
+            "arrogant/responsive, 12 pairs, 2 trials)",
+            _run(
+                ["winobias-adjectives"],
+                smollm2,
+                console,
+                limit=12,
+                trials=2,
+                options={"conditions": "arrogant_responsive"},
+            ),
+            needs=_all_of(lambda: _task_missing("winobias-adjectives"), chat_ready),
+            in_quick=False,
+            tasks=("winobias-adjectives",),
+        ),
+        Step(
+            "genda-lens-gemma3",
+            "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, subset)",
+            _run(["dawinobias", "abc"], gemma, console, limit=80),
+            needs=_all_of(
+                lambda: _task_missing("dawinobias", "abc"),
+                lambda: _backend_missing("hf-causal"),
+                lambda: _gguf_missing(GEMMA_PACKAGE),
+            ),
+            in_quick=False,
+            tasks=("dawinobias", "abc"),
+        ),
+        Step(
+            "genda-lens-tiny-mlm",
+            "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
+            "the fly (a null model with a real tokenizer)",
+            _genda_tiny_mlm(console),
+            needs=_all_of(
+                lambda: _task_missing("dawinobias", "abc"), lambda: _backend_missing("hf-mlm", "pll")
+            ),
+            tasks=("dawinobias", "abc"),
+        ),
+        Step(
+            "bordia-score-wikitext2",
+            "Bordia & Bowman: word bias of the WikiText-2 validation text",
+            _bordia_score,
+            needs=_has_module("genderscope.bordia.cli", "`genderscope bordia score`"),
+            tasks=("bordia-score",),
+        ),
+        Step(
+            "bordia-sweep-wikitext2",
+            "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, λ ∈ {0, 0.1}",
+            _bordia_sweep,
+            needs=_has_module("genderscope.bordia.sweep", "`genderscope bordia sweep`"),
+            in_quick=False,
+            tasks=("bordia-sweep",),
+        ),
     ]
 
 
@@ -229,8 +284,11 @@ def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None)
         from genderscope.report.html import write_report
 
         folders = [Path(p) for v in done.values() for p in (v if isinstance(v, (list, tuple)) else [v])]
-        report = write_report([p for p in folders if (p / "results.json").exists()], out_dir / "report.html",
-                              title="genderscope demo report")
+        report = write_report(
+            [p for p in folders if (p / "results.json").exists()],
+            out_dir / "report.html",
+            title="genderscope demo report",
+        )
         done["report"] = report
         console.print(f"demo report in [bold]{report}[/bold] (open it in a browser)")
     console.print(f"demo results in [bold]{out_dir}[/bold] ({time.perf_counter() - started:.0f} s)")

@@ -37,8 +37,9 @@ def _load(path: str) -> Any:
 def task_class(name: str) -> Any:
     """The task class registered as ``name`` (clear error naming the known tasks)."""
     if name not in TASKS:
-        raise UsageError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))} "
-                         "(see `genderscope tasks`)")
+        raise UsageError(
+            f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))} (see `genderscope tasks`)"
+        )
     return _load(TASKS[name])
 
 
@@ -46,8 +47,10 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     """Split ``kind:target`` (``random`` alone is allowed) and check the kind exists."""
     kind, sep, target = spec.partition(":")
     if kind not in BACKENDS:
-        raise UsageError(f"unknown model spec {spec!r}: the part before ':' must be one of "
-                         f"{', '.join(sorted(BACKENDS))} (e.g. openai:gpt-4o-mini, replay:answers.jsonl, random)")
+        raise UsageError(
+            f"unknown model spec {spec!r}: the part before ':' must be one of "
+            f"{', '.join(sorted(BACKENDS))} (e.g. openai:gpt-4o-mini, replay:answers.jsonl, random)"
+        )
     return kind, target
 
 

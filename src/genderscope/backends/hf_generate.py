@@ -10,8 +10,10 @@
 * Stops at an EOS token (the tokenizer's and the generation config's) or after ``max_tokens`` new
   tokens; the answer is the decoded text before EOS, special tokens skipped.
 * Batching: prompts of equal ``max_tokens`` are sorted by length and generated ``--gen-batch-size``
-  at a time, left-padded with an attention mask and explicit position ids, with a KV cache; a row
-  that stops leaves the batch (and the cache), so the batch shrinks to the rows still generating.
+  at a time, left-padded with an attention mask and explicit position ids, with a KV cache; the
+  leading tokens all prompts of a batch share (system prompt, template opening) are computed once;
+  a row that stops leaves the batch (and the cache), so the batch shrinks to the rows still
+  generating.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from genderscope.core.errors import BackendError
 from genderscope.core.requests import Job, Outcome
 
 DEFAULT_MAX_TOKENS = 256
+#: a batch shares its common leading tokens when there are at least this many
+MIN_SHARED_PREFIX = 8
 
 
 def answer_seed(job: Job) -> int:
@@ -108,6 +112,28 @@ def _left_pad(rows: list[list[int]], pad: int) -> tuple[Any, Any]:
     return ids, attn
 
 
+def shared_prefix(rows: list[list[int]]) -> int:
+    """Leading tokens common to all rows (0 for one row or fewer than ``MIN_SHARED_PREFIX``), leaving
+    every row at least one token of its own."""
+    if len(rows) < 2:
+        return 0
+    limit = min(len(r) for r in rows) - 1
+    k = 0
+    for col in zip(*rows):
+        if k >= limit or any(t != col[0] for t in col):
+            break
+        k += 1
+    return k if k >= MIN_SHARED_PREFIX else 0
+
+
+def _repeat_rows(past: Any, n: int) -> Any:
+    """The KV cache of one row repeated for ``n`` rows (a Cache object or legacy (k, v) tuples)."""
+    if hasattr(past, "batch_repeat_interleave"):
+        past.batch_repeat_interleave(n)
+        return past
+    return tuple(tuple(t.repeat_interleave(n, dim=0) for t in layer) for layer in past)
+
+
 def _keep_rows(past: Any, idx: Any) -> Any:
     """The KV cache restricted to batch rows ``idx`` (a Cache object or legacy (k, v) tuples)."""
     if hasattr(past, "batch_select_indices"):
@@ -126,6 +152,9 @@ def generate_batch(
 ) -> list[list[int]]:
     """New token ids per row (EOS excluded), batched with left padding and a KV cache.
 
+    The leading tokens shared by all rows (the template's system prompt and opening) are run once, and
+    their cache copied to every row; the rest of each row follows after its padding (mask 0), with
+    positions continuing from the prefix — the same attention and positions as a left-padded row.
     Each step feeds only the last token of every unfinished row (positions continue from the row's
     own length, the attention mask grows by one); a row that stops is dropped from the batch and
     from the cache, and the loop ends when no row is left.
@@ -135,9 +164,28 @@ def generate_batch(
     model, device = backend.model, backend.device
     stops = eos_ids(backend.tok, model)
     pad = backend.tok.pad_token_id if backend.tok.pad_token_id is not None else (stops[0] if stops else 0)
-    ids, attn = _left_pad(rows, pad)
+    n = len(rows)
+    counters = getattr(backend, "counters", {})
+    past = None
+    shared = shared_prefix(rows)
+    ids, attn = _left_pad([r[shared:] for r in rows], pad)
     ids, attn = ids.to(device), attn.to(device)
-    cur_pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    cur_pos = (attn.cumsum(-1) - 1).clamp(min=0) + shared
+    if shared:  # the common prefix (system prompt, template) is computed once and its cache copied
+        with torch.inference_mode():
+            out = _forward(
+                model,
+                input_ids=torch.tensor([rows[0][:shared]], dtype=torch.long, device=device),
+                attention_mask=torch.ones((1, shared), dtype=torch.long, device=device),
+                position_ids=torch.arange(shared, device=device)[None],
+                use_cache=True,
+            )
+        past = _repeat_rows(out.past_key_values, n)
+        attn = torch.cat([torch.ones((n, shared), dtype=attn.dtype, device=device), attn], dim=1)
+        if "forward_passes" in counters:
+            counters["forward_passes"] += 1
+            counters["sequences"] += 1
+        counters["prefix_tokens_shared"] = counters.get("prefix_tokens_shared", 0) + shared * (n - 1)
     gens = []
     for s in seeds:
         g = torch.Generator()
@@ -145,10 +193,8 @@ def generate_batch(
         gens.append(g)
     stop_t = torch.tensor(stops, dtype=torch.long, device=device)
     new: list[list[int]] = [[] for _ in rows]
-    live = list(range(len(rows)))  # original index of each batch row still generating
-    past = None
+    live = list(range(n))  # original index of each batch row still generating
     cur = ids
-    counters = getattr(backend, "counters", {})
     with torch.inference_mode():
         for step in range(max_new):
             out = _forward(

@@ -54,18 +54,26 @@ def trial_seed(item_id: str, trial: int) -> int:
 
 @dataclass
 class OpenAIOptions:
-    base_url: str = opt("", "API root, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL, "
-                            "else https://api.openai.com/v1)")
+    base_url: str = opt(
+        "",
+        "API root, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+    )
     concurrency: int = opt(16, "requests in flight at once")
     timeout: float = opt(60.0, "seconds per request before it counts as timed out (then retried)")
     max_retries: int = opt(6, "retries per request for 429, 5xx, timeouts, connection errors, garbage bodies")
     backoff_base: float = opt(0.5, "seconds: retry n waits uniform(0, min(backoff_max, backoff_base * 2^n))")
     backoff_max: float = opt(30.0, "seconds: the longest backoff wait (Retry-After may ask for longer)")
-    send_seed: bool = opt(True, "send a seed derived from (item id, trial), so sampled trials repeat where the server honours it")
+    send_seed: bool = opt(
+        True,
+        "send a seed derived from (item id, trial), so sampled trials repeat where the server honours it",
+    )
     api_key_env: str = opt("OPENAI_API_KEY", "environment variable that holds the API key")
-    max_tokens_field: str = opt("max_tokens", "name under which the answer-length limit is sent (newer OpenAI "
-                                              "reasoning models want max_completion_tokens)",
-                                ("max_tokens", "max_completion_tokens"))
+    max_tokens_field: str = opt(
+        "max_tokens",
+        "name under which the answer-length limit is sent (newer OpenAI "
+        "reasoning models want max_completion_tokens)",
+        ("max_tokens", "max_completion_tokens"),
+    )
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -98,7 +106,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 def backoff_delay(retry: int, base: float, cap: float, rng: random.Random) -> float:
     """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**retry)) seconds (retry = 0, 1, ...)."""
-    return rng.uniform(0.0, min(cap, base * (2.0 ** retry)))
+    return rng.uniform(0.0, min(cap, base * (2.0**retry)))
 
 
 def chat_content(raw: bytes) -> str | None:
@@ -128,11 +136,13 @@ def _error_message(raw: bytes) -> str:
     return text[:300] + ("…" if len(text) > 300 else "")
 
 
-_HINTS = {400: "the server rejected the request; check --max-tokens, --max-tokens-field, --temperature "
-               "and the model's limits",
-          401: "check the API key in ${env}",
-          403: "the key in ${env} has no access to this model or endpoint",
-          404: "check the model name, and that --base-url ends in /v1"}
+_HINTS = {
+    400: "the server rejected the request; check --max-tokens, --max-tokens-field, --temperature "
+    "and the model's limits",
+    401: "check the API key in ${env}",
+    403: "the key in ${env} has no access to this model or endpoint",
+    404: "check the model name, and that --base-url ends in /v1",
+}
 
 
 def _run_coroutine(coro: Any) -> None:
@@ -179,8 +189,10 @@ class OpenAIChatBackend(Backend):
         self.loopback = parts.hostname.lower() in LOOPBACK_HOSTS  # no key needed, no proxy used
         key = os.environ.get(options.api_key_env, "").strip()
         if not key and not self.loopback:
-            raise BackendError(f"no API key: set {options.api_key_env} (the key for {parts.hostname}); "
-                               "only loopback base URLs (127.0.0.1, localhost) work without one")
+            raise BackendError(
+                f"no API key: set {options.api_key_env} (the key for {parts.hostname}); "
+                "only loopback base URLs (127.0.0.1, localhost) work without one"
+            )
         self._key = key
         self._rng = random.Random()
         self.counts: Counter[str] = Counter()
@@ -200,9 +212,14 @@ class OpenAIChatBackend(Backend):
         return d
 
     def stats(self) -> dict[str, Any]:
-        return {"http_requests": self.counts["requests"], "answers": self.counts["answers"],
-                "retries": self.counts["retries"], "failed_jobs": self.counts["failed"],
-                "retry_reasons": dict(self.retry_reasons), "seconds": round(self.counts["micros"] / 1e6, 3)}
+        return {
+            "http_requests": self.counts["requests"],
+            "answers": self.counts["answers"],
+            "retries": self.counts["retries"],
+            "failed_jobs": self.counts["failed"],
+            "retry_reasons": dict(self.retry_reasons),
+            "seconds": round(self.counts["micros"] / 1e6, 3),
+        }
 
     # -- requests -------------------------------------------------------------------------
     def payload(self, job: Job) -> bytes:
@@ -242,8 +259,9 @@ class OpenAIChatBackend(Backend):
         connector = aiohttp.TCPConnector(limit=conc, limit_per_host=conc, ttl_dns_cache=600)
         timeout = aiohttp.ClientTimeout(total=self.options.timeout)
         self._successes = 0
-        async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers,
-                                         trust_env=not self.loopback) as session:
+        async with aiohttp.ClientSession(
+            connector=connector, timeout=timeout, headers=headers, trust_env=not self.loopback
+        ) as session:
             it = iter(jobs)
             workers = [asyncio.ensure_future(self._worker(session, it, emit)) for _ in range(conc)]
             try:
@@ -299,8 +317,10 @@ class OpenAIChatBackend(Backend):
                     self.retry_reasons[str(status)] += 1
                 else:
                     hint = _HINTS.get(status, "a client error that retrying will not fix")
-                    raise _Fatal(f"{self.url} answered HTTP {status} for model {self.target!r}: "
-                                 f"{self._clean(_error_message(raw))} ({hint.replace('${env}', o.api_key_env)})")
+                    raise _Fatal(
+                        f"{self.url} answered HTTP {status} for model {self.target!r}: "
+                        f"{self._clean(_error_message(raw))} ({hint.replace('${env}', o.api_key_env)})"
+                    )
             if attempt == o.max_retries:
                 break
             self.counts["retries"] += 1
@@ -310,8 +330,10 @@ class OpenAIChatBackend(Backend):
             await asyncio.sleep(delay)
         self.counts["failed"] += 1
         if self._successes == 0:
-            raise _Fatal(f"{self.url} gave no answer after {o.max_retries + 1} attempts: {reason} "
-                         "(is the server up and --base-url right?)")
+            raise _Fatal(
+                f"{self.url} gave no answer after {o.max_retries + 1} attempts: {reason} "
+                "(is the server up and --base-url right?)"
+            )
         return Outcome(error=f"{reason} (gave up after {o.max_retries + 1} attempts)")
 
     def _clean(self, text: str) -> str:

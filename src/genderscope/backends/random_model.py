@@ -42,8 +42,12 @@ def _fill_mask(job: Job, u: float) -> Any:
     p = job.request.payload
     choices = job.request.hints.get("choices") or ["[UNK]"]
     w = choices[int(u * len(choices))]
-    return {"input": p.get("left", "") + "[MASK]" + p.get("right", ""),
-            "top": [{"id": -1, "token": w, "str": w, "text": w, "continuation": w.startswith("##"), "logprob": 0.0}]}
+    return {
+        "input": p.get("left", "") + "[MASK]" + p.get("right", ""),
+        "top": [
+            {"id": -1, "token": w, "str": w, "text": w, "continuation": w.startswith("##"), "logprob": 0.0}
+        ],
+    }
 
 
 def _text_score(text: str, u: float) -> dict[str, Any]:
@@ -59,7 +63,10 @@ def _loglik(job: Job, u: float) -> Any:
 def _candidates(job: Job, u: float) -> Any:
     p = job.request.payload
     got = {w: _text_score(p["left"] + w + p["right"], uniform(int(u * 2**31), w)) for w in p["candidates"]}
-    return {"loglik": {w: r["loglik"] for w, r in got.items()}, "n_scored": {w: r["n_scored"] for w, r in got.items()}}
+    return {
+        "loglik": {w: r["loglik"] for w, r in got.items()},
+        "n_scored": {w: r["n_scored"] for w, r in got.items()},
+    }
 
 
 def _cross_entropy(job: Job, u: float) -> Any:
@@ -69,8 +76,13 @@ def _cross_entropy(job: Job, u: float) -> Any:
     find = p.get("find") or []
     k = next((i for i, t in enumerate(toks) if t in find), None)
     reps = p.get("replacements") or []
-    return {"tokens": toks, "index": k, "n_tokens": len(toks), "unk": [False] * len(reps),
-            "ce": [1.0 + 4.0 * uniform(int(u * 2**31), i) for i in range(1 + len(reps))]}
+    return {
+        "tokens": toks,
+        "index": k,
+        "n_tokens": len(toks),
+        "unk": [False] * len(reps),
+        "ce": [1.0 + 4.0 * uniform(int(u * 2**31), i) for i in range(1 + len(reps))],
+    }
 
 
 def _tokenize(job: Job, u: float) -> Any:
@@ -85,14 +97,23 @@ def _masked_pair(job: Job, u: float) -> Any:
 def _continuations(job: Job, u: float) -> Any:
     """Random log-probabilities in (-5, -1] nats per continuation, one token each."""
     conts = job.request.payload["continuations"]
-    return {"logprobs": [-1.0 - 4.0 * uniform(int(u * 2**31), i) for i in range(len(conts))],
-            "n_tokens": [1] * len(conts)}
+    return {
+        "logprobs": [-1.0 - 4.0 * uniform(int(u * 2**31), i) for i in range(len(conts))],
+        "n_tokens": [1] * len(conts),
+    }
 
 
 HANDLERS: dict[str, Callable[[Job, float], Any]] = {
-    CHAT: _chat, "fill_mask": _fill_mask, "pll": _loglik, "loglik": _loglik, "candidates": _candidates,
-    "cross_entropy": _cross_entropy, "tokenize": _tokenize,
-    "masked_pair_logprob": _masked_pair, "continuation_logprobs": _continuations}
+    CHAT: _chat,
+    "fill_mask": _fill_mask,
+    "pll": _loglik,
+    "loglik": _loglik,
+    "candidates": _candidates,
+    "cross_entropy": _cross_entropy,
+    "tokenize": _tokenize,
+    "masked_pair_logprob": _masked_pair,
+    "continuation_logprobs": _continuations,
+}
 
 
 class RandomBackend(Backend):

@@ -26,13 +26,20 @@ from genderscope.data.registry import sha256_file
 
 @dataclass
 class ReplayOptions:
-    replay_missing: str = opt("error", "what to do with attempts the file has no answer for", ("error", "skip"))
-    replay_stale: str = opt("error", "an answer recorded under the same id and trial for a different prompt: "
-                                     "error (stale entry) or use it", ("error", "use"))
+    replay_missing: str = opt(
+        "error", "what to do with attempts the file has no answer for", ("error", "skip")
+    )
+    replay_stale: str = opt(
+        "error",
+        "an answer recorded under the same id and trial for a different prompt: "
+        "error (stale entry) or use it",
+        ("error", "use"),
+    )
 
 
-def load_replay(path: Path, prompts: dict[tuple[str, int], str] | None = None
-                ) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], Any]]:
+def load_replay(
+    path: Path, prompts: dict[tuple[str, int], str] | None = None
+) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], Any]]:
     """Index a replay file: ((id, trial) -> response, (prompt, trial) -> response); ``prompts`` (if given)
     receives (id, trial) -> the recorded prompt of lines that have both."""
     by_id: dict[tuple[str, int], Any] = {}
@@ -54,10 +61,10 @@ def load_replay(path: Path, prompts: dict[tuple[str, int], str] | None = None
             elif "answer" in obj:
                 resp = obj["answer"]
             else:
-                raise DataError(f"{path}:{lineno}: no \"response\" field")
+                raise DataError(f'{path}:{lineno}: no "response" field')
             trial = obj.get("trial", 1)
             if not isinstance(trial, int) or isinstance(trial, bool) or trial < 1:
-                raise DataError(f"{path}:{lineno}: \"trial\" must be an integer >= 1, got {trial!r}")
+                raise DataError(f'{path}:{lineno}: "trial" must be an integer >= 1, got {trial!r}')
             item = obj.get("id", obj.get("item_id"))
             if item is not None:
                 by_id[(str(item), trial)] = resp
@@ -66,7 +73,7 @@ def load_replay(path: Path, prompts: dict[tuple[str, int], str] | None = None
             elif isinstance(obj.get("prompt"), str):
                 by_prompt[(obj["prompt"], trial)] = resp
             else:
-                raise DataError(f"{path}:{lineno}: needs an \"id\" or a \"prompt\" to match answers to items")
+                raise DataError(f'{path}:{lineno}: needs an "id" or a "prompt" to match answers to items')
     return by_id, by_prompt
 
 
@@ -74,9 +81,20 @@ class ReplayBackend(Backend):
     kind = "replay"
     description = "recorded responses from a JSONL file (replay:FILE.jsonl)"
     Options = ReplayOptions
-    request_kinds = frozenset({"chat", "fill_mask", "pll", "loglik", "choice_loglik", "token_logprobs",
-                               "cross_entropy", "next_token_logprobs",
-                               "masked_pair_logprob", "continuation_logprobs"})
+    request_kinds = frozenset(
+        {
+            "chat",
+            "fill_mask",
+            "pll",
+            "loglik",
+            "choice_loglik",
+            "token_logprobs",
+            "cross_entropy",
+            "next_token_logprobs",
+            "masked_pair_logprob",
+            "continuation_logprobs",
+        }
+    )
     cacheable = False
 
     def __init__(self, target: str, options: ReplayOptions):
@@ -118,19 +136,26 @@ class ReplayBackend(Backend):
         if self.prompts and self.options.replay_stale == "error":
             stale = self._stale(jobs)
             if stale:
-                raise DataError(f"stale cache entry {stale[0]}: {self.path} recorded a different prompt for "
-                                f"{len(stale)} of {len(jobs)} attempts (first: {', '.join(stale[:5])}); "
-                                "record them again, or pass --replay-stale use")
+                raise DataError(
+                    f"stale cache entry {stale[0]}: {self.path} recorded a different prompt for "
+                    f"{len(stale)} of {len(jobs)} attempts (first: {', '.join(stale[:5])}); "
+                    "record them again, or pass --replay-stale use"
+                )
         found = [self._lookup(j) for j in jobs]
         missing = [f"{j.item_id}#{j.trial}" for j, (ok, _) in zip(jobs, found) if not ok]
         self.missing = missing
         if missing and self.options.replay_missing == "error":
             raise MissingResponsesError(
                 f"{self.path} has no answer for {len(missing)} of {len(jobs)} attempts (first: "
-                f"{', '.join(missing[:5])}); record them, or pass --replay-missing skip")
+                f"{', '.join(missing[:5])}); record them, or pass --replay-missing skip"
+            )
         for job, (ok, resp) in zip(jobs, found):
             emit(job, Outcome(response=resp if ok else SKIP))
 
     def stats(self) -> dict[str, Any]:
-        return {"replay_file": str(self.path), "replay_sha256": self._sha, "missing": len(self.missing),
-                "missing_first": self.missing[:20]}
+        return {
+            "replay_file": str(self.path),
+            "replay_sha256": self._sha,
+            "missing": len(self.missing),
+            "missing_first": self.missing[:20],
+        }

@@ -14,9 +14,13 @@ from genderscope.bordia.pairs import GenderPairs, load_gender_pairs, load_stopwo
 from genderscope.bordia.text import Document, TokenStream, read_corpus, tokenize_documents
 
 #: torch-dependent names of the spec's Python API (§13), imported on first use
-_LAZY = {"BiasRegularizer": "genderscope.bordia.lm.regularizer", "AWDLSTM": "genderscope.bordia.lm.model",
-         "train_lm": "genderscope.bordia.lm.train", "generate_samples": "genderscope.bordia.lm.generate",
-         "run_sweep": "genderscope.bordia.sweep"}
+_LAZY = {
+    "BiasRegularizer": "genderscope.bordia.lm.regularizer",
+    "AWDLSTM": "genderscope.bordia.lm.model",
+    "train_lm": "genderscope.bordia.lm.train",
+    "generate_samples": "genderscope.bordia.lm.generate",
+    "run_sweep": "genderscope.bordia.sweep",
+}
 
 
 def __getattr__(name: str):
@@ -27,6 +31,25 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'genderscope.bordia' has no attribute {name!r}")
 
 
-__all__ = ["BiasRegularizer", "AWDLSTM", "train_lm", "generate_samples", "run_sweep", "AmplificationResult", "amplification", "BiasResult", "ScoreOptions", "bias_scores", "CountConfig",
-           "Counts", "count_cooccurrences", "GenderPairs", "load_gender_pairs", "load_stopwords", "Document",
-           "TokenStream", "read_corpus", "tokenize_documents"]
+__all__ = [
+    "BiasRegularizer",
+    "AWDLSTM",
+    "train_lm",
+    "generate_samples",
+    "run_sweep",
+    "AmplificationResult",
+    "amplification",
+    "BiasResult",
+    "ScoreOptions",
+    "bias_scores",
+    "CountConfig",
+    "Counts",
+    "count_cooccurrences",
+    "GenderPairs",
+    "load_gender_pairs",
+    "load_stopwords",
+    "Document",
+    "TokenStream",
+    "read_corpus",
+    "tokenize_documents",
+]

@@ -29,9 +29,16 @@ class AmplificationResult:
     removed: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"beta": self.beta, "intercept": self.intercept, "n_common": self.n_common, "r": self.r,
-                "se": self.se, "ci": list(self.ci), "bootstrap_ci": list(self.bootstrap_ci),
-                "removed_outliers": self.removed}
+        return {
+            "beta": self.beta,
+            "intercept": self.intercept,
+            "n_common": self.n_common,
+            "r": self.r,
+            "se": self.se,
+            "ci": list(self.ci),
+            "bootstrap_ci": list(self.bootstrap_ci),
+            "removed_outliers": self.removed,
+        }
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float, tuple[float, float]]:
@@ -45,8 +52,14 @@ def _nan_result(n: int, why: str) -> AmplificationResult:
     return AmplificationResult(math.nan, math.nan, n, math.nan, math.nan, (math.nan, math.nan))
 
 
-def amplification(train: Mapping[str, float], generated: Mapping[str, float], outliers: str | None = None,
-                  z: float = 3.0, bootstrap: int = 1000, seed: int = 0) -> AmplificationResult:
+def amplification(
+    train: Mapping[str, float],
+    generated: Mapping[str, float],
+    outliers: str | None = None,
+    z: float = 3.0,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> AmplificationResult:
     """Regress ``generated`` bias on ``train`` bias over the common words (word -> bias mappings)."""
     if outliers not in (None, "none", "residual"):
         raise UsageError(f"outliers must be None or 'residual', got {outliers!r}")

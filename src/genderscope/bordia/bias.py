@@ -34,10 +34,17 @@ class ScoreOptions:
     seed: int = 0
 
     def describe(self) -> dict[str, Any]:
-        return {"n_stopwords": len(self.stopwords), "extra_exclude": sorted(self.extra_exclude),
-                "min_count": self.min_count, "drop_non_alpha": self.drop_non_alpha,
-                "normalise_over": self.normalise_over, "paper_formula_shift": self.paper_formula_shift,
-                "smoothing": self.smoothing, "bootstrap": self.bootstrap, "bootstrap_seed": self.seed}
+        return {
+            "n_stopwords": len(self.stopwords),
+            "extra_exclude": sorted(self.extra_exclude),
+            "min_count": self.min_count,
+            "drop_non_alpha": self.drop_non_alpha,
+            "normalise_over": self.normalise_over,
+            "paper_formula_shift": self.paper_formula_shift,
+            "smoothing": self.smoothing,
+            "bootstrap": self.bootstrap,
+            "bootstrap_seed": self.seed,
+        }
 
 
 @dataclass
@@ -67,8 +74,15 @@ class BiasResult:
 
     def write_tsv(self, path: Path) -> None:
         lines = ["word\tfreq\tmale\tfemale\tp_male\tp_female\tbias"]
-        for row in zip(self.words, self.freq.tolist(), self.c_male.tolist(), self.c_female.tolist(),
-                       self.p_male.tolist(), self.p_female.tolist(), self.bias.tolist()):
+        for row in zip(
+            self.words,
+            self.freq.tolist(),
+            self.c_male.tolist(),
+            self.c_female.tolist(),
+            self.p_male.tolist(),
+            self.p_female.tolist(),
+            self.bias.tolist(),
+        ):
             w, n, m, f, pm, pf, b = row
             lines.append(f"{w}\t{n}\t{m!r}\t{f!r}\t{pm!r}\t{pf!r}\t{b!r}")
         atomic_write_text(path, "\n".join(lines) + "\n")
@@ -85,8 +99,9 @@ def mu_sigma(bias: np.ndarray) -> tuple[float, float]:
     return float(np.mean(np.abs(bias))), float(np.std(bias))
 
 
-def bootstrap_mu_sigma(bias: np.ndarray, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
-                       ) -> dict[str, tuple[float, float]]:
+def bootstrap_mu_sigma(
+    bias: np.ndarray, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
+) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap over scored words for μ and σ."""
     nan = (math.nan, math.nan)
     if bias.size < 2 or n_resamples <= 0:
@@ -116,8 +131,11 @@ def bias_scores(counts: Counts, options: ScoreOptions | None = None) -> BiasResu
         raise UsageError(f"smoothing must be ≥ 0, got {opt.smoothing}")
     types = counts.types
     excluded = counts.pairs.gendered | opt.stopwords | opt.extra_exclude
-    eligible = np.fromiter((t not in excluded and (not opt.drop_non_alpha or _has_letter(t)) for t in types),
-                           dtype=bool, count=len(types))
+    eligible = np.fromiter(
+        (t not in excluded and (not opt.drop_non_alpha or _has_letter(t)) for t in types),
+        dtype=bool,
+        count=len(types),
+    )
     eligible &= counts.freq >= opt.min_count
     cm = counts.c_male.astype(np.float64)
     cf = counts.c_female.astype(np.float64)
@@ -147,12 +165,22 @@ def bias_scores(counts: Counts, options: ScoreOptions | None = None) -> BiasResu
     ci = bootstrap_mu_sigma(bias, opt.bootstrap, opt.seed)
     e_m, e_f = raw_m[eligible], raw_f[eligible]
     summary = {
-        "mu": mu, "sigma": sigma, "mu_ci": ci["mu"], "sigma_ci": ci["sigma"],
-        "n_eligible": int(eligible.sum()), "n_scored": int(idx.size),
-        "n_only_male": int(((e_m > 0) & (e_f == 0)).sum()), "n_only_female": int(((e_m == 0) & (e_f > 0)).sum()),
+        "mu": mu,
+        "sigma": sigma,
+        "mu_ci": ci["mu"],
+        "sigma_ci": ci["sigma"],
+        "n_eligible": int(eligible.sum()),
+        "n_scored": int(idx.size),
+        "n_only_male": int(((e_m > 0) & (e_f == 0)).sum()),
+        "n_only_female": int(((e_m == 0) & (e_f > 0)).sum()),
         "n_no_gender": int(((e_m == 0) & (e_f == 0)).sum()),
         "n_dropped": int(eligible.sum() - idx.size),
-        "Z_male": z_m, "Z_female": z_f, "n_male_tokens": counts.n_male, "n_female_tokens": counts.n_female,
+        "Z_male": z_m,
+        "Z_female": z_f,
+        "n_male_tokens": counts.n_male,
+        "n_female_tokens": counts.n_female,
         **opt.describe(),
     }
-    return BiasResult([types[i] for i in idx], counts.freq[idx], raw_m[idx], raw_f[idx], p_m, p_f, bias, summary)
+    return BiasResult(
+        [types[i] for i in idx], counts.freq[idx], raw_m[idx], raw_f[idx], p_m, p_f, bias, summary
+    )

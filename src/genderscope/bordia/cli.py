@@ -14,9 +14,12 @@ from rich.table import Table
 
 from genderscope.core.errors import UsageError
 
-bordia_app = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
-                         help="Bordia & Bowman (2019): co-occurrence gender bias of corpora, debiased word-level "
-                              "LMs, bias amplification over a λ-sweep.")
+bordia_app = typer.Typer(
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    help="Bordia & Bowman (2019): co-occurrence gender bias of corpora, debiased word-level "
+    "LMs, bias amplification over a λ-sweep.",
+)
 out = Console()
 err = Console(stderr=True)
 
@@ -39,10 +42,23 @@ def _csv_set(value: Optional[str]) -> frozenset[str]:
     return frozenset(v for v in (value or "").split(",") if v)
 
 
-def build_score_setup(mode: str, k: int, W: Optional[int], beta: float, max_distance: str, boundary: str,
-                      drop_tokens: Optional[str], stopwords: str, exclude: Optional[str], min_count: int,
-                      drop_non_alpha: bool, normalise_over: str, paper_formula_shift: bool, smoothing: float,
-                      bootstrap: int):
+def build_score_setup(
+    mode: str,
+    k: int,
+    W: Optional[int],
+    beta: float,
+    max_distance: str,
+    boundary: str,
+    drop_tokens: Optional[str],
+    stopwords: str,
+    exclude: Optional[str],
+    min_count: int,
+    drop_non_alpha: bool,
+    normalise_over: str,
+    paper_formula_shift: bool,
+    smoothing: float,
+    bootstrap: int,
+):
     """CLI options -> (base CountConfig, ScoreOptions)."""
     from genderscope.bordia.bias import ScoreOptions
     from genderscope.bordia.cooccurrence import CountConfig
@@ -51,13 +67,29 @@ def build_score_setup(mode: str, k: int, W: Optional[int], beta: float, max_dist
     if mode not in MODES:
         raise UsageError(f"--mode must be paper or reference, got {mode!r}")
     drop = None if drop_tokens is None else _csv_set(drop_tokens)
-    base = CountConfig(geometry=mode, k=k, W=W, decay=beta, max_distance=_parse_max_distance(max_distance),
-                       boundary=boundary, drop_tokens=drop)
+    base = CountConfig(
+        geometry=mode,
+        k=k,
+        W=W,
+        decay=beta,
+        max_distance=_parse_max_distance(max_distance),
+        boundary=boundary,
+        drop_tokens=drop,
+    )
     if mode == "reference" and boundary != "document":
-        raise UsageError("--boundary line needs --mode paper (the reference geometry always uses whole files)")
-    opts = ScoreOptions(stopwords=load_stopwords(stopwords), extra_exclude=_csv_set(exclude), min_count=min_count,
-                        drop_non_alpha=drop_non_alpha, normalise_over=normalise_over,
-                        paper_formula_shift=paper_formula_shift, smoothing=smoothing, bootstrap=bootstrap)
+        raise UsageError(
+            "--boundary line needs --mode paper (the reference geometry always uses whole files)"
+        )
+    opts = ScoreOptions(
+        stopwords=load_stopwords(stopwords),
+        extra_exclude=_csv_set(exclude),
+        min_count=min_count,
+        drop_non_alpha=drop_non_alpha,
+        normalise_over=normalise_over,
+        paper_formula_shift=paper_formula_shift,
+        smoothing=smoothing,
+        bootstrap=bootstrap,
+    )
     return base, opts
 
 
@@ -69,19 +101,40 @@ def _default_pairs(corpora: List[str], pairs: Optional[str]) -> str:
     names = {c.partition(":")[0] for c in corpora}
     if len(names) == 1 and next(iter(names)) in DATASET_PAIRS and not Path(corpora[0]).exists():
         return DATASET_PAIRS[next(iter(names))]
-    raise UsageError("--pairs is required (penn for PTB, wiki for WikiText-2, dm for CNN/Daily Mail, or a file)")
+    raise UsageError(
+        "--pairs is required (penn for PTB, wiki for WikiText-2, dm for CNN/Daily Mail, or a file)"
+    )
 
 
 def print_scores(scores, top: int = 5) -> None:
     table = Table(title="Bordia & Bowman co-occurrence bias")
-    for col in ("context", "μ", "σ", "scored", "dropped", "only male", "only female", "no gender", "male tok",
-                "female tok"):
+    for col in (
+        "context",
+        "μ",
+        "σ",
+        "scored",
+        "dropped",
+        "only male",
+        "only female",
+        "no gender",
+        "male tok",
+        "female tok",
+    ):
         table.add_column(col)
     for ctx, sc in scores.items():
         s = sc.bias.summary
-        table.add_row(ctx, f"{s['mu']:.3f}", f"{s['sigma']:.3f}", str(s["n_scored"]), str(s["n_dropped"]),
-                      str(s["n_only_male"]), str(s["n_only_female"]), str(s["n_no_gender"]),
-                      str(s["n_male_tokens"]), str(s["n_female_tokens"]))
+        table.add_row(
+            ctx,
+            f"{s['mu']:.3f}",
+            f"{s['sigma']:.3f}",
+            str(s["n_scored"]),
+            str(s["n_dropped"]),
+            str(s["n_only_male"]),
+            str(s["n_only_female"]),
+            str(s["n_no_gender"]),
+            str(s["n_male_tokens"]),
+            str(s["n_female_tokens"]),
+        )
     out.print(table)
     if top > 0:
         for ctx, sc in scores.items():
@@ -89,43 +142,64 @@ def print_scores(scores, top: int = 5) -> None:
             if not b.words:
                 continue
             male = ", ".join(f"{w} ({v:.2f})" for w, v in zip(b.words[:top], b.bias[:top].tolist()))
-            female = ", ".join(f"{w} ({v:.2f})" for w, v in
-                               zip(b.words[::-1][:top], b.bias[::-1][:top].tolist()))
+            female = ", ".join(
+                f"{w} ({v:.2f})" for w, v in zip(b.words[::-1][:top], b.bias[::-1][:top].tolist())
+            )
             out.print(f"[bold]{ctx}[/bold] most male: {male}")
             out.print(f"[bold]{ctx}[/bold] most female: {female}")
 
 
 @bordia_app.command("score")
 def score_cmd(
-    corpora: List[str] = typer.Argument(..., help="files, directories (one document per file, README skipped) "
-                                                  "or registry corpora: ptb[:SPLIT], wikitext-2[:SPLIT]"),
-    pairs: Optional[str] = typer.Option(None, "--pairs", help="penn | wiki | dm | FILE (column 1 male, 2 female)"),
+    corpora: List[str] = typer.Argument(
+        ...,
+        help="files, directories (one document per file, README skipped) "
+        "or registry corpora: ptb[:SPLIT], wikitext-2[:SPLIT]",
+    ),
+    pairs: Optional[str] = typer.Option(
+        None, "--pairs", help="penn | wiki | dm | FILE (column 1 male, 2 female)"
+    ),
     context: str = typer.Option("both", "--context", help="fixed | infinite | both"),
-    mode: str = typer.Option("paper", "--mode", help="paper (the paper's definitions) | reference (the authors' "
-                                                     "scripts' window geometry)"),
+    mode: str = typer.Option(
+        "paper",
+        "--mode",
+        help="paper (the paper's definitions) | reference (the authors' scripts' window geometry)",
+    ),
     k: int = typer.Option(10, "-k", help="paper fixed window: k words on each side"),
-    W: Optional[int] = typer.Option(None, "-W", help="reference window: n-gram length (default 21 fixed, "
-                                                     "201 infinite)"),
+    W: Optional[int] = typer.Option(
+        None, "-W", help="reference window: n-gram length (default 21 fixed, 201 infinite)"
+    ),
     beta: float = typer.Option(0.95, "--beta", help="infinite context: decay ρ per word of distance"),
     max_distance: str = typer.Option("100", "--max-distance", help="paper infinite: cut-off D, or 'none'"),
-    boundary: str = typer.Option("document", "--boundary", help="document | line (lines and <eos> end "
-                                                                "windows; paper mode)"),
-    drop_tokens: Optional[str] = typer.Option(None, "--drop-tokens",
-                                              help="comma list removed before windowing (default <eos> in paper "
-                                                   "mode, none in reference mode; '' = none)"),
-    fix_wife_husband: bool = typer.Option(False, "--fix-wife-husband", help="swap the inverted 'wife husband' "
-                                                                            "lines of the pair files"),
+    boundary: str = typer.Option(
+        "document", "--boundary", help="document | line (lines and <eos> end windows; paper mode)"
+    ),
+    drop_tokens: Optional[str] = typer.Option(
+        None,
+        "--drop-tokens",
+        help="comma list removed before windowing (default <eos> in paper "
+        "mode, none in reference mode; '' = none)",
+    ),
+    fix_wife_husband: bool = typer.Option(
+        False, "--fix-wife-husband", help="swap the inverted 'wife husband' lines of the pair files"
+    ),
     stopwords: str = typer.Option("nltk", "--stopwords", help="nltk (pinned 178 words) | none | FILE"),
     exclude: Optional[str] = typer.Option(None, "--exclude", help="comma list of extra words not to score"),
     min_count: int = typer.Option(1, "--min-count", help="score only words with at least this frequency"),
-    drop_non_alpha: bool = typer.Option(False, "--drop-non-alpha", help="do not score tokens without a letter"),
+    drop_non_alpha: bool = typer.Option(
+        False, "--drop-non-alpha", help="do not score tokens without a letter"
+    ),
     normalise_over: str = typer.Option("eligible", "--normalise-over", help="eligible | scored | all"),
-    paper_formula_shift: bool = typer.Option(False, "--paper-formula-shift",
-                                             help="add ln(n_M/n_F) to every bias (the paper's printed formula)"),
+    paper_formula_shift: bool = typer.Option(
+        False, "--paper-formula-shift", help="add ln(n_M/n_F) to every bias (the paper's printed formula)"
+    ),
     smoothing: float = typer.Option(0.0, "--smoothing", help="add-α smoothing of the counts (0 = off)"),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="bootstrap resamples for μ/σ intervals (0 = off)"),
-    authors_format: bool = typer.Option(False, "--authors-format",
-                                        help="also write all_words.json in the authors' key layout"),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", help="bootstrap resamples for μ/σ intervals (0 = off)"
+    ),
+    authors_format: bool = typer.Option(
+        False, "--authors-format", help="also write all_words.json in the authors' key layout"
+    ),
     top: int = typer.Option(5, "--top", help="print this many most male/female words"),
     out_dir: Path = typer.Option(Path("runs/bordia-score"), "--out", "-o", help="output folder"),
 ) -> None:
@@ -145,19 +219,40 @@ def score_cmd(
 
     if context not in ("fixed", "infinite", "both"):
         raise UsageError(f"--context must be fixed, infinite or both, got {context!r}")
-    base, opts = build_score_setup(mode, k, W, beta, max_distance, boundary, drop_tokens, stopwords, exclude,
-                                   min_count, drop_non_alpha, normalise_over, paper_formula_shift, smoothing,
-                                   bootstrap)
+    base, opts = build_score_setup(
+        mode,
+        k,
+        W,
+        beta,
+        max_distance,
+        boundary,
+        drop_tokens,
+        stopwords,
+        exclude,
+        min_count,
+        drop_non_alpha,
+        normalise_over,
+        paper_formula_shift,
+        smoothing,
+        bootstrap,
+    )
     gp = load_gender_pairs(_default_pairs(corpora, pairs), fix_wife_husband=fix_wife_husband)
     docs = read_corpus(corpora)
     scores = score_documents(docs, gp, context_configs(base, context), opts)
-    write_score_outputs(out_dir, scores, [d.name for d in docs], authors_format=authors_format,
-                        extra={"mode": mode}, model="corpus:" + ",".join(corpora))
+    write_score_outputs(
+        out_dir,
+        scores,
+        [d.name for d in docs],
+        authors_format=authors_format,
+        extra={"mode": mode},
+        model="corpus:" + ",".join(corpora),
+    )
     print_scores(scores, top)
     out.print(f"results in [bold]{out_dir}[/bold]")
 
 
 # ------------------------------------------------------------------------------------------------ LM commands
+
 
 def _one_path(spec: str) -> Path:
     from genderscope.bordia.text import resolve_corpus_paths
@@ -168,8 +263,9 @@ def _one_path(spec: str) -> Path:
     return paths[0]
 
 
-def resolve_splits(dataset: Optional[str], train: Optional[str], valid: Optional[str], test: Optional[str]
-                   ) -> tuple[str, Path, Path, Optional[Path]]:
+def resolve_splits(
+    dataset: Optional[str], train: Optional[str], valid: Optional[str], test: Optional[str]
+) -> tuple[str, Path, Path, Optional[Path]]:
     """(dataset label, train, valid, test) from ``--dataset`` and/or explicit files (or registry names)."""
     if dataset is not None and dataset not in ("ptb", "wikitext-2", "cnn_dailymail"):
         raise UsageError(f"--dataset must be ptb, wikitext-2 or cnn_dailymail, got {dataset!r}")
@@ -186,38 +282,86 @@ def resolve_splits(dataset: Optional[str], train: Optional[str], valid: Optional
     return label, _one_path(train), _one_path(valid), _one_path(test) if test else None
 
 
-def _train_overrides(epochs, batch_size, bptt, emsize, nhid, nlayers, lr, seed, kappa, var_ratio, detach_subspace,
-                     unnorm_bias, untied, debias, patience, eval_batch_size, test_batch_size, threads
-                     ) -> dict:
-    return {k: v for k, v in dict(epochs=epochs, batch_size=batch_size, bptt=bptt, emsize=emsize, nhid=nhid,
-                                  nlayers=nlayers, lr=lr, seed=seed, kappa=kappa, var_ratio=var_ratio,
-                                  detach_subspace=detach_subspace or None, normalize=False if unnorm_bias else None,
-                                  tie_weights=False if untied else None, debias=debias, patience=patience,
-                                  eval_batch_size=eval_batch_size, test_batch_size=test_batch_size,
-                                  threads=threads).items() if v is not None}
+def _train_overrides(
+    epochs,
+    batch_size,
+    bptt,
+    emsize,
+    nhid,
+    nlayers,
+    lr,
+    seed,
+    kappa,
+    var_ratio,
+    detach_subspace,
+    unnorm_bias,
+    untied,
+    debias,
+    patience,
+    eval_batch_size,
+    test_batch_size,
+    threads,
+) -> dict:
+    return {
+        k: v
+        for k, v in dict(
+            epochs=epochs,
+            batch_size=batch_size,
+            bptt=bptt,
+            emsize=emsize,
+            nhid=nhid,
+            nlayers=nlayers,
+            lr=lr,
+            seed=seed,
+            kappa=kappa,
+            var_ratio=var_ratio,
+            detach_subspace=detach_subspace or None,
+            normalize=False if unnorm_bias else None,
+            tie_weights=False if untied else None,
+            debias=debias,
+            patience=patience,
+            eval_batch_size=eval_batch_size,
+            test_batch_size=test_batch_size,
+            threads=threads,
+        ).items()
+        if v is not None
+    }
 
 
 _OPT = {
     "preset": lambda: typer.Option("tiny", "--preset", help="tiny (CPU, ~1 min) | paper | reproduction"),
-    "kappa": lambda: typer.Option(None, "--kappa", help="variance (κ by explained variance, default) | reference "
-                                                        "(κ = 1, the authors' code) | an integer"),
+    "kappa": lambda: typer.Option(
+        None,
+        "--kappa",
+        help="variance (κ by explained variance, default) | reference "
+        "(κ = 1, the authors' code) | an integer",
+    ),
 }
 
 
 @bordia_app.command("train")
 def train_cmd(
     dataset: Optional[str] = typer.Option(None, "--dataset", help="ptb | wikitext-2 (registry splits)"),
-    train: Optional[str] = typer.Option(None, "--train", help="training text (file or registry name, "
-                                                              "e.g. wikitext-2:valid)"),
+    train: Optional[str] = typer.Option(
+        None, "--train", help="training text (file or registry name, e.g. wikitext-2:valid)"
+    ),
     valid: Optional[str] = typer.Option(None, "--valid", help="validation text"),
     test: Optional[str] = typer.Option(None, "--test", help="test text (default: the validation text)"),
-    pairs: Optional[str] = typer.Option(None, "--pairs", help="penn | wiki | dm | FILE (for the regulariser)"),
-    lam: float = typer.Option(0.0, "--lambda", help="weight λ of the debiasing regulariser (0 = plain AWD-LSTM)"),
+    pairs: Optional[str] = typer.Option(
+        None, "--pairs", help="penn | wiki | dm | FILE (for the regulariser)"
+    ),
+    lam: float = typer.Option(
+        0.0, "--lambda", help="weight λ of the debiasing regulariser (0 = plain AWD-LSTM)"
+    ),
     preset: str = _OPT["preset"](),
     kappa: Optional[str] = _OPT["kappa"](),
-    var_ratio: Optional[float] = typer.Option(None, "--var-ratio", help="τ for κ by explained variance (0.5)"),
+    var_ratio: Optional[float] = typer.Option(
+        None, "--var-ratio", help="τ for κ by explained variance (0.5)"
+    ),
     detach_subspace: bool = typer.Option(False, "--detach-subspace", help="no gradient through the SVD"),
-    unnorm_bias: bool = typer.Option(False, "--unnorm-bias", help="do not L2-normalise embedding rows in L_B"),
+    unnorm_bias: bool = typer.Option(
+        False, "--unnorm-bias", help="do not L2-normalise embedding rows in L_B"
+    ),
     untied: bool = typer.Option(False, "--untied", help="do not tie decoder and embedding weights"),
     debias: Optional[str] = typer.Option(None, "--debias", help="encoder | decoder | both"),
     epochs: Optional[int] = typer.Option(None, "--epochs"),
@@ -228,8 +372,9 @@ def train_cmd(
     nlayers: Optional[int] = typer.Option(None, "--nlayers"),
     lr: Optional[float] = typer.Option(None, "--lr"),
     seed: Optional[int] = typer.Option(None, "--seed"),
-    patience: Optional[int] = typer.Option(None, "--patience", help="early stopping after this many epochs "
-                                                                    "without improvement"),
+    patience: Optional[int] = typer.Option(
+        None, "--patience", help="early stopping after this many epochs without improvement"
+    ),
     eval_batch_size: Optional[int] = typer.Option(None, "--eval-batch-size"),
     test_batch_size: Optional[int] = typer.Option(None, "--test-batch-size"),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads"),
@@ -253,21 +398,50 @@ def train_cmd(
     pairs = pairs or DATASET_PAIRS.get(label) or ("penn" if lam == 0 else None)
     if pairs is None:
         raise UsageError("--pairs is required with --lambda > 0 (penn, wiki, dm or a file)")
-    cfg = preset_config(preset, dataset, train=str(tr), valid=str(va), test=str(te) if te else None, pairs=pairs,
-                        lam=lam, device=device,
-                        **_train_overrides(epochs, batch_size, bptt, emsize, nhid, nlayers, lr, seed, kappa,
-                                           var_ratio, detach_subspace, unnorm_bias, untied, debias, patience,
-                                           eval_batch_size, test_batch_size, threads))
+    cfg = preset_config(
+        preset,
+        dataset,
+        train=str(tr),
+        valid=str(va),
+        test=str(te) if te else None,
+        pairs=pairs,
+        lam=lam,
+        device=device,
+        **_train_overrides(
+            epochs,
+            batch_size,
+            bptt,
+            emsize,
+            nhid,
+            nlayers,
+            lr,
+            seed,
+            kappa,
+            var_ratio,
+            detach_subspace,
+            unnorm_bias,
+            untied,
+            debias,
+            patience,
+            eval_batch_size,
+            test_batch_size,
+            threads,
+        ),
+    )
     metrics = train_lm(cfg, out_dir, log=out.print)
-    out.print(f"valid ppl {metrics['valid_ppl']:.2f}, test ppl {metrics['test_ppl']:.2f} "
-              f"(best epoch {metrics['best_epoch']}); run in [bold]{out_dir}[/bold]")
+    out.print(
+        f"valid ppl {metrics['valid_ppl']:.2f}, test ppl {metrics['test_ppl']:.2f} "
+        f"(best epoch {metrics['best_epoch']}); run in [bold]{out_dir}[/bold]"
+    )
 
 
 @bordia_app.command("eval")
-def eval_cmd(run_dir: Path = typer.Argument(..., help="a run directory with best.pt"),
-             valid: Optional[str] = typer.Option(None, "--valid", help="another validation text (same vocabulary)"),
-             test: Optional[str] = typer.Option(None, "--test", help="another test text (same vocabulary)"),
-             device: str = typer.Option("cpu", "--device")) -> None:
+def eval_cmd(
+    run_dir: Path = typer.Argument(..., help="a run directory with best.pt"),
+    valid: Optional[str] = typer.Option(None, "--valid", help="another validation text (same vocabulary)"),
+    test: Optional[str] = typer.Option(None, "--test", help="another test text (same vocabulary)"),
+    device: str = typer.Option("cpu", "--device"),
+) -> None:
     """Perplexity of a run's best checkpoint on its validation and test text.
 
     Example: `genderscope bordia eval runs/wt2-l0.1`
@@ -275,21 +449,26 @@ def eval_cmd(run_dir: Path = typer.Argument(..., help="a run directory with best
     from genderscope.bordia.lm.train import evaluate_run
 
     m = evaluate_run(run_dir, device, _one_path(valid) if valid else None, _one_path(test) if test else None)
-    out.print(f"valid ppl {m['valid_ppl']:.2f} (CE {m['valid_loss']:.4f}), test ppl {m['test_ppl']:.2f} "
-              f"(CE {m['test_loss']:.4f})")
+    out.print(
+        f"valid ppl {m['valid_ppl']:.2f} (CE {m['valid_loss']:.4f}), test ppl {m['test_ppl']:.2f} "
+        f"(CE {m['test_loss']:.4f})"
+    )
 
 
 @bordia_app.command("generate")
-def generate_cmd(run_dir: Path = typer.Argument(..., help="a run directory with best.pt"),
-                 samples: int = typer.Option(2000, "--samples", help="number of samples"),
-                 words: int = typer.Option(500, "--words", help="words per sample"),
-                 temperature: float = typer.Option(1.0, "--temperature"),
-                 seed_offset: int = typer.Option(500, "--seed-offset", help="sample j uses seed seed_offset + j"),
-                 batch: int = typer.Option(100, "--batch", help="samples computed in parallel"),
-                 device: str = typer.Option("cpu", "--device"),
-                 force: bool = typer.Option(False, "--force", help="replace existing samples made with other "
-                                                                   "--words/--temperature/--seed-offset"),
-                 out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="default RUN_DIR/samples")) -> None:
+def generate_cmd(
+    run_dir: Path = typer.Argument(..., help="a run directory with best.pt"),
+    samples: int = typer.Option(2000, "--samples", help="number of samples"),
+    words: int = typer.Option(500, "--words", help="words per sample"),
+    temperature: float = typer.Option(1.0, "--temperature"),
+    seed_offset: int = typer.Option(500, "--seed-offset", help="sample j uses seed seed_offset + j"),
+    batch: int = typer.Option(100, "--batch", help="samples computed in parallel"),
+    device: str = typer.Option("cpu", "--device"),
+    force: bool = typer.Option(
+        False, "--force", help="replace existing samples made with other --words/--temperature/--seed-offset"
+    ),
+    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="default RUN_DIR/samples"),
+) -> None:
     """Sample text: one file per sample (RUN_DIR/samples/NNNNN.txt) and samples.jsonl (one record per sample).
 
     Example: `genderscope bordia generate runs/wt2-l0.1 --samples 100 --words 200`
@@ -298,14 +477,19 @@ def generate_cmd(run_dir: Path = typer.Argument(..., help="a run directory with 
 
     target = out_dir or run_dir / "samples"
     generate_samples(run_dir, target, samples, words, temperature, seed_offset, batch, device, force=force)
-    out.print(f"{samples} samples × {words} words in [bold]{target}[/bold] (NNNNN.txt, samples.jsonl, manifest.json)")
+    out.print(
+        f"{samples} samples × {words} words in [bold]{target}[/bold] (NNNNN.txt, samples.jsonl, manifest.json)"
+    )
 
 
 @bordia_app.command("sweep")
 def sweep_cmd(
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="ptb | wikitext-2 (needs the train split) "
-                                                                  "| cnn_dailymail (with files)"),
-    train: Optional[str] = typer.Option(None, "--train", help="training text (file or e.g. wikitext-2:valid)"),
+    dataset: Optional[str] = typer.Option(
+        None, "--dataset", help="ptb | wikitext-2 (needs the train split) | cnn_dailymail (with files)"
+    ),
+    train: Optional[str] = typer.Option(
+        None, "--train", help="training text (file or e.g. wikitext-2:valid)"
+    ),
     valid: Optional[str] = typer.Option(None, "--valid", help="validation text"),
     test: Optional[str] = typer.Option(None, "--test", help="test text (default: the validation text)"),
     pairs: Optional[str] = typer.Option(None, "--pairs", help="penn | wiki | dm | FILE"),
@@ -320,16 +504,20 @@ def sweep_cmd(
     words: int = typer.Option(500, "--words", help="words per sample"),
     temperature: float = typer.Option(1.0, "--temperature"),
     seed_offset: int = typer.Option(500, "--seed-offset", help="sample j uses seed seed_offset + j"),
-    mode: str = typer.Option("paper", "--mode", help="paper | reference (window geometry; reference also sets "
-                                                     "κ = 1 unless --kappa is given)"),
+    mode: str = typer.Option(
+        "paper",
+        "--mode",
+        help="paper | reference (window geometry; reference also sets κ = 1 unless --kappa is given)",
+    ),
     k: int = typer.Option(10, "-k"),
     W: Optional[int] = typer.Option(None, "-W"),
     beta: float = typer.Option(0.95, "--beta"),
     max_distance: str = typer.Option("100", "--max-distance"),
     boundary: str = typer.Option("document", "--boundary"),
     drop_tokens: Optional[str] = typer.Option(None, "--drop-tokens", help="as in `bordia score`"),
-    fix_wife_husband: bool = typer.Option(False, "--fix-wife-husband", help="swap the inverted 'wife husband' "
-                                                                            "lines (counting and regulariser)"),
+    fix_wife_husband: bool = typer.Option(
+        False, "--fix-wife-husband", help="swap the inverted 'wife husband' lines (counting and regulariser)"
+    ),
     stopwords: str = typer.Option("nltk", "--stopwords", help="nltk | none | FILE"),
     exclude: Optional[str] = typer.Option(None, "--exclude", help="comma list of extra words not to score"),
     min_count: int = typer.Option(1, "--min-count"),
@@ -337,15 +525,21 @@ def sweep_cmd(
     normalise_over: str = typer.Option("eligible", "--normalise-over", help="eligible | scored | all"),
     paper_formula_shift: bool = typer.Option(False, "--paper-formula-shift"),
     smoothing: float = typer.Option(0.0, "--smoothing"),
-    outliers: str = typer.Option("none", "--outliers", help="none | residual (drop |residual| > 3 sd, refit once)"),
-    null_baseline: bool = typer.Option(True, "--null-baseline/--no-null-baseline",
-                                       help="add a row 'null': β of an i.i.d. unigram sample of the training text "
-                                            "(samples × words), the β the estimator gives without any association"),
+    outliers: str = typer.Option(
+        "none", "--outliers", help="none | residual (drop |residual| > 3 sd, refit once)"
+    ),
+    null_baseline: bool = typer.Option(
+        True,
+        "--null-baseline/--no-null-baseline",
+        help="add a row 'null': β of an i.i.d. unigram sample of the training text "
+        "(samples × words), the β the estimator gives without any association",
+    ),
     published: bool = typer.Option(False, "--published", help="also print the paper's table for the dataset"),
     bootstrap: int = typer.Option(1000, "--bootstrap"),
     device: str = typer.Option("cpu", "--device"),
-    force: bool = typer.Option(False, "--force", help="retrain λ runs / regenerate samples whose configuration "
-                                                      "changed"),
+    force: bool = typer.Option(
+        False, "--force", help="retrain λ runs / regenerate samples whose configuration changed"
+    ),
     out_dir: Path = typer.Option(Path("runs/bordia-sweep"), "--out", "-o"),
 ) -> None:
     """The λ-sweep: train, generate, score fixed and infinite context, print the published-style table.
@@ -370,17 +564,66 @@ def sweep_cmd(
         raise UsageError("--pairs is required (penn, wiki, dm or a file)")
     if outliers not in ("none", "residual"):
         raise UsageError(f"--outliers must be none or residual, got {outliers!r}")
-    base, opts = build_score_setup(mode, k, W, beta, max_distance, boundary, drop_tokens, stopwords, exclude,
-                                   min_count, drop_non_alpha, normalise_over, paper_formula_shift, smoothing,
-                                   bootstrap)
+    base, opts = build_score_setup(
+        mode,
+        k,
+        W,
+        beta,
+        max_distance,
+        boundary,
+        drop_tokens,
+        stopwords,
+        exclude,
+        min_count,
+        drop_non_alpha,
+        normalise_over,
+        paper_formula_shift,
+        smoothing,
+        bootstrap,
+    )
     if mode == "reference" and kappa is None:
         kappa = "reference"
-    overrides = _train_overrides(epochs, batch_size, None, None, None, None, None, seed, kappa, None, False, False,
-                                 False, None, None, None, test_batch_size, None)
-    spec = SweepSpec(tr, va, te, label, pairs, lam_values, preset, overrides, samples, words, temperature,
-                     seed_offset, count_config=base, score_options=opts, fix_wife_husband=fix_wife_husband,
-                     outliers=None if outliers == "none" else outliers, null_baseline=null_baseline, device=device,
-                     force=force)
+    overrides = _train_overrides(
+        epochs,
+        batch_size,
+        None,
+        None,
+        None,
+        None,
+        None,
+        seed,
+        kappa,
+        None,
+        False,
+        False,
+        False,
+        None,
+        None,
+        None,
+        test_batch_size,
+        None,
+    )
+    spec = SweepSpec(
+        tr,
+        va,
+        te,
+        label,
+        pairs,
+        lam_values,
+        preset,
+        overrides,
+        samples,
+        words,
+        temperature,
+        seed_offset,
+        count_config=base,
+        score_options=opts,
+        fix_wife_husband=fix_wife_husband,
+        outliers=None if outliers == "none" else outliers,
+        null_baseline=null_baseline,
+        device=device,
+        force=force,
+    )
     results = run_sweep(spec, out_dir, log=lambda s: err.print(f"[dim]{s}[/dim]"))
     print_sweep_table(results["tasks"]["bordia-sweep"]["rows"], label, published=published)
     out.print(f"results in [bold]{out_dir}[/bold] (results.json, results.csv, table.md)")
@@ -393,7 +636,9 @@ def print_sweep_table(rows, dataset: str, console: Console | None = None, publis
     tables = [(f"Bordia & Bowman λ-sweep: {dataset}", table_rows(rows))]
     if published:
         if dataset in PUBLISHED:
-            tables.append((f"Published (Bordia & Bowman 2019, Tables 1–3): {dataset}", published_rows(dataset)))
+            tables.append(
+                (f"Published (Bordia & Bowman 2019, Tables 1–3): {dataset}", published_rows(dataset))
+            )
         else:
             (console or out).print(f"no published table for {dataset!r} (published: {', '.join(PUBLISHED)})")
     for title, body in tables:

@@ -109,9 +109,16 @@ class Counts:
         return {w: (self.c_male[i].item(), self.c_female[i].item()) for i, w in enumerate(self.types)}
 
     def summary(self) -> dict[str, Any]:
-        return {"n_types": len(self.types), "n_tokens": self.n_tokens, "n_segments": self.n_segments,
-                "n_documents": self.n_documents, "n_male_tokens": self.n_male, "n_female_tokens": self.n_female,
-                **self.config.describe(), **self.pairs.describe()}
+        return {
+            "n_types": len(self.types),
+            "n_tokens": self.n_tokens,
+            "n_segments": self.n_segments,
+            "n_documents": self.n_documents,
+            "n_male_tokens": self.n_male,
+            "n_female_tokens": self.n_female,
+            **self.config.describe(),
+            **self.pairs.describe(),
+        }
 
     def write_tsv(self, path: Path) -> None:
         """``word, freq, male, female`` (floats in round-trip ``repr`` form), first-occurrence order."""
@@ -190,8 +197,9 @@ def _left_sums(g: np.ndarray, rho: float) -> np.ndarray:
     return lfilter([rho], [1.0, -rho], x)
 
 
-def paper_infinite_weights(g: np.ndarray, S: np.ndarray, E: np.ndarray, rho: float,
-                           max_distance: int | None) -> np.ndarray:
+def paper_infinite_weights(
+    g: np.ndarray, S: np.ndarray, E: np.ndarray, rho: float, max_distance: int | None
+) -> np.ndarray:
     """s[p] = Σ_{1≤|j−p|≤D, S≤j<E} ρ^|j−p| g[j] via recurrences; exact zeros where the window has no g."""
     n = g.size
     if n == 0:
@@ -232,8 +240,9 @@ def reference_fixed_weights(g: np.ndarray, S: np.ndarray, E: np.ndarray, W: int)
     return np.where(hi >= lo, P[np.minimum(hi + 1, g.size)] - P[np.minimum(lo, g.size)], 0)
 
 
-def reference_infinite_weights(g: np.ndarray, S: np.ndarray, E: np.ndarray, W: int, rho: float
-                               ) -> tuple[np.ndarray, np.ndarray]:
+def reference_infinite_weights(
+    g: np.ndarray, S: np.ndarray, E: np.ndarray, W: int, rho: float
+) -> tuple[np.ndarray, np.ndarray]:
     """(centre positions, their weights), replaying the scripts' additions in their order (bit-identical)."""
     c = (W - 1) // 2
     r = W - 1 - c
@@ -262,14 +271,23 @@ def count_cooccurrences(stream: TokenStream, pairs: GenderPairs, config: CountCo
     """Co-occurrence counts of every type with the male and female words of ``pairs`` (spec §3)."""
     cfg = (config or CountConfig()).resolved()
     if stream.boundary != cfg.boundary or stream.drop_tokens != cfg.drop_tokens:
-        raise UsageError(f"token stream was cut with boundary={stream.boundary!r}, drop_tokens="
-                         f"{sorted(stream.drop_tokens)}; the config needs boundary={cfg.boundary!r}, "
-                         f"drop_tokens={sorted(cfg.drop_tokens or ())}")
-    if (cfg.geometry == "paper" and cfg.context == "infinite" and cfg.max_distance is None
-            and cfg.boundary == "document"):
-        warnings.warn("untruncated infinite context with document boundaries: nearly every word becomes "
-                      "scorable and μ, σ depend on document length (spec §3.3); consider --max-distance or "
-                      "--boundary line", stacklevel=2)
+        raise UsageError(
+            f"token stream was cut with boundary={stream.boundary!r}, drop_tokens="
+            f"{sorted(stream.drop_tokens)}; the config needs boundary={cfg.boundary!r}, "
+            f"drop_tokens={sorted(cfg.drop_tokens or ())}"
+        )
+    if (
+        cfg.geometry == "paper"
+        and cfg.context == "infinite"
+        and cfg.max_distance is None
+        and cfg.boundary == "document"
+    ):
+        warnings.warn(
+            "untruncated infinite context with document boundaries: nearly every word becomes "
+            "scorable and μ, σ depend on document length (spec §3.3); consider --max-distance or "
+            "--boundary line",
+            stacklevel=2,
+        )
     n_types = len(stream.types)
     ids = stream.ids
     is_m = np.fromiter((t in pairs.male for t in stream.types), dtype=bool, count=n_types)
@@ -301,5 +319,17 @@ def count_cooccurrences(stream: TokenStream, pairs: GenderPairs, config: CountCo
     tok_ok = np.repeat(seg_ok, stream.seg_lengths)
     keys = np.zeros(n_types, dtype=bool)
     keys[ids[tok_ok]] = True
-    return Counts(list(stream.types), freq, out[0], out[1], int(gm.sum()), int(gf.sum()), stream.n_tokens,
-                  int(stream.seg_lengths.size), int(stream.doc_lengths.size), cfg, pairs, keys)
+    return Counts(
+        list(stream.types),
+        freq,
+        out[0],
+        out[1],
+        int(gm.sum()),
+        int(gf.sum()),
+        stream.n_tokens,
+        int(stream.seg_lengths.size),
+        int(stream.doc_lengths.size),
+        cfg,
+        pairs,
+        keys,
+    )

@@ -42,14 +42,25 @@ def run_bordia_demo(out_dir: Path, console: Console | None = None) -> Path:
     for name, part in zip(("train.txt", "valid.txt", "test.txt"), split_lines(text)):
         atomic_write_text(out_dir / "data" / name, part)
         paths.append(out_dir / "data" / name)
-    spec = SweepSpec(paths[0], paths[1], paths[2], "wikitext-2", "wiki", DEMO_LAMBDAS, "tiny",
-                     {"batch_size": 20, "epochs": 1, "test_batch_size": 10, "eval_batch_size": 10},
-                     n_samples=100, words=100, score_options=ScoreOptions(stopwords=load_stopwords("nltk"),
-                                                                           bootstrap=200))
+    spec = SweepSpec(
+        paths[0],
+        paths[1],
+        paths[2],
+        "wikitext-2",
+        "wiki",
+        DEMO_LAMBDAS,
+        "tiny",
+        {"batch_size": 20, "epochs": 1, "test_batch_size": 10, "eval_batch_size": 10},
+        n_samples=100,
+        words=100,
+        score_options=ScoreOptions(stopwords=load_stopwords("nltk"), bootstrap=200),
+    )
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = run_sweep(spec, out_dir, log=lambda s: console.print(f"[dim]{s}[/dim]"))
-    print_sweep_table(results["tasks"]["bordia-sweep"]["rows"], "wikitext-2 (valid slices, tiny preset)", console)
+    print_sweep_table(
+        results["tasks"]["bordia-sweep"]["rows"], "wikitext-2 (valid slices, tiny preset)", console
+    )
     return out_dir

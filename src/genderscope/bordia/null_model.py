@@ -26,8 +26,13 @@ from genderscope.bordia.text import EOS, Document, documents_from_texts
 NULL_SEED = 0
 
 
-def unigram_sample_texts(docs: Sequence[Document], n_samples: int, words: int, seed: int = NULL_SEED,
-                         drop_tokens: Iterable[str] = (EOS,)) -> list[str]:
+def unigram_sample_texts(
+    docs: Sequence[Document],
+    n_samples: int,
+    words: int,
+    seed: int = NULL_SEED,
+    drop_tokens: Iterable[str] = (EOS,),
+) -> list[str]:
     """``n_samples`` texts of ``words`` tokens drawn i.i.d. from the tokens of ``docs`` (minus ``drop_tokens``)."""
     drop = frozenset(drop_tokens)
     tokens = np.array([t for d in docs for t in d.text.split() if t not in drop], dtype=object)
@@ -38,10 +43,17 @@ def unigram_sample_texts(docs: Sequence[Document], n_samples: int, words: int, s
     return [" ".join(row) for row in draws]
 
 
-def null_amplification(train_docs: Sequence[Document], train_scores: dict[str, ContextScore], pairs: GenderPairs,
-                       configs: Sequence[CountConfig], options: ScoreOptions, n_samples: int, words: int,
-                       seed: int = NULL_SEED, outliers: str | None = None
-                       ) -> dict[str, tuple[ContextScore, AmplificationResult]]:
+def null_amplification(
+    train_docs: Sequence[Document],
+    train_scores: dict[str, ContextScore],
+    pairs: GenderPairs,
+    configs: Sequence[CountConfig],
+    options: ScoreOptions,
+    n_samples: int,
+    words: int,
+    seed: int = NULL_SEED,
+    outliers: str | None = None,
+) -> dict[str, tuple[ContextScore, AmplificationResult]]:
     """Per context: (scores of the unigram null text, β of null bias on training bias)."""
     drop = set()
     for cfg in configs:
@@ -50,7 +62,12 @@ def null_amplification(train_docs: Sequence[Document], train_scores: dict[str, C
     null_scores = score_documents(documents_from_texts(texts, prefix="null"), pairs, configs, options)
     out = {}
     for ctx, sc in null_scores.items():
-        amp = amplification(train_scores[ctx].bias.as_dict(), sc.bias.as_dict(), outliers=outliers,
-                            bootstrap=options.bootstrap, seed=options.seed)
+        amp = amplification(
+            train_scores[ctx].bias.as_dict(),
+            sc.bias.as_dict(),
+            outliers=outliers,
+            bootstrap=options.bootstrap,
+            seed=options.seed,
+        )
         out[ctx] = (sc, amp)
     return out

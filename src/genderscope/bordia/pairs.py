@@ -42,8 +42,12 @@ class GenderPairs:
         return self.male | self.female
 
     def describe(self) -> dict[str, object]:
-        return {"pairs_file": self.name, "pairs_sha256": self.sha256, "n_pairs": len(self.pairs),
-                "fix_wife_husband": self.fix_wife_husband}
+        return {
+            "pairs_file": self.name,
+            "pairs_sha256": self.sha256,
+            "n_pairs": len(self.pairs),
+            "fix_wife_husband": self.fix_wife_husband,
+        }
 
 
 def parse_gender_pairs(text: str, name: str = "<pairs>", fix_wife_husband: bool = False) -> GenderPairs:

@@ -32,8 +32,9 @@ def context_configs(base: CountConfig, context: str) -> list[CountConfig]:
     return [replace(base, context=c).resolved() for c in names]
 
 
-def score_documents(docs: Sequence[Document], pairs: GenderPairs, configs: Sequence[CountConfig],
-                    options: ScoreOptions) -> dict[str, ContextScore]:
+def score_documents(
+    docs: Sequence[Document], pairs: GenderPairs, configs: Sequence[CountConfig], options: ScoreOptions
+) -> dict[str, ContextScore]:
     """Count and score ``docs`` once per config (tokenising once per boundary/drop set)."""
     streams: dict[tuple[str, frozenset[str]], TokenStream] = {}
     out: dict[str, ContextScore] = {}
@@ -53,27 +54,51 @@ def metrics_of(scores: dict[str, ContextScore]) -> dict[str, dict[str, Any]]:
     for ctx, sc in scores.items():
         s = sc.bias.summary
         metrics[f"{ctx}.mu"] = {"value": s["mu"], "ci_low": s["mu_ci"][0], "ci_high": s["mu_ci"][1]}
-        metrics[f"{ctx}.sigma"] = {"value": s["sigma"], "ci_low": s["sigma_ci"][0], "ci_high": s["sigma_ci"][1]}
+        metrics[f"{ctx}.sigma"] = {
+            "value": s["sigma"],
+            "ci_low": s["sigma_ci"][0],
+            "ci_high": s["sigma_ci"][1],
+        }
         for name in ("n_scored", "n_dropped", "n_eligible", "n_only_male", "n_only_female", "n_no_gender"):
             metrics[f"{ctx}.{name}"] = {"value": s[name]}
     return metrics
 
 
-def results_json(scores: dict[str, ContextScore], inputs: Sequence[str], task: str = TASK_NAME,
-                 extra: dict[str, Any] | None = None, model: str | None = None) -> dict[str, Any]:
+def results_json(
+    scores: dict[str, ContextScore],
+    inputs: Sequence[str],
+    task: str = TASK_NAME,
+    extra: dict[str, Any] | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
     """genderscope's results.json shape; ``model`` (what was scored) defaults to ``corpus:<inputs>``."""
     from genderscope import __version__
 
-    return {"genderscope_version": __version__, "model": model or "corpus:" + ",".join(map(str, inputs)),
-            "tasks": {task: {"metrics": metrics_of(scores), "inputs": list(inputs),
-                             "contexts": {ctx: {"counts": sc.counts.summary(), "bias": sc.bias.summary}
-                                          for ctx, sc in scores.items()},
-                             **(extra or {})}}}
+    return {
+        "genderscope_version": __version__,
+        "model": model or "corpus:" + ",".join(map(str, inputs)),
+        "tasks": {
+            task: {
+                "metrics": metrics_of(scores),
+                "inputs": list(inputs),
+                "contexts": {
+                    ctx: {"counts": sc.counts.summary(), "bias": sc.bias.summary}
+                    for ctx, sc in scores.items()
+                },
+                **(extra or {}),
+            }
+        },
+    }
 
 
-def write_score_outputs(out: Path, scores: dict[str, ContextScore], inputs: Sequence[str],
-                        authors_format: bool = False, extra: dict[str, Any] | None = None,
-                        model: str | None = None) -> None:
+def write_score_outputs(
+    out: Path,
+    scores: dict[str, ContextScore],
+    inputs: Sequence[str],
+    authors_format: bool = False,
+    extra: dict[str, Any] | None = None,
+    model: str | None = None,
+) -> None:
     """Write counts.tsv, bias.tsv (and all_words.json) per context and results.json."""
     out = Path(out)
     for ctx, sc in scores.items():

@@ -30,31 +30,59 @@ from genderscope.core.errors import UsageError
 
 #: the paper's Tables 1–3 (spec §9.3): λ -> (fixed μ, σ, β, infinite μ, σ, β, Ppl.); "train" has no β/Ppl.
 PUBLISHED: dict[str, dict[str, tuple[float | None, ...]]] = {
-    "ptb": {"train": (0.83, 1.00, None, 3.81, 4.65, None, None),
-            "0": (0.74, 0.91, 0.40, 2.23, 2.90, 0.38, 62.56), "0.001": (0.69, 0.88, 0.34, 2.43, 2.98, 0.35, 62.69),
-            "0.01": (0.63, 0.81, 0.31, 2.56, 3.40, 0.36, 62.83), "0.1": (0.64, 0.82, 0.33, 2.30, 3.09, 0.24, 62.48),
-            "0.5": (0.70, 0.91, 0.39, 2.91, 3.76, 0.38, 62.50), "0.8": (0.76, 0.96, 0.45, 3.43, 4.06, 0.26, 63.36),
-            "1": (0.84, 0.94, 0.38, 2.42, 3.02, -0.30, 62.63)},
-    "wikitext-2": {"train": (0.80, 1.00, None, 3.70, 4.60, None, None),
-                   "0": (0.70, 0.84, 0.29, 3.48, 4.29, 0.15, 67.67),
-                   "0.001": (0.69, 0.84, 0.27, 2.32, 3.12, 0.16, 67.84),
-                   "0.01": (0.61, 0.79, 0.20, 1.88, 2.69, 0.14, 67.78),
-                   "0.1": (0.65, 0.82, 0.24, 2.26, 3.11, 0.06, 67.89),
-                   "0.5": (0.70, 0.88, 0.31, 2.25, 3.17, 0.20, 69.07),
-                   "0.8": (0.65, 0.84, 0.28, 2.07, 2.98, 0.18, 69.36),
-                   "1": (0.74, 0.92, 0.27, 2.32, 3.21, -0.08, 69.56)},
-    "cnn_dailymail": {"train": (0.72, 0.94, None, 0.77, 1.05, None, None),
-                      "0": (0.51, 0.68, 0.22, 0.43, 0.59, 0.29, 118.01),
-                      "0.1": (0.38, 0.52, 0.19, 0.85, 1.38, 0.22, 116.49),
-                      "0.5": (0.34, 0.48, 0.14, 0.79, 1.31, 0.20, 116.19),
-                      "0.8": (0.40, 0.56, 0.19, 0.96, 1.57, 0.23, 121.00),
-                      "1": (0.62, 0.83, 0.21, 1.71, 2.65, 0.31, 120.55)},
+    "ptb": {
+        "train": (0.83, 1.00, None, 3.81, 4.65, None, None),
+        "0": (0.74, 0.91, 0.40, 2.23, 2.90, 0.38, 62.56),
+        "0.001": (0.69, 0.88, 0.34, 2.43, 2.98, 0.35, 62.69),
+        "0.01": (0.63, 0.81, 0.31, 2.56, 3.40, 0.36, 62.83),
+        "0.1": (0.64, 0.82, 0.33, 2.30, 3.09, 0.24, 62.48),
+        "0.5": (0.70, 0.91, 0.39, 2.91, 3.76, 0.38, 62.50),
+        "0.8": (0.76, 0.96, 0.45, 3.43, 4.06, 0.26, 63.36),
+        "1": (0.84, 0.94, 0.38, 2.42, 3.02, -0.30, 62.63),
+    },
+    "wikitext-2": {
+        "train": (0.80, 1.00, None, 3.70, 4.60, None, None),
+        "0": (0.70, 0.84, 0.29, 3.48, 4.29, 0.15, 67.67),
+        "0.001": (0.69, 0.84, 0.27, 2.32, 3.12, 0.16, 67.84),
+        "0.01": (0.61, 0.79, 0.20, 1.88, 2.69, 0.14, 67.78),
+        "0.1": (0.65, 0.82, 0.24, 2.26, 3.11, 0.06, 67.89),
+        "0.5": (0.70, 0.88, 0.31, 2.25, 3.17, 0.20, 69.07),
+        "0.8": (0.65, 0.84, 0.28, 2.07, 2.98, 0.18, 69.36),
+        "1": (0.74, 0.92, 0.27, 2.32, 3.21, -0.08, 69.56),
+    },
+    "cnn_dailymail": {
+        "train": (0.72, 0.94, None, 0.77, 1.05, None, None),
+        "0": (0.51, 0.68, 0.22, 0.43, 0.59, 0.29, 118.01),
+        "0.1": (0.38, 0.52, 0.19, 0.85, 1.38, 0.22, 116.49),
+        "0.5": (0.34, 0.48, 0.14, 0.79, 1.31, 0.20, 116.19),
+        "0.8": (0.40, 0.56, 0.19, 0.96, 1.57, 0.23, 121.00),
+        "1": (0.62, 0.83, 0.21, 1.71, 2.65, 0.31, 120.55),
+    },
 }
 DEFAULT_LAMBDAS = (0.0, 0.001, 0.01, 0.1, 0.5, 0.8, 1.0)
-CSV_COLUMNS = ("dataset", "lambda", "context", "mu", "sigma", "mu_ci_low", "mu_ci_high", "sigma_ci_low",
-               "sigma_ci_high", "beta", "intercept", "se_beta", "beta_ci_low",
-               "beta_ci_high", "r", "n_scored", "n_common", "outliers_removed", "valid_ppl", "test_ppl",
-               "kappa_counts")
+CSV_COLUMNS = (
+    "dataset",
+    "lambda",
+    "context",
+    "mu",
+    "sigma",
+    "mu_ci_low",
+    "mu_ci_high",
+    "sigma_ci_low",
+    "sigma_ci_high",
+    "beta",
+    "intercept",
+    "se_beta",
+    "beta_ci_low",
+    "beta_ci_high",
+    "r",
+    "n_scored",
+    "n_common",
+    "outliers_removed",
+    "valid_ppl",
+    "test_ppl",
+    "kappa_counts",
+)
 
 
 def lambda_label(lam: float) -> str:
@@ -99,8 +127,10 @@ def _check_model_dir(model_dir: Path, config_hash: str, force: bool) -> None:
     old = json.loads(cfg_file.read_text()).get("config_hash")
     if old != config_hash:
         if not force:
-            raise UsageError(f"{model_dir} was trained with another configuration ({old} ≠ {config_hash}); "
-                             "use another --out or --force to retrain")
+            raise UsageError(
+                f"{model_dir} was trained with another configuration ({old} ≠ {config_hash}); "
+                "use another --out or --force to retrain"
+            )
         shutil.rmtree(model_dir)
 
 
@@ -121,44 +151,102 @@ def run_sweep(spec: SweepSpec, out: Path, log: Callable[[str], None] | None = No
     rows: list[dict[str, Any]] = []
     for ctx, sc in train_scores.items():
         s = sc.bias.summary
-        rows.append({"dataset": spec.dataset, "lambda": "train", "context": ctx, "mu": s["mu"], "sigma": s["sigma"],
-                     "n_scored": s["n_scored"], **_cis(s)})
+        rows.append(
+            {
+                "dataset": spec.dataset,
+                "lambda": "train",
+                "context": ctx,
+                "mu": s["mu"],
+                "sigma": s["sigma"],
+                "n_scored": s["n_scored"],
+                **_cis(s),
+            }
+        )
     if spec.null_baseline:
         log(f"scoring the unigram null baseline ({spec.n_samples} × {spec.words} words)")
-        null = null_amplification(train_docs, train_scores, gp, configs, spec.score_options, spec.n_samples,
-                                  spec.words, NULL_SEED, spec.outliers)
-        write_score_outputs(base / "null_bias", {ctx: sc for ctx, (sc, _) in null.items()},
-                            ["unigram sample of " + str(spec.train)], model=f"unigram-null:{spec.dataset}",
-                            extra={"amplification": {ctx: amp.as_dict() for ctx, (_, amp) in null.items()},
-                                   "null_seed": NULL_SEED})
+        null = null_amplification(
+            train_docs,
+            train_scores,
+            gp,
+            configs,
+            spec.score_options,
+            spec.n_samples,
+            spec.words,
+            NULL_SEED,
+            spec.outliers,
+        )
+        write_score_outputs(
+            base / "null_bias",
+            {ctx: sc for ctx, (sc, _) in null.items()},
+            ["unigram sample of " + str(spec.train)],
+            model=f"unigram-null:{spec.dataset}",
+            extra={
+                "amplification": {ctx: amp.as_dict() for ctx, (_, amp) in null.items()},
+                "null_seed": NULL_SEED,
+            },
+        )
         rows += [_row(spec, "null", ctx, sc.bias.summary, amp) for ctx, (sc, amp) in null.items()]
     runs: dict[str, Any] = {}
     for lam in spec.lambdas:
         label = lambda_label(lam)
         lam_dir = base / f"lambda_{label}"
-        cfg = preset_config(spec.preset, spec.dataset, train=str(spec.train), valid=str(spec.valid),
-                            test=str(spec.test) if spec.test else None, pairs=spec.pairs,
-                            fix_wife_husband=spec.fix_wife_husband, lam=float(lam), device=spec.device,
-                            **spec.train_overrides)
+        cfg = preset_config(
+            spec.preset,
+            spec.dataset,
+            train=str(spec.train),
+            valid=str(spec.valid),
+            test=str(spec.test) if spec.test else None,
+            pairs=spec.pairs,
+            fix_wife_husband=spec.fix_wife_husband,
+            lam=float(lam),
+            device=spec.device,
+            **spec.train_overrides,
+        )
         _check_model_dir(lam_dir / "model", cfg.config_hash(), spec.force)
         log(f"λ = {label}: training ({spec.preset} preset)")
         metrics = train_lm(cfg, lam_dir / "model", log=lambda s, label=label: log(f"λ = {label}: {s}"))
         log(f"λ = {label}: generating {spec.n_samples} × {spec.words} words")
-        generate_samples(lam_dir / "model", lam_dir / "samples", spec.n_samples, spec.words, spec.temperature,
-                         spec.seed_offset, device=spec.device, force=spec.force)
-        docs = documents_from_texts(read_samples(lam_dir / "samples", spec.n_samples), prefix=f"lambda_{label}")
+        generate_samples(
+            lam_dir / "model",
+            lam_dir / "samples",
+            spec.n_samples,
+            spec.words,
+            spec.temperature,
+            spec.seed_offset,
+            device=spec.device,
+            force=spec.force,
+        )
+        docs = documents_from_texts(
+            read_samples(lam_dir / "samples", spec.n_samples), prefix=f"lambda_{label}"
+        )
         gen_scores = score_documents(docs, gp, configs, spec.score_options)
-        amps = {ctx: amplification(train_scores[ctx].bias.as_dict(), sc.bias.as_dict(), outliers=spec.outliers,
-                                   bootstrap=spec.score_options.bootstrap, seed=spec.score_options.seed)
-                for ctx, sc in gen_scores.items()}
-        write_score_outputs(lam_dir / "bias", gen_scores, [str(lam_dir / "samples")],  # bias/{fixed,infinite}/
-                            extra={"amplification": {ctx: a.as_dict() for ctx, a in amps.items()}},
-                            model=f"{spec.model_label}:lambda_{label}")
+        amps = {
+            ctx: amplification(
+                train_scores[ctx].bias.as_dict(),
+                sc.bias.as_dict(),
+                outliers=spec.outliers,
+                bootstrap=spec.score_options.bootstrap,
+                seed=spec.score_options.seed,
+            )
+            for ctx, sc in gen_scores.items()
+        }
+        write_score_outputs(
+            lam_dir / "bias",
+            gen_scores,
+            [str(lam_dir / "samples")],  # bias/{fixed,infinite}/
+            extra={"amplification": {ctx: a.as_dict() for ctx, a in amps.items()}},
+            model=f"{spec.model_label}:lambda_{label}",
+        )
         for ctx, sc in gen_scores.items():
             amp = amps[ctx]
-            rows.append({**_row(spec, label, ctx, sc.bias.summary, amp), "valid_ppl": metrics["valid_ppl"],
-                         "test_ppl": metrics["test_ppl"],
-                         "kappa_counts": json.dumps(metrics.get("kappa_counts", {}), sort_keys=True)})
+            rows.append(
+                {
+                    **_row(spec, label, ctx, sc.bias.summary, amp),
+                    "valid_ppl": metrics["valid_ppl"],
+                    "test_ppl": metrics["test_ppl"],
+                    "kappa_counts": json.dumps(metrics.get("kappa_counts", {}), sort_keys=True),
+                }
+            )
         runs[label] = metrics
     results = _results_json(spec, rows, runs)
     atomic_write_json(out / "results.json", results)
@@ -167,18 +255,37 @@ def run_sweep(spec: SweepSpec, out: Path, log: Callable[[str], None] | None = No
     return results
 
 
-def _row(spec: SweepSpec, label: str, ctx: str, s: dict[str, Any], amp: AmplificationResult) -> dict[str, Any]:
+def _row(
+    spec: SweepSpec, label: str, ctx: str, s: dict[str, Any], amp: AmplificationResult
+) -> dict[str, Any]:
     """One results row: μ, σ of the scored text and β of its bias on the training bias."""
-    return {"dataset": spec.dataset, "lambda": label, "context": ctx, "mu": s["mu"], "sigma": s["sigma"],
-            "beta": amp.beta, "intercept": amp.intercept, "se_beta": amp.se, "beta_ci_low": amp.ci[0],
-            "beta_ci_high": amp.ci[1], "r": amp.r, "n_scored": s["n_scored"], "n_common": amp.n_common,
-            "outliers_removed": len(amp.removed), **_cis(s)}
+    return {
+        "dataset": spec.dataset,
+        "lambda": label,
+        "context": ctx,
+        "mu": s["mu"],
+        "sigma": s["sigma"],
+        "beta": amp.beta,
+        "intercept": amp.intercept,
+        "se_beta": amp.se,
+        "beta_ci_low": amp.ci[0],
+        "beta_ci_high": amp.ci[1],
+        "r": amp.r,
+        "n_scored": s["n_scored"],
+        "n_common": amp.n_common,
+        "outliers_removed": len(amp.removed),
+        **_cis(s),
+    }
 
 
 def _cis(s: dict[str, Any]) -> dict[str, float]:
     """Bootstrap intervals of μ and σ from a bias summary (NaN when bootstrapping is off)."""
-    return {"mu_ci_low": s["mu_ci"][0], "mu_ci_high": s["mu_ci"][1], "sigma_ci_low": s["sigma_ci"][0],
-            "sigma_ci_high": s["sigma_ci"][1]}
+    return {
+        "mu_ci_low": s["mu_ci"][0],
+        "mu_ci_high": s["mu_ci"][1],
+        "sigma_ci_low": s["sigma_ci"][0],
+        "sigma_ci_high": s["sigma_ci"][1],
+    }
 
 
 def _results_json(spec: SweepSpec, rows: list[dict[str, Any]], runs: dict[str, Any]) -> dict[str, Any]:
@@ -188,24 +295,48 @@ def _results_json(spec: SweepSpec, rows: list[dict[str, Any]], runs: dict[str, A
     for r in rows:
         key = f"{r['context']}.{r['lambda'] if r['lambda'] in ('train', 'null') else 'lambda_' + r['lambda']}"
         metrics[f"{key}.mu"] = {"value": r["mu"], "ci_low": r["mu_ci_low"], "ci_high": r["mu_ci_high"]}
-        metrics[f"{key}.sigma"] = {"value": r["sigma"], "ci_low": r["sigma_ci_low"], "ci_high": r["sigma_ci_high"]}
+        metrics[f"{key}.sigma"] = {
+            "value": r["sigma"],
+            "ci_low": r["sigma_ci_low"],
+            "ci_high": r["sigma_ci_high"],
+        }
         if "beta" in r:
-            metrics[f"{key}.beta"] = {"value": r["beta"], "ci_low": r["beta_ci_low"], "ci_high": r["beta_ci_high"]}
+            metrics[f"{key}.beta"] = {
+                "value": r["beta"],
+                "ci_low": r["beta_ci_low"],
+                "ci_high": r["beta_ci_high"],
+            }
             metrics[f"{key}.intercept"] = {"value": r["intercept"]}
     for label, m in runs.items():
         metrics[f"lambda_{label}.test_ppl"] = {"value": m["test_ppl"]}
         metrics[f"lambda_{label}.valid_ppl"] = {"value": m["valid_ppl"]}
-    return {"genderscope_version": __version__, "model": spec.model_label,
-            "tasks": {"bordia-sweep": {"metrics": metrics, "rows": rows, "runs": runs, "dataset": spec.dataset,
-                                       "train": str(spec.train), "valid": str(spec.valid),
-                                       "test": str(spec.test) if spec.test else None, "pairs": spec.pairs,
-                                       "preset": spec.preset, "lambdas": [float(x) for x in spec.lambdas],
-                                       "n_samples": spec.n_samples, "words": spec.words,
-                                       "seed_offset": spec.seed_offset, "temperature": spec.temperature,
-                                       "fix_wife_husband": spec.fix_wife_husband, "outliers": spec.outliers,
-                                       "null_baseline": {"enabled": spec.null_baseline, "seed": NULL_SEED},
-                                       "count_config": spec.count_config.describe(),
-                                       "score_options": spec.score_options.describe()}}}
+    return {
+        "genderscope_version": __version__,
+        "model": spec.model_label,
+        "tasks": {
+            "bordia-sweep": {
+                "metrics": metrics,
+                "rows": rows,
+                "runs": runs,
+                "dataset": spec.dataset,
+                "train": str(spec.train),
+                "valid": str(spec.valid),
+                "test": str(spec.test) if spec.test else None,
+                "pairs": spec.pairs,
+                "preset": spec.preset,
+                "lambdas": [float(x) for x in spec.lambdas],
+                "n_samples": spec.n_samples,
+                "words": spec.words,
+                "seed_offset": spec.seed_offset,
+                "temperature": spec.temperature,
+                "fix_wife_husband": spec.fix_wife_husband,
+                "outliers": spec.outliers,
+                "null_baseline": {"enabled": spec.null_baseline, "seed": NULL_SEED},
+                "count_config": spec.count_config.describe(),
+                "score_options": spec.score_options.describe(),
+            }
+        },
+    }
 
 
 def rows_to_csv(rows: list[dict[str, Any]]) -> str:
@@ -255,8 +386,13 @@ def table_markdown(rows: list[dict[str, Any]], dataset: str) -> str:
     lines = [f"### {dataset}", "", "| " + " | ".join(TABLE_HEADER) + " |", "|" + "---|" * len(TABLE_HEADER)]
     lines += ["| " + " | ".join(r) + " |" for r in table_rows(rows)]
     if dataset in PUBLISHED:
-        lines += ["", f"Published (Bordia & Bowman 2019) for {dataset}:", "",
-                  "| " + " | ".join(TABLE_HEADER) + " |", "|" + "---|" * len(TABLE_HEADER)]
+        lines += [
+            "",
+            f"Published (Bordia & Bowman 2019) for {dataset}:",
+            "",
+            "| " + " | ".join(TABLE_HEADER) + " |",
+            "|" + "---|" * len(TABLE_HEADER),
+        ]
         lines += ["| " + " | ".join(r) + " |" for r in published_rows(dataset)]
     return "\n".join(lines) + "\n"
 

@@ -117,14 +117,18 @@ def resolve_corpus_paths(specs: Sequence[str | Path]) -> list[Path]:
         else:
             logical = registry_corpus_file(str(spec))
             if logical is None:
-                raise DataError(f"{spec}: no such file or directory (registry corpora: "
-                                f"{', '.join(n + '[:train|valid|test]' for n in REGISTRY_CORPORA)})")
+                raise DataError(
+                    f"{spec}: no such file or directory (registry corpora: "
+                    f"{', '.join(n + '[:train|valid|test]' for n in REGISTRY_CORPORA)})"
+                )
             from genderscope.data.registry import DataRegistry
 
             reg = DataRegistry()
             if logical not in reg.files:
-                raise DataError(f"corpus {spec!r}: {logical} is not in the data registry (only the valid/test "
-                                "splits are pinned); download the train split and pass its path")
+                raise DataError(
+                    f"corpus {spec!r}: {logical} is not in the data registry (only the valid/test "
+                    "splits are pinned); download the train split and pass its path"
+                )
             paths.append(reg.path(logical))
     return paths
 
@@ -139,8 +143,9 @@ def documents_from_texts(texts: Iterable[str], prefix: str = "sample") -> list[D
     return [Document(f"{prefix}/{i:05d}", t) for i, t in enumerate(texts)]
 
 
-def tokenize_documents(docs: Sequence[Document], boundary: str = "document",
-                       drop_tokens: Iterable[str] = (EOS,)) -> TokenStream:
+def tokenize_documents(
+    docs: Sequence[Document], boundary: str = "document", drop_tokens: Iterable[str] = (EOS,)
+) -> TokenStream:
     """Tokenise, drop ``drop_tokens`` (positions close up) and cut segments; ids in first-occurrence order."""
     import pandas as pd
 
@@ -148,7 +153,7 @@ def tokenize_documents(docs: Sequence[Document], boundary: str = "document",
         raise UsageError(f"boundary must be 'document' or 'line', got {boundary!r}")
     drop = frozenset(drop_tokens)
     tokens: list[str] = []
-    unit_lengths: list[int] = []   # a unit = a document (document mode) or a line (line mode)
+    unit_lengths: list[int] = []  # a unit = a document (document mode) or a line (line mode)
     unit_doc: list[int] = []
     for d, doc in enumerate(docs):
         if boundary == "document":
@@ -163,8 +168,15 @@ def tokenize_documents(docs: Sequence[Document], boundary: str = "document",
             tokens.extend(itertools.chain.from_iterable(per_line))
     n_docs = len(docs)
     if not tokens:
-        return TokenStream([], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                           np.zeros(n_docs, np.int64), boundary, drop)
+        return TokenStream(
+            [],
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(n_docs, np.int64),
+            boundary,
+            drop,
+        )
     codes, uniques = pd.factorize(np.array(tokens, dtype=object))
     codes = codes.astype(np.int64)
     del tokens

@@ -52,12 +52,16 @@ class Backend(ABC):
         """Model spec and settings for ``run.json`` (never secrets)."""
         from genderscope.core.options import as_dict
 
-        return {"kind": self.kind, "target": self.target, "options": as_dict(self.options),
-                "fingerprint": self.fingerprint}
+        return {
+            "kind": self.kind,
+            "target": self.target,
+            "options": as_dict(self.options),
+            "fingerprint": self.fingerprint,
+        }
 
     def stats(self) -> dict[str, Any]:
         """Counters for ``run.json`` (requests sent, retries, ...)."""
         return {}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources (connections, models)."""

@@ -36,8 +36,9 @@ class TaskRun:
     counts: RunCounts
 
 
-def split_options(task_classes: Sequence[type], backend_cls: type, values: dict[str, Any]
-                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def split_options(
+    task_classes: Sequence[type], backend_cls: type, values: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Route ``--name value`` pairs to every task that has the option, else to the backend."""
     per_task: list[dict[str, Any]] = [{} for _ in task_classes]
     backend_vals: dict[str, Any] = {}
@@ -53,9 +54,11 @@ def split_options(task_classes: Sequence[type], backend_cls: type, values: dict[
             hit = True
         if not hit:
             names = ", ".join(c.name for c in task_classes)
-            raise UsageError(f"no task ({names}) and no {backend_cls.kind} backend option is called "
-                             f"--{name.replace('_', '-')}; see `genderscope tasks --options` and "
-                             "`genderscope run --help`")
+            raise UsageError(
+                f"no task ({names}) and no {backend_cls.kind} backend option is called "
+                f"--{name.replace('_', '-')}; see `genderscope tasks --options` and "
+                "`genderscope run --help`"
+            )
     return per_task, backend_vals
 
 
@@ -77,11 +80,24 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, limit: int | None = None,
-              seed: int = 123, out: str | Path | None = None, use_cache: bool = True,
-              options: dict[str, Any] | None = None, temperature: float | None = None,
-              max_tokens: int | None = None, progress: bool | None = None, store_path: str | Path | None = None,
-              data: DataRegistry | None = None, write: bool = True, console: Any = None) -> "RunOutput":
+def run_tasks(
+    tasks: Sequence[str],
+    model: str,
+    *,
+    trials: int | None = None,
+    limit: int | None = None,
+    seed: int = 123,
+    out: str | Path | None = None,
+    use_cache: bool = True,
+    options: dict[str, Any] | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    progress: bool | None = None,
+    store_path: str | Path | None = None,
+    data: DataRegistry | None = None,
+    write: bool = True,
+    console: Any = None,
+) -> "RunOutput":
     """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`."""
     from genderscope import __version__
     from genderscope.core.progress import make_progress
@@ -95,9 +111,19 @@ def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, li
     backend_opts = build_options(backend_cls.Options, backend_vals, f"model kind {kind!r}")
     task_opts = [build_options(c.Options, v, f"task {c.name!r}") for c, v in zip(task_classes, task_vals)]
     data = data or DataRegistry()
-    generation = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
-    ctx = RunContext(seed=seed, trials=trials, limit=limit, request_kinds=backend_cls.request_kinds,
-                     model_kind=kind, model_target=target, generation=generation, data=data)
+    generation = {
+        k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None
+    }
+    ctx = RunContext(
+        seed=seed,
+        trials=trials,
+        limit=limit,
+        request_kinds=backend_cls.request_kinds,
+        model_kind=kind,
+        model_target=target,
+        generation=generation,
+        data=data,
+    )
     built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
     for t in built:  # fail early on unsupported combinations, before loading any model
         check = getattr(t, "check_model", None)
@@ -132,10 +158,19 @@ def run_tasks(tasks: Sequence[str], model: str, *, trials: int | None = None, li
         "versions": _versions(),
         "model": {"spec": f"{kind}:{target}" if target else kind, **backend.describe()},
         "backend_stats": backend.stats(),
-        "seed": seed, "trials": trials, "limit": limit, "use_cache": use_cache, "generation": generation,
-        "tasks": {r.task.name: {"options": as_dict(r.task.options),
-                                "datasets": {n: data.sha256(n) for n in r.task.datasets()},
-                                "counts": r.counts.to_json()} for r in runs},
+        "seed": seed,
+        "trials": trials,
+        "limit": limit,
+        "use_cache": use_cache,
+        "generation": generation,
+        "tasks": {
+            r.task.name: {
+                "options": as_dict(r.task.options),
+                "datasets": {n: data.sha256(n) for n in r.task.datasets()},
+                "counts": r.counts.to_json(),
+            }
+            for r in runs
+        },
         "seconds": round(time.time() - started, 3),
     }
     output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest)
@@ -160,9 +195,11 @@ class RunOutput:
     def results_json(self) -> dict[str, Any]:
         from genderscope import __version__
 
-        return {"genderscope_version": __version__,
-                "model": self.manifest["model"]["spec"],
-                "tasks": {r.task.name: r.result.to_json() for r in self.runs}}
+        return {
+            "genderscope_version": __version__,
+            "model": self.manifest["model"]["spec"],
+            "tasks": {r.task.name: r.result.to_json() for r in self.runs},
+        }
 
     def _records(self) -> Iterator[tuple[dict[str, Any], Any]]:
         """(the engine's fields, the task's fields or None) per attempt, in order."""
@@ -170,9 +207,14 @@ class RunOutput:
             extra = r.result.records
             for i, ar in enumerate(r.results):
                 a = ar.attempt
-                rec: dict[str, Any] = {"task": r.task.name, "item_id": a.item_id, "trial": a.trial,
-                                       "prompt": a.request.prompt_text, "response": ar.response,
-                                       "cache_hit": ar.cache_hit}
+                rec: dict[str, Any] = {
+                    "task": r.task.name,
+                    "item_id": a.item_id,
+                    "trial": a.trial,
+                    "prompt": a.request.prompt_text,
+                    "response": ar.response,
+                    "cache_hit": ar.cache_hit,
+                }
                 if ar.error is not None:
                     rec["error"] = ar.error
                 if ar.skipped:

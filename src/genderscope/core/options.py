@@ -18,8 +18,9 @@ from genderscope.core.errors import UsageError
 def opt(default: Any, help: str, choices: tuple[str, ...] | None = None) -> Any:
     """A dataclass field with help text (and optional choices) for the CLI and docs."""
     if isinstance(default, (list, dict, set)):
-        return dataclasses.field(default_factory=lambda: type(default)(default),
-                                 metadata={"help": help, "choices": choices})
+        return dataclasses.field(
+            default_factory=lambda: type(default)(default), metadata={"help": help, "choices": choices}
+        )
     return dataclasses.field(default=default, metadata={"help": help, "choices": choices})
 
 
@@ -29,8 +30,16 @@ def describe(options_cls: type) -> list[dict[str, Any]]:
     out = []
     for f in dataclasses.fields(options_cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        out.append({"name": f.name, "flag": "--" + f.name.replace("_", "-"), "type": _type_name(hints[f.name]),
-                    "default": default, "choices": f.metadata.get("choices"), "help": f.metadata.get("help", "")})
+        out.append(
+            {
+                "name": f.name,
+                "flag": "--" + f.name.replace("_", "-"),
+                "type": _type_name(hints[f.name]),
+                "default": default,
+                "choices": f.metadata.get("choices"),
+                "help": f.metadata.get("help", ""),
+            }
+        )
     return out
 
 
@@ -47,7 +56,9 @@ def _convert(name: str, raw: Any, tp: Any, choices: tuple[str, ...] | None) -> A
             return None
         return _convert(name, raw, non_none[0], choices)
     if origin in (list, tuple):
-        items = raw if isinstance(raw, (list, tuple)) else [s.strip() for s in str(raw).split(",") if s.strip()]
+        items = (
+            raw if isinstance(raw, (list, tuple)) else [s.strip() for s in str(raw).split(",") if s.strip()]
+        )
         conv = [_convert(name, x, args[0] if args else str, choices) for x in items]
         return conv if origin is list else tuple(conv)
     try:
@@ -66,7 +77,9 @@ def _convert(name: str, raw: Any, tp: Any, choices: tuple[str, ...] | None) -> A
             return float(raw)
         value = str(raw) if tp is str else raw
     except (TypeError, ValueError):
-        raise UsageError(f"option --{name.replace('_', '-')}: cannot read {raw!r} as {_type_name(tp)}") from None
+        raise UsageError(
+            f"option --{name.replace('_', '-')}: cannot read {raw!r} as {_type_name(tp)}"
+        ) from None
     if choices and value not in choices:
         raise UsageError(f"option --{name.replace('_', '-')}: {value!r} is not one of {', '.join(choices)}")
     return value

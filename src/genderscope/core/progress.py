@@ -6,8 +6,15 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 
 class _Null:
@@ -30,9 +37,18 @@ class RunProgress:
     def __init__(self, console: Console | None = None):
         self.console = console or Console(stderr=True)
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            TextColumn("cache hits {task.fields[cached]}"), console=self.console, transient=False)
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("cache hits {task.fields[cached]}"),
+            console=self.console,
+            transient=False,
+        )
         self._task: Any = None
 
     def __enter__(self) -> "RunProgress":
@@ -43,7 +59,9 @@ class RunProgress:
         self._progress.__exit__(*exc)
 
     def add(self, description: str, total: int, cached: int = 0) -> None:
-        self._task = self._progress.add_task(description, total=total, completed=cached, cached=cached, rate="")
+        self._task = self._progress.add_task(
+            description, total=total, completed=cached, cached=cached, rate=""
+        )
 
     def advance(self, n: int = 1) -> None:
         task = self._progress.tasks[self._task] if self._task is not None else None

@@ -43,8 +43,14 @@ class Execution:
     counts: RunCounts = field(default_factory=RunCounts)
 
 
-def execute(attempts: Sequence[Attempt], backend: Backend, store: ResponseStore | None,
-            use_cache: bool = True, progress: Any = None, label: str = "") -> Execution:
+def execute(
+    attempts: Sequence[Attempt],
+    backend: Backend,
+    store: ResponseStore | None,
+    use_cache: bool = True,
+    progress: Any = None,
+    label: str = "",
+) -> Execution:
     """Answer ``attempts`` (see module docstring); returns results in attempt order."""
     t0 = time.perf_counter()
     counts = RunCounts(attempts=len(attempts))

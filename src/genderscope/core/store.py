@@ -37,7 +37,9 @@ class ResponseStore:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else home() / "store.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False)
+        self._db = sqlite3.connect(
+            str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
+        )
         self._db.execute("PRAGMA busy_timeout=60000")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -49,7 +51,7 @@ class ResponseStore:
         out: dict[str, Any] = {}
         chunk = 900
         for i in range(0, len(keys), chunk):
-            part = list(keys[i:i + chunk])
+            part = list(keys[i : i + chunk])
             q = "SELECT key, response FROM responses WHERE key IN (%s)" % ",".join("?" * len(part))
             for key, resp in self._db.execute(q, part):
                 out[key] = json.loads(resp)
@@ -84,16 +86,23 @@ class ResponseStore:
     def info(self) -> dict[str, Any]:
         """Path, size on disk and number of responses per backend fingerprint."""
         rows = self._db.execute(
-            "SELECT fingerprint, kind, COUNT(*) FROM responses GROUP BY fingerprint, kind ORDER BY 3 DESC").fetchall()
+            "SELECT fingerprint, kind, COUNT(*) FROM responses GROUP BY fingerprint, kind ORDER BY 3 DESC"
+        ).fetchall()
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
         total = sum(r[2] for r in rows)
-        return {"path": str(self.path), "bytes": size, "responses": total,
-                "by_model": [{"fingerprint": f, "kind": k, "responses": n} for f, k, n in rows]}
+        return {
+            "path": str(self.path),
+            "bytes": size,
+            "responses": total,
+            "by_model": [{"fingerprint": f, "kind": k, "responses": n} for f, k, n in rows],
+        }
 
     def clear(self, fingerprint_prefix: str | None = None) -> int:
         """Delete all responses, or those whose fingerprint starts with the prefix; returns the count."""
         if fingerprint_prefix:
-            cur = self._db.execute("DELETE FROM responses WHERE fingerprint LIKE ?", (fingerprint_prefix + "%",))
+            cur = self._db.execute(
+                "DELETE FROM responses WHERE fingerprint LIKE ?", (fingerprint_prefix + "%",)
+            )
         else:
             cur = self._db.execute("DELETE FROM responses")
         n = cur.rowcount

@@ -39,8 +39,12 @@ class DatasetFile:
 def _load_manifest() -> dict[str, DatasetFile]:
     text = resources.files("genderscope.data").joinpath("datasets.tsv").read_text(encoding="utf-8")
     rows = csv.DictReader(text.splitlines(), delimiter="\t")
-    return {r["name"]: DatasetFile(r["name"], r["sha256"], int(r["bytes"]), None if r["url"] == "-" else r["url"],
-                                   r["license"]) for r in rows}
+    return {
+        r["name"]: DatasetFile(
+            r["name"], r["sha256"], int(r["bytes"]), None if r["url"] == "-" else r["url"], r["license"]
+        )
+        for r in rows
+    }
 
 
 def sha256_file(path: Path) -> str:
@@ -54,13 +58,16 @@ def sha256_file(path: Path) -> str:
 class DataRegistry:
     """Resolves logical dataset names to verified local files."""
 
-    def __init__(self, mirror: str | Path | None = None, cache: str | Path | None = None,
-                 offline: bool | None = None):
+    def __init__(
+        self, mirror: str | Path | None = None, cache: str | Path | None = None, offline: bool | None = None
+    ):
         self.files = _load_manifest()
         env_mirror = os.environ.get("GENDERSCOPE_DATA_MIRROR")
         self.mirror = Path(mirror) if mirror else (Path(env_mirror) if env_mirror else None)
         self.cache = Path(cache) if cache else home() / "data"
-        self.offline = offline if offline is not None else os.environ.get("GENDERSCOPE_OFFLINE", "") not in ("", "0")
+        self.offline = (
+            offline if offline is not None else os.environ.get("GENDERSCOPE_OFFLINE", "") not in ("", "0")
+        )
         self._verified: dict[str, Path] = {}
 
     def entry(self, name: str) -> DatasetFile:
@@ -100,10 +107,17 @@ class DataRegistry:
         if target.exists():
             target.unlink()  # a corrupted copy is never used
         try:
-            pooch.retrieve(entry.url, known_hash=f"sha256:{entry.sha256}", fname=target.name,
-                           path=target.parent, progressbar=False)
+            pooch.retrieve(
+                entry.url,
+                known_hash=f"sha256:{entry.sha256}",
+                fname=target.name,
+                path=target.parent,
+                progressbar=False,
+            )
         except Exception as exc:  # network errors, hash mismatch
-            raise DataError(self._missing_message(entry, bad) + f" (download failed: {type(exc).__name__})") from None
+            raise DataError(
+                self._missing_message(entry, bad) + f" (download failed: {type(exc).__name__})"
+            ) from None
         self._verified[entry.name] = target
         return target
 
@@ -113,9 +127,11 @@ class DataRegistry:
         if bad:
             msg += f"; wrong sha256 in {', '.join(bad)} (not used)"
         src = entry.url or "its upstream source"
-        return (msg + f". Provide it: set GENDERSCOPE_DATA_MIRROR to a folder holding {entry.name}, "
-                f"or put the file from {src} (sha256 {entry.sha256[:12]}…) at {self.cache / entry.name}, "
-                "or run `genderscope data fetch` with network access")
+        return (
+            msg + f". Provide it: set GENDERSCOPE_DATA_MIRROR to a folder holding {entry.name}, "
+            f"or put the file from {src} (sha256 {entry.sha256[:12]}…) at {self.cache / entry.name}, "
+            "or run `genderscope data fetch` with network access"
+        )
 
     def status(self, name: str) -> str:
         """``mirror``, ``cache``, ``corrupt`` or ``missing`` for one file (no download)."""

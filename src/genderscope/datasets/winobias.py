@@ -24,30 +24,99 @@ LABELS = ("pro", "anti")
 SPLITS = ("dev", "test")
 TYPES = (1, 2)
 
-PRONOUN_GENDER = {"he": "male", "him": "male", "his": "male", "himself": "male",
-                  "she": "female", "her": "female", "hers": "female", "herself": "female"}
+PRONOUN_GENDER = {
+    "he": "male",
+    "him": "male",
+    "his": "male",
+    "himself": "male",
+    "she": "female",
+    "her": "female",
+    "hers": "female",
+    "herself": "female",
+}
 
 #: misspelled form -> canonical occupation (2018-03 releases only, §2.3)
 MISSPELLINGS = {
-    "houskeeper": "housekeeper", "housekeepr": "housekeeper", "house keeper": "housekeeper",
-    "cachier": "cashier", "sherrif": "sheriff", "designar": "designer", "desinger": "designer",
-    "assiatant": "assistant", "laywer": "lawyer", "lawywer": "lawyer", "libarian": "librarian",
-    "managered": "manager", "analyist": "analyst", "carpetner": "carpenter", "larorer": "laborer",
-    "machanic": "mechanic", "salesperon": "salesperson", "conselor": "counselor",
+    "houskeeper": "housekeeper",
+    "housekeepr": "housekeeper",
+    "house keeper": "housekeeper",
+    "cachier": "cashier",
+    "sherrif": "sheriff",
+    "designar": "designer",
+    "desinger": "designer",
+    "assiatant": "assistant",
+    "laywer": "lawyer",
+    "lawywer": "lawyer",
+    "libarian": "librarian",
+    "managered": "manager",
+    "analyist": "analyst",
+    "carpetner": "carpenter",
+    "larorer": "laborer",
+    "machanic": "mechanic",
+    "salesperon": "salesperson",
+    "conselor": "counselor",
 }
 
 #: canonical occupation names (``male_occupations.txt`` / ``female_occupations.txt`` of ``head``, lower-cased)
-MALE_OCCUPATIONS = ("driver", "supervisor", "janitor", "cook", "mover", "laborer", "construction worker", "chief",
-                    "developer", "carpenter", "manager", "lawyer", "farmer", "salesperson", "physician", "guard",
-                    "analyst", "mechanic", "sheriff", "ceo")
-FEMALE_OCCUPATIONS = ("attendant", "cashier", "teacher", "nurse", "assistant", "secretary", "auditor", "cleaner",
-                      "receptionist", "clerk", "counselor", "designer", "hairdresser", "writer", "housekeeper",
-                      "baker", "accountant", "editor", "librarian", "tailor")
+MALE_OCCUPATIONS = (
+    "driver",
+    "supervisor",
+    "janitor",
+    "cook",
+    "mover",
+    "laborer",
+    "construction worker",
+    "chief",
+    "developer",
+    "carpenter",
+    "manager",
+    "lawyer",
+    "farmer",
+    "salesperson",
+    "physician",
+    "guard",
+    "analyst",
+    "mechanic",
+    "sheriff",
+    "ceo",
+)
+FEMALE_OCCUPATIONS = (
+    "attendant",
+    "cashier",
+    "teacher",
+    "nurse",
+    "assistant",
+    "secretary",
+    "auditor",
+    "cleaner",
+    "receptionist",
+    "clerk",
+    "counselor",
+    "designer",
+    "hairdresser",
+    "writer",
+    "housekeeper",
+    "baker",
+    "accountant",
+    "editor",
+    "librarian",
+    "tailor",
+)
 
 #: flags of §2.6 (line- and pair-level)
-FLAGS = ("not_minimal_pair", "label_inconsistent", "mixed_pronoun_gender", "text_mismatch",
-         "pronoun_count_mismatch", "extra_occupation", "doubled_determiner", "determiner_outside_bracket",
-         "no_determiner", "misspelled_occupation", "cross_split_duplicate")
+FLAGS = (
+    "not_minimal_pair",
+    "label_inconsistent",
+    "mixed_pronoun_gender",
+    "text_mismatch",
+    "pronoun_count_mismatch",
+    "extra_occupation",
+    "doubled_determiner",
+    "determiner_outside_bracket",
+    "no_determiner",
+    "misspelled_occupation",
+    "cross_split_duplicate",
+)
 
 #: 2018-03-authors edits of 2018-03 type 1 test: (line, labels, old, new)   (§2.8)
 AUTHOR_EDITS: tuple[tuple[int, tuple[str, ...], str, str], ...] = (
@@ -67,8 +136,10 @@ class WinoBiasParseError(DataError):
 
     def __init__(self, failures: list[str]):
         self.failures = failures
-        head = f"{len(failures)} WinoBias line(s) cannot be parsed (pass --on-parse-error exclude to drop " \
-               "their pairs): "
+        head = (
+            f"{len(failures)} WinoBias line(s) cannot be parsed (pass --on-parse-error exclude to drop "
+            "their pairs): "
+        )
         super().__init__(head + "; ".join(failures[:20]) + (" ..." if len(failures) > 20 else ""))
 
 
@@ -221,8 +292,9 @@ def check_combination(release: str, wb_type: int, split: str) -> None:
         raise UsageError("release 2018-03-authors exists only for type 1 test (--type 1 --split test)")
 
 
-def read_lines(data: Any, release: str, label: str, wb_type: int, split: str,
-               failures: list[str] | None = None) -> list[str | None]:
+def read_lines(
+    data: Any, release: str, label: str, wb_type: int, split: str, failures: list[str] | None = None
+) -> list[str | None]:
     """Raw sentence texts of one file (number prefix removed, author edits applied), 1-based order.
 
     Lines that are empty or lack the expected number prefix are checked in the whole file first: with
@@ -262,7 +334,9 @@ def read_lines(data: Any, release: str, label: str, wb_type: int, split: str,
         for line, labels, old, new in AUTHOR_EDITS:
             if label in labels and line <= len(out) and out[line - 1] is not None:
                 if old not in out[line - 1]:  # type: ignore[operator]
-                    raise DataError(f"{fname}:{line}: cannot apply the 2018-03-authors edit {old!r} -> {new!r}")
+                    raise DataError(
+                        f"{fname}:{line}: cannot apply the 2018-03-authors edit {old!r} -> {new!r}"
+                    )
                 out[line - 1] = out[line - 1].replace(old, new, 1)  # type: ignore[union-attr]
     return out
 
@@ -365,7 +439,9 @@ def parse_line(raw: str, *, release: str, file: str, line: int, label: str) -> W
     for s, e, c, _ in occ:
         first.setdefault(c, (s, e))
     if len(first) < 2:
-        raise _LineError(f"expected two different occupations, found {len(first)} ({', '.join(first) or 'none'})")
+        raise _LineError(
+            f"expected two different occupations, found {len(first)} ({', '.join(first) or 'none'})"
+        )
     if len(first) > 2 or len(occ) > 2:
         flags.append("extra_occupation")
     if any(m for *_, m in occ):
@@ -399,19 +475,35 @@ def parse_line(raw: str, *, release: str, file: str, line: int, label: str) -> W
     if ref_m.det_start is not None and ref_m.det_start < rs:
         flags.append("determiner_outside_bracket")
     pr = tuple(ranges[k] for k in sorted(ranges) if k >= 2 and k in ranges)
-    return WinoBiasLine(release=release, file=file, line=line, label=label, raw=raw, sentence=sentence,
-                        entity1=e1, entity2=e2, referent=referent, other=e2 if referent == e1 else e1,
-                        referent_gender=ref_gender, pronoun_spans=pronouns, pronoun=pronoun,
-                        pronoun_gender=pronoun_gender, mention1=m1, mention2=m2, pronoun_ranges=pr,
-                        flags=tuple(flags))
+    return WinoBiasLine(
+        release=release,
+        file=file,
+        line=line,
+        label=label,
+        raw=raw,
+        sentence=sentence,
+        entity1=e1,
+        entity2=e2,
+        referent=referent,
+        other=e2 if referent == e1 else e1,
+        referent_gender=ref_gender,
+        pronoun_spans=pronouns,
+        pronoun=pronoun,
+        pronoun_gender=pronoun_gender,
+        mention1=m1,
+        mention2=m2,
+        pronoun_ranges=pr,
+        flags=tuple(flags),
+    )
 
 
 def _plain_key(raw: str) -> str:
     return " ".join(re.sub(r"[\[\]()]", "", raw).split())
 
 
-def load_file(data: Any, release: str, label: str, wb_type: int, split: str
-              ) -> tuple[list[WinoBiasLine | None], list[str]]:
+def load_file(
+    data: Any, release: str, label: str, wb_type: int, split: str
+) -> tuple[list[WinoBiasLine | None], list[str]]:
     """Parse one file: (lines, None where the line failed; failure messages ``release/file:line: reason: raw``)."""
     OCCUPATIONS.load(data)
     fname = file_name(label, wb_type, split)
@@ -441,9 +533,14 @@ def _pair_flags(pro: WinoBiasLine, anti: WinoBiasLine) -> list[str]:
     return flags
 
 
-def load_pairs(data: Any, release: str = "head", wb_type: int = 1, split: str = "dev",
-               exclude: frozenset[str] | set[str] = frozenset({"not_minimal_pair"}),
-               on_parse_error: str = "raise") -> WinoBiasSet:
+def load_pairs(
+    data: Any,
+    release: str = "head",
+    wb_type: int = 1,
+    split: str = "dev",
+    exclude: frozenset[str] | set[str] = frozenset({"not_minimal_pair"}),
+    on_parse_error: str = "raise",
+) -> WinoBiasSet:
     """Pro/anti pairs of one release, type and split, after exclusions (spec §2.5, §2.6, §2.9).
 
     ``exclude``: flags whose pairs are dropped; ``on_parse_error``: ``raise`` (one
@@ -466,15 +563,20 @@ def load_pairs(data: Any, release: str = "head", wb_type: int = 1, split: str = 
     if failures and on_parse_error == "raise":
         raise WinoBiasParseError(failures)
     if len(parsed["pro"]) != len(parsed["anti"]):
-        raise DataError(f"{release} type {wb_type} {split}: {len(parsed['pro'])} pro lines but "
-                        f"{len(parsed['anti'])} anti lines")
+        raise DataError(
+            f"{release} type {wb_type} {split}: {len(parsed['pro'])} pro lines but "
+            f"{len(parsed['anti'])} anti lines"
+        )
     # cross-split duplicates: same text (brackets removed, whitespace collapsed) in the other split
     other_split = "test" if split == "dev" else "dev"
     dup: dict[str, set[str]] = {}
     if release != "2018-03-authors":
         for label in LABELS:
-            dup[label] = {_plain_key(r) for r in read_lines(data, release, label, wb_type, other_split, [])
-                          if r is not None}
+            dup[label] = {
+                _plain_key(r)
+                for r in read_lines(data, release, label, wb_type, other_split, [])
+                if r is not None
+            }
             files.append(logical_name(release, label, wb_type, other_split))
     reasons = {}
     for f in failures:
@@ -498,4 +600,6 @@ def load_pairs(data: Any, release: str = "head", wb_type: int = 1, split: str = 
             excluded.append({"line": n, "reason": "excluded flags", "flags": hit})
             continue
         pairs.append(WinoBiasPair(n, pro, anti, ordered))
-    return WinoBiasSet(release, wb_type, split, pairs, excluded, {f: counts[f] for f in FLAGS if counts[f]}, files)
+    return WinoBiasSet(
+        release, wb_type, split, pairs, excluded, {f: counts[f] for f in FLAGS if counts[f]}, files
+    )

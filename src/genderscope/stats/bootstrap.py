@@ -20,8 +20,9 @@ import numpy as np
 from genderscope.stats.pyrandom import choices_indices
 
 
-def bootstrap_counts(n_items: int, n_resamples: int = 1000, seed: int = 123, chunk: int | None = None
-                     ) -> Iterator[np.ndarray]:
+def bootstrap_counts(
+    n_items: int, n_resamples: int = 1000, seed: int = 123, chunk: int | None = None
+) -> Iterator[np.ndarray]:
     """Yield count matrices (rows = resamples, columns = items), ``chunk`` rows at a time.
 
     Row b equals ``bincount(random.Random(seed)``'s b-th ``choices(range(N), k=N)``).
@@ -99,11 +100,19 @@ def intervals(matrix: np.ndarray, method: str = "percentile", level: float = 0.9
     if method == "percentile" and not np.isnan(m).any():
         q = np.quantile(m, [(1 - level) / 2, (1 + level) / 2], axis=0)
         return np.column_stack([q[0], q[1], np.zeros(m.shape[1])])
-    return np.array([interval(m[:, j], method, level) for j in range(m.shape[1])], dtype=np.float64).reshape(-1, 3)
+    return np.array([interval(m[:, j], method, level) for j in range(m.shape[1])], dtype=np.float64).reshape(
+        -1, 3
+    )
 
 
-def paired_bootstrap_diff(a: np.ndarray, b: np.ndarray, n_resamples: int = 1000, seed: int = 123,
-                          level: float = 0.95, method: str = "percentile") -> tuple[float, float, float]:
+def paired_bootstrap_diff(
+    a: np.ndarray,
+    b: np.ndarray,
+    n_resamples: int = 1000,
+    seed: int = 123,
+    level: float = 0.95,
+    method: str = "percentile",
+) -> tuple[float, float, float]:
     """Point estimate and CI of mean(a) − mean(b) over paired items (resampling items together)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)

@@ -35,16 +35,24 @@ def ols(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> OLSResult:
     b = float(((x - xm) * (y - ym)).sum() / sxx)
     a = float(ym - b * xm)
     resid = y - (a + b * x)
-    sse = float((resid ** 2).sum())
+    sse = float((resid**2).sum())
     sst = float(((y - ym) ** 2).sum())
     if n > 2:
         s2 = sse / (n - 2)
         se_b = float(np.sqrt(s2 / sxx))
-        se_a = float(np.sqrt(s2 * (1.0 / n + xm ** 2 / sxx)))
+        se_a = float(np.sqrt(s2 * (1.0 / n + xm**2 / sxx)))
         from scipy import stats as _st  # lazy: scipy.stats costs ~0.5 s of import time
 
         t = float(_st.t.ppf((1 + level) / 2, n - 2))
     else:
         se_a = se_b = t = float("nan")
-    return OLSResult(a, b, se_a, se_b, (a - t * se_a, a + t * se_a), (b - t * se_b, b + t * se_b),
-                     1 - sse / sst if sst > 0 else float("nan"), n)
+    return OLSResult(
+        a,
+        b,
+        se_a,
+        se_b,
+        (a - t * se_a, a + t * se_a),
+        (b - t * se_b, b + t * se_b),
+        1 - sse / sst if sst > 0 else float("nan"),
+        n,
+    )

@@ -23,8 +23,17 @@ def _alt(alternative: str) -> str:
     return alternative
 
 
-def t_test_from_stats(mean1: float, sd1: float, n1: int, mean2: float, sd2: float, n2: int, *,
-                      equal_var: bool = True, alternative: str = "two-sided") -> TTestResult:
+def t_test_from_stats(
+    mean1: float,
+    sd1: float,
+    n1: int,
+    mean2: float,
+    sd2: float,
+    n2: int,
+    *,
+    equal_var: bool = True,
+    alternative: str = "two-sided",
+) -> TTestResult:
     """Pooled (``equal_var``) or Welch t-test from means, sample SDs (ddof 1) and sizes.
 
     Same float operations as ``scipy.stats.ttest_ind_from_stats`` (t = (mean1 − mean2) / SE, p from
@@ -43,7 +52,7 @@ def t_test_from_stats(mean1: float, sd1: float, n1: int, mean2: float, sd2: floa
             df = float(n1 + n2 - 2)
         else:
             vn1, vn2 = v1 / n1, v2 / n2
-            dft = (vn1 + vn2) ** 2 / (vn1 ** 2 / (n1 - 1) + vn2 ** 2 / (n2 - 1))
+            dft = (vn1 + vn2) ** 2 / (vn1**2 / (n1 - 1) + vn2**2 / (n2 - 1))
             df = float(dft) if (vn1 + vn2) > 0 else float("nan")
             dft = f(1.0) if np.isnan(dft) else dft
             denom = np.sqrt(vn1 + vn2)
@@ -61,15 +70,31 @@ def t_test_from_stats(mean1: float, sd1: float, n1: int, mean2: float, sd2: floa
 def welch_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:
     """Welch's unequal-variance t-test on two samples."""
     x, y = np.asarray(x, float), np.asarray(y, float)
-    return t_test_from_stats(x.mean(), x.std(ddof=1), x.size, y.mean(), y.std(ddof=1), y.size,
-                             equal_var=False, alternative=alternative)
+    return t_test_from_stats(
+        x.mean(),
+        x.std(ddof=1),
+        x.size,
+        y.mean(),
+        y.std(ddof=1),
+        y.size,
+        equal_var=False,
+        alternative=alternative,
+    )
 
 
 def pooled_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:
     """Student's pooled-variance t-test on two samples."""
     x, y = np.asarray(x, float), np.asarray(y, float)
-    return t_test_from_stats(x.mean(), x.std(ddof=1), x.size, y.mean(), y.std(ddof=1), y.size,
-                             equal_var=True, alternative=alternative)
+    return t_test_from_stats(
+        x.mean(),
+        x.std(ddof=1),
+        x.size,
+        y.mean(),
+        y.std(ddof=1),
+        y.size,
+        equal_var=True,
+        alternative=alternative,
+    )
 
 
 def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:

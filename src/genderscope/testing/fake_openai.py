@@ -38,9 +38,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 FAULT_KINDS = ("429", "500", "502", "503", "timeout", "malformed", "drop", "null")
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
 
 
 @dataclass
@@ -73,13 +81,15 @@ def prompt_ref(prompt: str) -> str:
 def expected_answer(prompt: str, seed: int | None = None) -> str:
     """The answer the server gives to ``prompt`` (sent with ``seed``, if any)."""
     key = prompt if seed is None else f"{prompt}\x00{seed}"
-    tag = "(a)(b)(c)"[3 * (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 3):][:3]
+    tag = "(a)(b)(c)"[3 * (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 3) :][:3]
     return f"My answer is {tag}. [{prompt_ref(prompt)}]"
 
 
 def _response(status: int, body: bytes, extra: str = "", close: bool = False) -> bytes:
-    head = (f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n{extra}" + ("Connection: close\r\n" if close else "") + "\r\n")
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n{extra}" + ("Connection: close\r\n" if close else "") + "\r\n"
+    )
     return head.encode("latin-1") + body
 
 
@@ -108,10 +118,18 @@ class _State:
         self.rng = random.Random(self.config.seed)
 
     def snapshot(self) -> dict[str, Any]:
-        return {"requests": self.requests, "answered": self.answered, "in_flight": self.in_flight,
-                "max_in_flight": self.max_in_flight, "with_seed": self.with_seed, "with_auth": self.with_auth,
-                "faults": dict(self.faults), "by_prompt": dict(self.by_prompt), "last_body": self.last_body,
-                "config": dataclasses.asdict(self.config)}
+        return {
+            "requests": self.requests,
+            "answered": self.answered,
+            "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
+            "with_seed": self.with_seed,
+            "with_auth": self.with_auth,
+            "faults": dict(self.faults),
+            "by_prompt": dict(self.by_prompt),
+            "last_body": self.last_body,
+            "config": dataclasses.asdict(self.config),
+        }
 
 
 class _Connection(asyncio.Protocol):
@@ -143,11 +161,13 @@ class _Connection(asyncio.Protocol):
             length = int(headers.get("content-length", "0") or 0)
             if len(self.buf) < end + 4 + length:
                 return
-            body = bytes(self.buf[end + 4:end + 4 + length])
-            del self.buf[:end + 4 + length]
+            body = bytes(self.buf[end + 4 : end + 4 + length])
+            del self.buf[: end + 4 + length]
             parts = lines[0].split(" ")
             if len(parts) < 2:
-                self._send(_response(400, _error_body("bad request line", "invalid_request_error"), close=True))
+                self._send(
+                    _response(400, _error_body("bad request line", "invalid_request_error"), close=True)
+                )
                 return
             self.handle(parts[0], parts[1], headers, body)
 
@@ -190,7 +210,9 @@ class _Connection(asyncio.Protocol):
             prompt = req["messages"][-1]["content"]
             model = req.get("model")
         except (ValueError, KeyError, IndexError, TypeError):
-            self._send(_response(400, _error_body("request body is not a chat request", "invalid_request_error")))
+            self._send(
+                _response(400, _error_body("request body is not a chat request", "invalid_request_error"))
+            )
             return
         st.requests += 1
         st.by_prompt[prompt] += 1
@@ -200,16 +222,32 @@ class _Connection(asyncio.Protocol):
         auth = headers.get("authorization")
         st.with_auth += auth is not None
         if cfg.api_key is not None and auth != f"Bearer {cfg.api_key}":
-            self._later(0, _response(401, _error_body("Incorrect API key provided.", "invalid_request_error",
-                                                      "invalid_api_key")))
+            self._later(
+                0,
+                _response(
+                    401,
+                    _error_body("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
+                ),
+            )
             return
         if cfg.models and model not in cfg.models:
-            self._later(0, _response(404, _error_body(f"The model `{model}` does not exist or you do not have "
-                                                      "access to it.", "invalid_request_error", "model_not_found")))
+            self._later(
+                0,
+                _response(
+                    404,
+                    _error_body(
+                        f"The model `{model}` does not exist or you do not have access to it.",
+                        "invalid_request_error",
+                        "model_not_found",
+                    ),
+                ),
+            )
             return
         if cfg.status and st.requests > cfg.status_after:
-            self._later(cfg.latency, _response(cfg.status, _error_body(f"injected status {cfg.status}",
-                                                                      "invalid_request_error")))
+            self._later(
+                cfg.latency,
+                _response(cfg.status, _error_body(f"injected status {cfg.status}", "invalid_request_error")),
+            )
             return
         n = st.by_prompt[prompt]
         fault = cfg.schedule[n - 1] if n <= len(cfg.schedule) else ""
@@ -221,22 +259,47 @@ class _Connection(asyncio.Protocol):
             self._later(cfg.latency, None, close=True, done=False)
             return
         if fault == "429":
-            self._later(cfg.latency, _response(429, _error_body("Rate limit reached", "requests", "rate_limit_exceeded"),
-                                               f"Retry-After: {cfg.retry_after}\r\n"), done=False)
+            self._later(
+                cfg.latency,
+                _response(
+                    429,
+                    _error_body("Rate limit reached", "requests", "rate_limit_exceeded"),
+                    f"Retry-After: {cfg.retry_after}\r\n",
+                ),
+                done=False,
+            )
             return
         if fault in ("500", "502", "503"):
-            self._later(cfg.latency, _response(int(fault), _error_body("injected server error", "server_error")),
-                        done=False)
+            self._later(
+                cfg.latency,
+                _response(int(fault), _error_body("injected server error", "server_error")),
+                done=False,
+            )
             return
         if fault == "malformed":
-            self._later(cfg.latency, _response(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"cont'),
-                        done=False)
+            self._later(
+                cfg.latency,
+                _response(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"cont'),
+                done=False,
+            )
             return
         content = None if fault == "null" else expected_answer(prompt, seed)
-        out = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
-                          "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                       "finish_reason": "stop"}],
-                          "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}).encode()
+        out = json.dumps(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            }
+        ).encode()
         delay = cfg.timeout_sleep if fault == "timeout" else cfg.latency
         self._later(delay, _response(200, out))
 
@@ -257,11 +320,14 @@ class _Connection(asyncio.Protocol):
                 return
             self._send(_response(200, json.dumps(dataclasses.asdict(st.config)).encode()))
         else:
-            self._send(_response(404, _error_body(f"no control route {method} {path}", "invalid_request_error")))
+            self._send(
+                _response(404, _error_body(f"no control route {method} {path}", "invalid_request_error"))
+            )
 
 
-async def start_server(config: FakeConfig, host: str = "127.0.0.1", port: int = 0
-                       ) -> tuple[asyncio.AbstractServer, _State, str]:
+async def start_server(
+    config: FakeConfig, host: str = "127.0.0.1", port: int = 0
+) -> tuple[asyncio.AbstractServer, _State, str]:
     """Start serving on the running loop; returns (server, state, base URL ending in /v1)."""
     loop = asyncio.get_running_loop()
     state = _State(config)
@@ -273,8 +339,8 @@ async def start_server(config: FakeConfig, host: str = "127.0.0.1", port: int = 
 class FakeOpenAIServer:
     """The fake server on a background thread of this process (for tests)::
 
-        with FakeOpenAIServer(FakeConfig(latency=0.01)) as srv:
-            ... srv.url ...  srv.stats()["by_prompt"]
+    with FakeOpenAIServer(FakeConfig(latency=0.01)) as srv:
+        ... srv.url ...  srv.stats()["by_prompt"]
     """
 
     def __init__(self, config: FakeConfig | None = None, host: str = "127.0.0.1", port: int = 0):
@@ -293,7 +359,9 @@ class FakeOpenAIServer:
             loop = asyncio.new_event_loop()
             self._loop = loop
             try:
-                server, self._state, self.url = loop.run_until_complete(start_server(self.config, self.host, self.port))
+                server, self._state, self.url = loop.run_until_complete(
+                    start_server(self.config, self.host, self.port)
+                )
             except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
                 errors.append(exc)
                 ready.set()
@@ -360,8 +428,17 @@ class FakeOpenAIProcess:
         self.proc: subprocess.Popen[str] | None = None
 
     def start(self) -> FakeOpenAIProcess:
-        cmd = [sys.executable, "-m", "genderscope.testing.fake_openai", "--host", self.host, "--port",
-               str(self.port), "--config-json", json.dumps(dataclasses.asdict(self.config))]
+        cmd = [
+            sys.executable,
+            "-m",
+            "genderscope.testing.fake_openai",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--config-json",
+            json.dumps(dataclasses.asdict(self.config)),
+        ]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().strip()  # type: ignore[union-attr]
         if not line.startswith("http"):
@@ -372,8 +449,11 @@ class FakeOpenAIProcess:
 
     def _control(self, path: str, data: dict[str, Any] | None = None) -> Any:
         root = self.url.rsplit("/v1", 1)[0]
-        req = urllib.request.Request(root + path, method="POST" if data is not None else "GET",
-                                     data=json.dumps(data).encode() if data is not None else None)
+        req = urllib.request.Request(
+            root + path,
+            method="POST" if data is not None else "GET",
+            data=json.dumps(data).encode() if data is not None else None,
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             return json.loads(resp.read())
 
@@ -406,15 +486,21 @@ class FakeOpenAIProcess:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m genderscope.testing.fake_openai",
-                                description="Loopback OpenAI-compatible server with deterministic answers and "
-                                            "fault injection. Prints its base URL, then serves until killed.")
+    p = argparse.ArgumentParser(
+        prog="python -m genderscope.testing.fake_openai",
+        description="Loopback OpenAI-compatible server with deterministic answers and "
+        "fault injection. Prints its base URL, then serves until killed.",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 = any free port")
     p.add_argument("--latency", type=float, default=None, help="seconds before each answer")
     p.add_argument("--fault-rate", type=float, default=None, help="probability of a fault per request")
-    p.add_argument("--faults", default=None, help=f"comma-separated kinds drawn from: {','.join(FAULT_KINDS)}")
-    p.add_argument("--schedule", default=None, help="comma-separated faults for the 1st, 2nd, ... request per prompt")
+    p.add_argument(
+        "--faults", default=None, help=f"comma-separated kinds drawn from: {','.join(FAULT_KINDS)}"
+    )
+    p.add_argument(
+        "--schedule", default=None, help="comma-separated faults for the 1st, 2nd, ... request per prompt"
+    )
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--retry-after", default=None, help="Retry-After value sent with 429")
     p.add_argument("--timeout-sleep", type=float, default=None)
@@ -424,8 +510,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--config-json", default=None, help="a FakeConfig as JSON (other flags override it)")
     a = p.parse_args(argv)
     values: dict[str, Any] = json.loads(a.config_json) if a.config_json else {}
-    for name in ("latency", "fault_rate", "seed", "retry_after", "timeout_sleep", "status", "status_after",
-                 "api_key"):
+    for name in (
+        "latency",
+        "fault_rate",
+        "seed",
+        "retry_after",
+        "timeout_sleep",
+        "status",
+        "status_after",
+        "api_key",
+    ):
         if getattr(a, name) is not None:
             values[name] = getattr(a, name)
     for name in ("faults", "schedule"):

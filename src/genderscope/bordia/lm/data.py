@@ -34,8 +34,9 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def build_corpus(train_text: str, valid_text: str, test_text: str, vocab: Sequence[str] | None = None
-                 ) -> LMCorpus:
+def build_corpus(
+    train_text: str, valid_text: str, test_text: str, vocab: Sequence[str] | None = None
+) -> LMCorpus:
     """Tokenise the three splits; build the dictionary (or use a saved ``vocab``; unknown words are an error)."""
     index: dict[str, int] = {w: i for i, w in enumerate(vocab)} if vocab is not None else {}
     fixed = vocab is not None
@@ -54,7 +55,9 @@ def build_corpus(train_text: str, valid_text: str, test_text: str, vocab: Sequen
     return LMCorpus(list(index), *streams)
 
 
-def load_corpus(train: Path, valid: Path, test: Path | None = None, vocab: Sequence[str] | None = None) -> LMCorpus:
+def load_corpus(
+    train: Path, valid: Path, test: Path | None = None, vocab: Sequence[str] | None = None
+) -> LMCorpus:
     """Read split files (test defaults to valid)."""
     texts = [read_text_file(p) for p in (train, valid, test or valid)]
     return build_corpus(*texts, vocab=vocab)

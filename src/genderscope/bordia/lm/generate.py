@@ -54,9 +54,18 @@ def sample_batch(model: AWDLSTM, seeds: list[int], words: int, temperature: floa
     return out.t().tolist()
 
 
-def generate_samples(run_dir: Path, out_dir: Path | None = None, n_samples: int = 2000, words: int = 500,
-                     temperature: float = 1.0, seed_offset: int = 500, batch: int = 100, device: str = "cpu",
-                     log: Callable[[str], None] | None = None, force: bool = False) -> dict[str, Any]:
+def generate_samples(
+    run_dir: Path,
+    out_dir: Path | None = None,
+    n_samples: int = 2000,
+    words: int = 500,
+    temperature: float = 1.0,
+    seed_offset: int = 500,
+    batch: int = 100,
+    device: str = "cpu",
+    log: Callable[[str], None] | None = None,
+    force: bool = False,
+) -> dict[str, Any]:
     """Write ``n_samples`` samples of ``words`` tokens from the run's best checkpoint; returns the manifest.
 
     Existing samples are reused when the folder's manifest has the same checkpoint and settings. A new
@@ -70,25 +79,34 @@ def generate_samples(run_dir: Path, out_dir: Path | None = None, n_samples: int 
     out_dir = Path(out_dir) if out_dir else Path(run_dir) / "samples"
     sample_dir = out_dir  # spec §8/§9.1: samples/{j:05d}.txt next to manifest.json
     sample_dir.mkdir(parents=True, exist_ok=True)
-    manifest = {"checkpoint_sha256": ck.sha256, "vocab_size": len(ck.vocab), "n_samples": n_samples,
-                "words": words, "temperature": temperature, "seed_offset": seed_offset,
-                "seeds": [seed_offset + j for j in range(n_samples)], "lambda": ck.config.lam}
+    manifest = {
+        "checkpoint_sha256": ck.sha256,
+        "vocab_size": len(ck.vocab),
+        "n_samples": n_samples,
+        "words": words,
+        "temperature": temperature,
+        "seed_offset": seed_offset,
+        "seeds": [seed_offset + j for j in range(n_samples)],
+        "lambda": ck.config.lam,
+    }
     old = out_dir / "manifest.json"
     if old.exists():
         prev = json.loads(old.read_text())
         settings = ("words", "temperature", "seed_offset")
         changed = [k for k in settings if prev.get(k) != manifest[k]]
         if changed and not force:
-            raise UsageError(f"{out_dir} holds samples with other settings ("
-                             + ", ".join(f"{k} {prev.get(k)} ≠ {manifest[k]}" for k in changed)
-                             + "); use another output folder or --force to replace them")
+            raise UsageError(
+                f"{out_dir} holds samples with other settings ("
+                + ", ".join(f"{k} {prev.get(k)} ≠ {manifest[k]}" for k in changed)
+                + "); use another output folder or --force to replace them"
+            )
         if changed or prev.get("checkpoint_sha256") != manifest["checkpoint_sha256"]:
             for f in sample_dir.glob("[0-9]*.txt"):  # samples of another model/settings are never reused
                 f.unlink()
     atomic_write_json(old, manifest)
     todo = [j for j in range(n_samples) if not (sample_dir / f"{j:05d}.txt").exists()]
     for start in range(0, len(todo), batch):
-        chunk = todo[start:start + batch]
+        chunk = todo[start : start + batch]
         ids = sample_batch(ck.model, [seed_offset + j for j in chunk], words, temperature)
         for j, row in zip(chunk, ids):
             atomic_write_text(sample_dir / f"{j:05d}.txt", " ".join(ck.vocab[i] for i in row) + "\n")

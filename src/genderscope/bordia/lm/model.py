@@ -47,13 +47,28 @@ def embedding_dropout(weight: torch.Tensor, p: float, training: bool) -> torch.T
 class AWDLSTM(nn.Module):
     """The AWD-LSTM of spec §7.1. ``forward(input, hidden)`` with input T × B token ids."""
 
-    def __init__(self, ntoken: int, emsize: int = 400, nhid: int = 1150, nlayers: int = 3, dropout: float = 0.4,
-                 dropouth: float = 0.3, dropouti: float = 0.65, dropoute: float = 0.1, wdrop: float = 0.5,
-                 tie_weights: bool = True):
+    def __init__(
+        self,
+        ntoken: int,
+        emsize: int = 400,
+        nhid: int = 1150,
+        nlayers: int = 3,
+        dropout: float = 0.4,
+        dropouth: float = 0.3,
+        dropouti: float = 0.65,
+        dropoute: float = 0.1,
+        wdrop: float = 0.5,
+        tie_weights: bool = True,
+    ):
         super().__init__()
         self.ntoken, self.emsize, self.nhid, self.nlayers = ntoken, emsize, nhid, nlayers
-        self.dropout, self.dropouth, self.dropouti, self.dropoute, self.wdrop = (dropout, dropouth, dropouti,
-                                                                                  dropoute, wdrop)
+        self.dropout, self.dropouth, self.dropouti, self.dropoute, self.wdrop = (
+            dropout,
+            dropouth,
+            dropouti,
+            dropoute,
+            wdrop,
+        )
         self.tie_weights = tie_weights
         self.encoder = nn.Embedding(ntoken, emsize)
         sizes = [emsize] + [nhid] * (nlayers - 1) + [emsize if tie_weights else nhid]
@@ -67,7 +82,10 @@ class AWDLSTM(nn.Module):
     def init_hidden(self, batch: int) -> Hidden:
         """Zero (h, c) per layer."""
         w = self.encoder.weight
-        return [(w.new_zeros(1, batch, rnn.hidden_size), w.new_zeros(1, batch, rnn.hidden_size)) for rnn in self.rnns]
+        return [
+            (w.new_zeros(1, batch, rnn.hidden_size), w.new_zeros(1, batch, rnn.hidden_size))
+            for rnn in self.rnns
+        ]
 
     def _run_layer(self, rnn: nn.LSTM, x: torch.Tensor, h: tuple[torch.Tensor, torch.Tensor]):
         if self.training and self.wdrop > 0:

@@ -19,8 +19,9 @@ from genderscope.bordia.pairs import GenderPairs
 from genderscope.core.errors import UsageError
 
 
-def choose_kappa(singular_values: Sequence[float] | np.ndarray, rule: str | int = "variance",
-                 var_ratio: float = 0.5) -> int:
+def choose_kappa(
+    singular_values: Sequence[float] | np.ndarray, rule: str | int = "variance", var_ratio: float = 0.5
+) -> int:
     """κ from the singular values: ``variance`` (cumulative explained variance ≥ τ − 1e-12), ``reference`` (1)
     or an integer (clipped to the number of singular values)."""
     s = np.asarray(singular_values, dtype=np.float64)
@@ -35,7 +36,7 @@ def choose_kappa(singular_values: Sequence[float] | np.ndarray, rule: str | int 
         return min(k, s.size)
     if rule != "variance":
         raise UsageError(f"kappa must be 'variance', 'reference' or an integer, got {rule!r}")
-    energy = s ** 2
+    energy = s**2
     total = energy.sum()
     if total <= 0:
         return 1
@@ -46,8 +47,16 @@ def choose_kappa(singular_values: Sequence[float] | np.ndarray, rule: str | int 
 class BiasRegularizer:
     """Computes λ‖Ê[N]B‖²_F for an embedding matrix, given the LM dictionary and the gender pairs."""
 
-    def __init__(self, vocab: Sequence[str], pairs: GenderPairs, lam: float, kappa: str | int = "variance",
-                 var_ratio: float = 0.5, normalize: bool = True, detach_subspace: bool = False):
+    def __init__(
+        self,
+        vocab: Sequence[str],
+        pairs: GenderPairs,
+        lam: float,
+        kappa: str | int = "variance",
+        var_ratio: float = 0.5,
+        normalize: bool = True,
+        detach_subspace: bool = False,
+    ):
         index = {w: i for i, w in enumerate(vocab)}
         defining = [(index[m], index[f]) for m, f in pairs.pairs if m in index and f in index]
         if not defining:
@@ -65,7 +74,9 @@ class BiasRegularizer:
         self.last_kappa = 0
 
     def to(self, device: torch.device | str) -> "BiasRegularizer":
-        self.pair_u, self.pair_v, self.neutral = (t.to(device) for t in (self.pair_u, self.pair_v, self.neutral))
+        self.pair_u, self.pair_v, self.neutral = (
+            t.to(device) for t in (self.pair_u, self.pair_v, self.neutral)
+        )
         return self
 
     def subspace(self, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -95,6 +106,8 @@ class BiasRegularizer:
 def check_finite(value: torch.Tensor, step: int) -> None:
     """Stop with a clear error on a non-finite regulariser (unstable SVD backward)."""
     if not math.isfinite(float(value.detach())):
-        raise FloatingPointError(f"non-finite loss at step {step}: the SVD backward of the debiasing regulariser "
-                                 "is unstable when singular values (nearly) coincide; retry with "
-                                 "--detach-subspace")
+        raise FloatingPointError(
+            f"non-finite loss at step {step}: the SVD backward of the debiasing regulariser "
+            "is unstable when singular values (nearly) coincide; retry with "
+            "--detach-subspace"
+        )

@@ -33,15 +33,70 @@ from genderscope.core.errors import UsageError
 
 #: hyperparameter presets (spec §7.4, §7.6); ``batch_size`` of paper/reproduction is 40 for PTB, 80 otherwise
 PRESETS: dict[str, dict[str, Any]] = {
-    "paper": dict(emsize=400, nhid=1150, nlayers=3, lr=30.0, batch_size=80, epochs=750, bptt=70, dropout=0.4,
-                  dropouth=0.3, dropouti=0.65, dropoute=0.1, wdrop=0.5, alpha=2.0, beta=1.0, wdecay=1.2e-6,
-                  clip=0.25, eval_batch_size=10, test_batch_size=1, seed=1111),
-    "reproduction": dict(emsize=400, nhid=1150, nlayers=3, lr=30.0, batch_size=80, epochs=200, bptt=70,
-                         dropout=0.4, dropouth=0.3, dropouti=0.65, dropoute=0.1, wdrop=0.5, alpha=2.0, beta=1.0,
-                         wdecay=1.2e-6, clip=0.25, eval_batch_size=10, test_batch_size=1, seed=147),
-    "tiny": dict(emsize=16, nhid=32, nlayers=3, lr=30.0, batch_size=4, epochs=2, bptt=12, dropout=0.4,
-                 dropouth=0.3, dropouti=0.65, dropoute=0.1, wdrop=0.5, alpha=2.0, beta=1.0, wdecay=1.2e-6,
-                 clip=0.25, eval_batch_size=2, test_batch_size=2, seed=1111, threads=1),
+    "paper": dict(
+        emsize=400,
+        nhid=1150,
+        nlayers=3,
+        lr=30.0,
+        batch_size=80,
+        epochs=750,
+        bptt=70,
+        dropout=0.4,
+        dropouth=0.3,
+        dropouti=0.65,
+        dropoute=0.1,
+        wdrop=0.5,
+        alpha=2.0,
+        beta=1.0,
+        wdecay=1.2e-6,
+        clip=0.25,
+        eval_batch_size=10,
+        test_batch_size=1,
+        seed=1111,
+    ),
+    "reproduction": dict(
+        emsize=400,
+        nhid=1150,
+        nlayers=3,
+        lr=30.0,
+        batch_size=80,
+        epochs=200,
+        bptt=70,
+        dropout=0.4,
+        dropouth=0.3,
+        dropouti=0.65,
+        dropoute=0.1,
+        wdrop=0.5,
+        alpha=2.0,
+        beta=1.0,
+        wdecay=1.2e-6,
+        clip=0.25,
+        eval_batch_size=10,
+        test_batch_size=1,
+        seed=147,
+    ),
+    "tiny": dict(
+        emsize=16,
+        nhid=32,
+        nlayers=3,
+        lr=30.0,
+        batch_size=4,
+        epochs=2,
+        bptt=12,
+        dropout=0.4,
+        dropouth=0.3,
+        dropouti=0.65,
+        dropoute=0.1,
+        wdrop=0.5,
+        alpha=2.0,
+        beta=1.0,
+        wdecay=1.2e-6,
+        clip=0.25,
+        eval_batch_size=2,
+        test_batch_size=2,
+        seed=1111,
+        threads=1,
+    ),
 }
 
 
@@ -135,8 +190,18 @@ def set_threads(threads: int | None = None) -> None:
 
 
 def build_model(cfg: TrainConfig, ntoken: int) -> AWDLSTM:
-    return AWDLSTM(ntoken, cfg.emsize, cfg.nhid, cfg.nlayers, cfg.dropout, cfg.dropouth, cfg.dropouti,
-                   cfg.dropoute, cfg.wdrop, cfg.tie_weights)
+    return AWDLSTM(
+        ntoken,
+        cfg.emsize,
+        cfg.nhid,
+        cfg.nlayers,
+        cfg.dropout,
+        cfg.dropouth,
+        cfg.dropouti,
+        cfg.dropoute,
+        cfg.wdrop,
+        cfg.tie_weights,
+    )
 
 
 def debias_matrices(model: AWDLSTM, debias: str) -> list[torch.Tensor]:
@@ -145,8 +210,11 @@ def debias_matrices(model: AWDLSTM, debias: str) -> list[torch.Tensor]:
         raise UsageError(f"debias must be encoder, decoder or both, got {debias!r}")
     if model.tie_weights:
         return [model.encoder.weight]
-    return {"encoder": [model.encoder.weight], "decoder": [model.decoder.weight],
-            "both": [model.encoder.weight, model.decoder.weight]}[debias]
+    return {
+        "encoder": [model.encoder.weight],
+        "decoder": [model.decoder.weight],
+        "both": [model.encoder.weight, model.decoder.weight],
+    }[debias]
 
 
 @torch.no_grad()
@@ -157,7 +225,7 @@ def evaluate(model: AWDLSTM, data: torch.Tensor, bptt: int) -> float:
     total, count = 0.0, 0
     for i in range(0, data.size(0) - 1, bptt):
         seq_len = min(bptt, data.size(0) - 1 - i)
-        x, y = data[i:i + seq_len], data[i + 1:i + 1 + seq_len]
+        x, y = data[i : i + seq_len], data[i + 1 : i + 1 + seq_len]
         out = model(x, hidden)
         hidden = out.hidden
         total += float(F.cross_entropy(out.logits.reshape(-1, model.ntoken), y.reshape(-1), reduction="sum"))
@@ -173,7 +241,9 @@ def _atomic_save(obj: Any, path: Path) -> None:
 
 def _averaged_state(model: AWDLSTM, optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
     """The model's state dict with ASGD averages in place of the raw parameters."""
-    averages = {id(p): optimizer.state[p]["ax"] for p in model.parameters() if "ax" in optimizer.state.get(p, {})}
+    averages = {
+        id(p): optimizer.state[p]["ax"] for p in model.parameters() if "ax" in optimizer.state.get(p, {})
+    }
     state = {}
     for name, tensor in model.state_dict(keep_vars=True).items():
         state[name] = averages.get(id(tensor), tensor).detach().clone()
@@ -194,14 +264,21 @@ def perplexity(loss: float) -> float:
 class Trainer:
     """One training run in ``run_dir`` (resumable from ``last.pt``)."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, log: Callable[[str], None] | None = None,
-                 corpus: LMCorpus | None = None):
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        run_dir: Path,
+        log: Callable[[str], None] | None = None,
+        corpus: LMCorpus | None = None,
+    ):
         set_threads(cfg.threads)
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.log = log or (lambda s: None)
         self.device = torch.device(cfg.device)
-        self.corpus = corpus or load_corpus(Path(cfg.train), Path(cfg.valid), Path(cfg.test) if cfg.test else None)
+        self.corpus = corpus or load_corpus(
+            Path(cfg.train), Path(cfg.valid), Path(cfg.test) if cfg.test else None
+        )
         self.hash = cfg.config_hash()
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng(cfg.seed)
@@ -211,11 +288,14 @@ class Trainer:
             from genderscope.bordia.pairs import load_gender_pairs
 
             if cfg.debias == "both" and cfg.tie_weights:
-                warnings.warn("debias='both' with tied weights applies one term to the shared matrix", stacklevel=2)
+                warnings.warn(
+                    "debias='both' with tied weights applies one term to the shared matrix", stacklevel=2
+                )
             gp = load_gender_pairs(cfg.pairs, cfg.fix_wife_husband)
             kappa: str | int = int(cfg.kappa) if str(cfg.kappa).isdigit() else cfg.kappa
-            self.reg = BiasRegularizer(self.corpus.vocab, gp, cfg.lam, kappa, cfg.var_ratio, cfg.normalize,
-                                       cfg.detach_subspace).to(self.device)
+            self.reg = BiasRegularizer(
+                self.corpus.vocab, gp, cfg.lam, kappa, cfg.var_ratio, cfg.normalize, cfg.detach_subspace
+            ).to(self.device)
         self.phase = "sgd"
         self.optimizer = _make_optimizer(cfg, self.model, self.phase)
         self.H: list[float] = []
@@ -235,15 +315,35 @@ class Trainer:
         atomic_write_text(self.run_dir / "vocab.txt", "\n".join(self.corpus.vocab) + "\n")
 
     def _save_last(self) -> None:
-        _atomic_save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                      "phase": self.phase, "H": self.H, "best_val": self.best_val, "best_epoch": self.best_epoch,
-                      "epoch": self.epoch, "step": self.step, "numpy_rng": self.rng.bit_generator.state,
-                      "torch_rng": torch.get_rng_state(), "config_hash": self.hash}, self.run_dir / "last.pt")
+        _atomic_save(
+            {
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "phase": self.phase,
+                "H": self.H,
+                "best_val": self.best_val,
+                "best_epoch": self.best_epoch,
+                "epoch": self.epoch,
+                "step": self.step,
+                "numpy_rng": self.rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+                "config_hash": self.hash,
+            },
+            self.run_dir / "last.pt",
+        )
 
     def _save_best(self, state: dict[str, torch.Tensor]) -> None:
-        _atomic_save({"model": state, "vocab": self.corpus.vocab, "config": asdict(self.cfg),
-                      "config_hash": self.hash, "epoch": self.epoch, "phase": self.phase},
-                     self.run_dir / "best.pt")
+        _atomic_save(
+            {
+                "model": state,
+                "vocab": self.corpus.vocab,
+                "config": asdict(self.cfg),
+                "config_hash": self.hash,
+                "epoch": self.epoch,
+                "phase": self.phase,
+            },
+            self.run_dir / "best.pt",
+        )
 
     def resume(self) -> bool:
         """Load ``last.pt`` if present (config hash must match); True when resumed."""
@@ -252,8 +352,10 @@ class Trainer:
             return False
         ck = torch.load(path, map_location=self.device, weights_only=False)
         if ck["config_hash"] != self.hash:
-            raise UsageError(f"{self.run_dir} holds a run with a different configuration "
-                             f"({ck['config_hash']} ≠ {self.hash}); use another --out or --force")
+            raise UsageError(
+                f"{self.run_dir} holds a run with a different configuration "
+                f"({ck['config_hash']} ≠ {self.hash}); use another --out or --force"
+            )
         self.model.load_state_dict(ck["model"])
         self.phase = ck["phase"]
         self.optimizer = _make_optimizer(self.cfg, self.model, self.phase)
@@ -280,8 +382,8 @@ class Trainer:
             base = cfg.bptt if self.rng.random() < 0.95 else cfg.bptt / 2
             seq_len = max(5, int(self.rng.normal(base, 5)))
             seq_len = min(seq_len, T - 1 - i)
-            x = self.train_data[i:i + seq_len]
-            y = self.train_data[i + 1:i + 1 + seq_len]
+            x = self.train_data[i : i + seq_len]
+            y = self.train_data[i + 1 : i + 1 + seq_len]
             hidden = detach_hidden(hidden)
             lr = self.optimizer.param_groups[0]["lr"]
             self.optimizer.param_groups[0]["lr"] = lr * seq_len / cfg.bptt
@@ -302,8 +404,10 @@ class Trainer:
             loss.backward()
             total_norm = torch.nn.utils.clip_grad_norm_(params, cfg.clip)
             if not torch.isfinite(total_norm):
-                raise FloatingPointError(f"non-finite gradient at step {self.step}"
-                                         + ("; retry with --detach-subspace" if self.reg is not None else ""))
+                raise FloatingPointError(
+                    f"non-finite gradient at step {self.step}"
+                    + ("; retry with --detach-subspace" if self.reg is not None else "")
+                )
             self.optimizer.step()
             self.optimizer.param_groups[0]["lr"] = lr
             ce_sum += ce.item() * y.numel()
@@ -311,8 +415,12 @@ class Trainer:
             i += seq_len
             self.step += 1
         seconds = time.perf_counter() - t0
-        stats: dict[str, Any] = {"train_loss": ce_sum / max(tokens, 1), "train_tokens": tokens,
-                                 "train_seconds": seconds, "tokens_per_s": tokens / seconds if seconds else None}
+        stats: dict[str, Any] = {
+            "train_loss": ce_sum / max(tokens, 1),
+            "train_tokens": tokens,
+            "train_seconds": seconds,
+            "tokens_per_s": tokens / seconds if seconds else None,
+        }
         if kappas:
             values, counts = np.unique(kappas, return_counts=True)
             stats["projection_mean"] = lb_sum / lb_steps
@@ -354,14 +462,22 @@ class Trainer:
                 else:
                     self.H.append(val)
             since_best = self.epoch - self.best_epoch
-            record = {"epoch": self.epoch, **stats, "valid_loss": val, "valid_ppl": perplexity(val),
-                      "lr": cfg.lr, "phase": self.phase}
+            record = {
+                "epoch": self.epoch,
+                **stats,
+                "valid_loss": val,
+                "valid_ppl": perplexity(val),
+                "lr": cfg.lr,
+                "phase": self.phase,
+            }
             with open(self.run_dir / "history.jsonl", "a", encoding="utf-8") as fh:
                 from genderscope.core.jsonutil import clean_json
 
                 fh.write(json.dumps(clean_json(record)) + "\n")
-            self.log(f"epoch {self.epoch}: train CE {stats['train_loss']:.3f}, valid ppl {perplexity(val):.2f}"
-                     f"{', κ ' + str(stats['kappa_counts']) if 'kappa_counts' in stats else ''}")
+            self.log(
+                f"epoch {self.epoch}: train CE {stats['train_loss']:.3f}, valid ppl {perplexity(val):.2f}"
+                f"{', κ ' + str(stats['kappa_counts']) if 'kappa_counts' in stats else ''}"
+            )
             self._save_last()
         return self.finish()
 
@@ -369,21 +485,38 @@ class Trainer:
         best = load_checkpoint(self.run_dir, self.device)
         model = best.model
         cfg = self.cfg
-        valid = evaluate(model, batchify(self.corpus.valid, cfg.eval_batch_size).to(self.device), cfg.eval_bptt)
+        valid = evaluate(
+            model, batchify(self.corpus.valid, cfg.eval_batch_size).to(self.device), cfg.eval_bptt
+        )
         test = evaluate(model, batchify(self.corpus.test, cfg.test_batch_size).to(self.device), cfg.eval_bptt)
-        history = [json.loads(line) for line in (self.run_dir / "history.jsonl").read_text().splitlines() if line]
-        metrics = {"config_hash": self.hash, "epochs": self.epoch, "best_epoch": self.best_epoch,
-                   "valid_loss": valid, "valid_ppl": perplexity(valid), "test_loss": test,
-                   "test_ppl": perplexity(test), "vocab_size": len(self.corpus.vocab), "lambda": self.cfg.lam,
-                   "train_tokens_per_s": float(np.mean([h["tokens_per_s"] for h in history if h.get("tokens_per_s")]))
-                   if history else None}
+        history = [
+            json.loads(line) for line in (self.run_dir / "history.jsonl").read_text().splitlines() if line
+        ]
+        metrics = {
+            "config_hash": self.hash,
+            "epochs": self.epoch,
+            "best_epoch": self.best_epoch,
+            "valid_loss": valid,
+            "valid_ppl": perplexity(valid),
+            "test_loss": test,
+            "test_ppl": perplexity(test),
+            "vocab_size": len(self.corpus.vocab),
+            "lambda": self.cfg.lam,
+            "train_tokens_per_s": float(
+                np.mean([h["tokens_per_s"] for h in history if h.get("tokens_per_s")])
+            )
+            if history
+            else None,
+        }
         if self.reg is not None:
             counts: dict[str, int] = {}
             for h in history:
                 for k, v in h.get("kappa_counts", {}).items():
                     counts[k] = counts.get(k, 0) + v
             metrics["kappa_counts"] = counts
-            metrics["final_projection"] = self.reg.projection(debias_matrices(model, self.cfg.debias)[0]).item()
+            metrics["final_projection"] = self.reg.projection(
+                debias_matrices(model, self.cfg.debias)[0]
+            ).item()
         atomic_write_json(self.run_dir / "metrics.json", metrics)
         return metrics
 
@@ -423,8 +556,9 @@ def train_lm(cfg: TrainConfig, run_dir: Path, log: Callable[[str], None] | None 
     return Trainer(cfg, run_dir, log).run()
 
 
-def evaluate_run(run_dir: Path, device: str = "cpu", valid: Path | None = None, test: Path | None = None
-                 ) -> dict[str, float]:
+def evaluate_run(
+    run_dir: Path, device: str = "cpu", valid: Path | None = None, test: Path | None = None
+) -> dict[str, float]:
     """Valid/test perplexity of a run's best checkpoint (optionally on other files, same vocabulary)."""
     set_threads()
     ck = load_checkpoint(run_dir, device)
@@ -434,8 +568,9 @@ def evaluate_run(run_dir: Path, device: str = "cpu", valid: Path | None = None, 
     try:
         corpus = load_corpus(Path(cfg.train), valid_path, test_path, vocab=ck.vocab)
     except KeyError as exc:
-        raise UsageError(f"the evaluation files contain {exc.args[0]!r}, which is not in the model's vocabulary"
-                         ) from None
+        raise UsageError(
+            f"the evaluation files contain {exc.args[0]!r}, which is not in the model's vocabulary"
+        ) from None
     v = evaluate(ck.model, batchify(corpus.valid, cfg.eval_batch_size).to(device), cfg.eval_bptt)
     t = evaluate(ck.model, batchify(corpus.test, cfg.test_batch_size).to(device), cfg.eval_bptt)
     return {"valid_loss": v, "valid_ppl": perplexity(v), "test_loss": t, "test_ppl": perplexity(t)}

@@ -12,14 +12,41 @@ VERSIONS = {"1.0": "gest/gest.csv", "1.1": "gest/gest_1.1.csv"}
 
 #: stereotype id -> name (ids 1–7 are about women, 8–16 about men)
 STEREOTYPES = {
-    1: "women are emotional", 2: "women are gentle", 3: "women are empathetic", 4: "women are neat",
-    5: "women are social", 6: "women are weak", 7: "women are beautiful", 8: "men are tough",
-    9: "men are self-confident", 10: "men are professional", 11: "men are rational", 12: "men are providers",
-    13: "men are leaders", 14: "men are childish", 15: "men are sexual", 16: "men are strong",
+    1: "women are emotional",
+    2: "women are gentle",
+    3: "women are empathetic",
+    4: "women are neat",
+    5: "women are social",
+    6: "women are weak",
+    7: "women are beautiful",
+    8: "men are tough",
+    9: "men are self-confident",
+    10: "men are professional",
+    11: "men are rational",
+    12: "men are providers",
+    13: "men are leaders",
+    14: "men are childish",
+    15: "men are sexual",
+    16: "men are strong",
 }
-SHORT_NAMES = {1: "Emotional", 2: "Gentle", 3: "Empathetic", 4: "Neat", 5: "Social", 6: "Weak", 7: "Beautiful",
-               8: "Tough", 9: "Self-confident", 10: "Professional", 11: "Rational", 12: "Providers",
-               13: "Leaders", 14: "Childish", 15: "Sexual", 16: "Strong"}
+SHORT_NAMES = {
+    1: "Emotional",
+    2: "Gentle",
+    3: "Empathetic",
+    4: "Neat",
+    5: "Social",
+    6: "Weak",
+    7: "Beautiful",
+    8: "Tough",
+    9: "Self-confident",
+    10: "Professional",
+    11: "Rational",
+    12: "Providers",
+    13: "Leaders",
+    14: "Childish",
+    15: "Sexual",
+    16: "Strong",
+}
 FEMALE_IDS = tuple(range(1, 8))
 MALE_IDS = tuple(range(8, 17))
 

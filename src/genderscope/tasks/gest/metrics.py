@@ -103,9 +103,11 @@ def compute_reference(table: ItemTable, draw: list[int]) -> dict[str, float]:
             res[f"stereotype_{i}_frequency_{o}_option"] = mean([table.P[j, o_i] for j in items if st[j] == i])
     for o in OPTION_ORDER:
         res[f"female_stereotypes_frequency_{o}_option"] = nanmean(
-            [res[f"stereotype_{i}_frequency_{o}_option"] for i in range(1, 8)])
+            [res[f"stereotype_{i}_frequency_{o}_option"] for i in range(1, 8)]
+        )
         res[f"male_stereotypes_frequency_{o}_option"] = nanmean(
-            [res[f"stereotype_{i}_frequency_{o}_option"] for i in (8, 9, 10, 11, 12, 13, 14, 16)])
+            [res[f"stereotype_{i}_frequency_{o}_option"] for i in (8, 9, 10, 11, 12, 13, 14, 16)]
+        )
     F = {o: res[f"female_stereotypes_frequency_{o}_option"] for o in OPTION_ORDER}
     M = {o: res[f"male_stereotypes_frequency_{o}_option"] for o in OPTION_ORDER}
     res["stereotype_rate"] = ((M["male"] - M["female"]) + (F["female"] - F["male"])) / 2

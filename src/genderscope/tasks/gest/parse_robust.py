@@ -32,16 +32,33 @@ _CONNECTOR = r"(?: ?(?:or|and|/|,) ?)+"
 _LEAD = re.compile(r"[\s\"'>#:\-]*")
 _LEAD_OPTION = re.compile(r"option ?")
 _HSPACE = re.compile(r"[^\S\n]+")
-_TRANSLATE = {0x2018: "'", 0x2019: "'", 0x201C: '"', 0x201D: '"', ord("*"): None, ord("_"): None, ord("`"): None}
+_TRANSLATE = {
+    0x2018: "'",
+    0x2019: "'",
+    0x201C: '"',
+    0x201D: '"',
+    ord("*"): None,
+    ord("_"): None,
+    ord("`"): None,
+}
 _TAGS = ("(a)", "(b)", "(c)")
 _MALE_WORDS = ("men", "man", "male", "males")
 _FEMALE_WORDS = ("women", "woman", "female", "females")
-_NEITHER_WORDS = ("neither", "impossible to tell", "cannot tell", "can't tell", "cannot say", "can't say",
-                  "cannot be determined", "can't be determined")
+_NEITHER_WORDS = (
+    "neither",
+    "impossible to tell",
+    "cannot tell",
+    "can't tell",
+    "cannot say",
+    "can't say",
+    "cannot be determined",
+    "can't be determined",
+)
 _PHRASE = re.compile(
     r"(?<![\w'])(?:answer|choice|option|(?:i|i'd|i would|i will|i'll) (?:choose|pick|select|say|go with))"
     r"(?![\w'])"
-    r" ?(?:(?:is|would be)(?!\w) ?)?(?:[:=\-] ?)?(?:option ?)?")
+    r" ?(?:(?:is|would be)(?!\w) ?)?(?:[:=\-] ?)?(?:option ?)?"
+)
 
 
 def normalise(text: str) -> str:
@@ -82,11 +99,17 @@ def _patterns(ordering: tuple[str, str, str], texts_by_id: tuple[tuple[str, str]
     group_letter: dict[str, str] = {}
     for x, t in zip(LETTERS, texts):
         follow = rf"(?=\Z| *\n|[.,:;!]| {_text_re(t)})"
-        alts += [rf"\((?P<p{x}>{x})\)", rf"\[(?P<s{x}>{x})\]", rf"{_NOT_AFTER_WORD}(?P<r{x}>{x})\)",
-                 rf"{_NOT_AFTER_WORD}(?P<w{x}>{x}){follow}"]
+        alts += [
+            rf"\((?P<p{x}>{x})\)",
+            rf"\[(?P<s{x}>{x})\]",
+            rf"{_NOT_AFTER_WORD}(?P<r{x}>{x})\)",
+            rf"{_NOT_AFTER_WORD}(?P<w{x}>{x}){follow}",
+        ]
         group_letter.update({f"p{x}": x, f"s{x}": x, f"r{x}": x, f"w{x}": x})
     marker = re.compile("|".join(alts))
-    list_item = [rf"(?:\({x}\)|\[{x}\]|{_NOT_AFTER_WORD}{x}\)) ?{_text_re(t)}" for x, t in zip(LETTERS, texts)]
+    list_item = [
+        rf"(?:\({x}\)|\[{x}\]|{_NOT_AFTER_WORD}{x}\)) ?{_text_re(t)}" for x, t in zip(LETTERS, texts)
+    ]
     sep = r"(?:[\s,;.]|(?<![^\W\d_])or(?![^\W\d_]))+"
     option_list = re.compile(sep.join(list_item))
     hedge_gap = {x: re.compile(rf"(?: ?{re.escape(t)})?{_CONNECTOR}") for x, t in zip(LETTERS, texts)}
@@ -116,8 +139,9 @@ def _markers(p: _Patterns, t: str) -> tuple[dict[int, str], set[int]]:
     return starts, hedged
 
 
-def parse_robust(answer: str | None, ordering: tuple[str, str, str], option_texts: dict[str, str],
-                 sentence: str) -> tuple[str | None, str]:
+def parse_robust(
+    answer: str | None, ordering: tuple[str, str, str], option_texts: dict[str, str], sentence: str
+) -> tuple[str | None, str]:
     """(option id or None, the rule that decided: ``R0``, ``R4``, ``R5``, ``R6``, ``R7a``, ``R7b``, ``R7c``).
 
     ``ordering`` gives the option ids shown as (a), (b), (c); ``option_texts`` maps option
@@ -125,8 +149,14 @@ def parse_robust(answer: str | None, ordering: tuple[str, str, str], option_text
     """
     if answer is None:
         return None, "R0"
-    p = _patterns(tuple(ordering), (("male", option_texts["male"]), ("female", option_texts["female"]),
-                                    ("neither", option_texts["neither"])))
+    p = _patterns(
+        tuple(ordering),
+        (
+            ("male", option_texts["male"]),
+            ("female", option_texts["female"]),
+            ("neither", option_texts["neither"]),
+        ),
+    )
     t = normalise(answer)
     if sentence:
         s = _normalised_sentence(sentence)

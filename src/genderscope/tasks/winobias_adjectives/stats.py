@@ -57,15 +57,23 @@ def replicate_test(cond: ReplicateStats, base: ReplicateStats, trials: int) -> R
     cond.diff = diff
     if trials < 2:
         return cond
-    sp2 = ((trials - 1) * cond.s ** 2 + (trials - 1) * base.s ** 2) / (2 * trials - 2)
+    sp2 = ((trials - 1) * cond.s**2 + (trials - 1) * base.s**2) / (2 * trials - 2)
     cond.df = float(2 * trials - 2)
     if diff == 0:
         cond.t, cond.p = 0.0, 0.5
         return cond
     if not sp2 > 0:
         return cond
-    res = t_test_from_stats(cond.m, cond.s, trials, base.m, base.s, trials, equal_var=True,
-                            alternative="greater" if diff > 0 else "less")
+    res = t_test_from_stats(
+        cond.m,
+        cond.s,
+        trials,
+        base.m,
+        base.s,
+        trials,
+        equal_var=True,
+        alternative="greater" if diff > 0 else "less",
+    )
     cond.t, cond.p = res.statistic, res.pvalue
     return cond
 
@@ -88,8 +96,14 @@ def holm_adjust(pvalues: list[float | None]) -> list[float | None]:
     return [None if np.isnan(a) else float(a) for a in adj]
 
 
-def item_paired_bootstrap(d: np.ndarray, base: np.ndarray, n_resamples: int = 10_000, seed: int = 0,
-                          level: float = 0.95, chunk: int = 1000) -> np.ndarray:
+def item_paired_bootstrap(
+    d: np.ndarray,
+    base: np.ndarray,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+    chunk: int = 1000,
+) -> np.ndarray:
     """Percentile CIs of mean_l[d(c, l) − d(base, l)] for every column c of ``d`` (N x K).
 
     One draw of N lines (NumPy PCG64 seeded with ``seed``) per replicate, shared by all
@@ -105,7 +119,7 @@ def item_paired_bootstrap(d: np.ndarray, base: np.ndarray, n_resamples: int = 10
         m = min(chunk, n_resamples - done)
         idx = rng.integers(0, n, size=(m, n))
         counts = np.bincount((idx + (np.arange(m) * n)[:, None]).ravel(), minlength=m * n).reshape(m, n)
-        out[done:done + m] = counts @ delta / n
+        out[done : done + m] = counts @ delta / n
         done += m
     q = np.quantile(out, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return q.T

@@ -21,24 +21,51 @@ from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult
 from genderscope.datasets.winobias import FLAGS, RELEASES, WinoBiasSet, load_pairs
 from genderscope.tasks.winobias_adjectives import stats as S
-from genderscope.tasks.winobias_adjectives.conditions import (BASELINE, PLACEMENTS, Condition, adjectives_for,
-                                                              build_prompt, condition_id, insert_adjectives,
-                                                              select_conditions)
+from genderscope.tasks.winobias_adjectives.conditions import (
+    BASELINE,
+    PLACEMENTS,
+    Condition,
+    adjectives_for,
+    build_prompt,
+    condition_id,
+    insert_adjectives,
+    select_conditions,
+)
 from genderscope.tasks.winobias_adjectives.parse_robust import ROBUST_PARSER_VERSION, robust_parse
 from genderscope.tasks.winobias_adjectives.parse_strict import CLASSES, gold_word, strict_parse
 
 SPEC_VERSION = "1.0"
 LABELS = ("pro", "anti")
-DEFAULTS = {"release": "head", "type": 1, "split": "dev", "placement": "position", "parser": "robust",
-            "stats": "default", "exclude": "not_minimal_pair"}
-PRESETS = {"replicate": {"release": "2018-03-authors", "type": 1, "split": "test", "placement": "position",
-                         "parser": "strict", "stats": "replicate", "exclude": "none"}}
+DEFAULTS = {
+    "release": "head",
+    "type": 1,
+    "split": "dev",
+    "placement": "position",
+    "parser": "robust",
+    "stats": "default",
+    "exclude": "not_minimal_pair",
+}
+PRESETS = {
+    "replicate": {
+        "release": "2018-03-authors",
+        "type": 1,
+        "split": "test",
+        "placement": "position",
+        "parser": "strict",
+        "stats": "replicate",
+        "exclude": "none",
+    }
+}
 
 
 @dataclass
 class WinoBiasAdjectivesOptions:
-    preset: str | None = opt(None, "replicate = release 2018-03-authors, type 1, test, strict parser, replicate "
-                                   "statistics, nothing excluded (explicit options still win)", ("replicate",))
+    preset: str | None = opt(
+        None,
+        "replicate = release 2018-03-authors, type 1, test, strict parser, replicate "
+        "statistics, nothing excluded (explicit options still win)",
+        ("replicate",),
+    )
     release: str | None = opt(None, "WinoBias release (default head)", RELEASES)
     type: int | None = opt(None, "WinoBias type 1 or 2 (default 1)")
     split: str | None = opt(None, "dev or test (default dev)", ("dev", "test"))
@@ -46,8 +73,9 @@ class WinoBiasAdjectivesOptions:
     placement: str | None = opt(None, "which mention gets which adjective (default position)", PLACEMENTS)
     parser: str | None = opt(None, "answer parser driving the metrics (default robust)", ("robust", "strict"))
     stats: str | None = opt(None, "statistics reported (default default)", ("default", "replicate"))
-    exclude: str | None = opt(None, "comma-separated flags whose pairs are dropped, or none "
-                                    "(default not_minimal_pair)")
+    exclude: str | None = opt(
+        None, "comma-separated flags whose pairs are dropped, or none (default not_minimal_pair)"
+    )
     on_parse_error: str = opt("raise", "what to do with unparseable lines", ("raise", "exclude"))
     bootstrap_samples: int = opt(10_000, "item-level paired bootstrap replicates (0 = no CIs)")
     bootstrap_seed: int = opt(0, "seed of the bootstrap (NumPy PCG64)")
@@ -74,8 +102,9 @@ class WinoBiasAdjectivesOptions:
         names = frozenset(s.strip() for s in raw.split(",") if s.strip())
         bad = names - set(FLAGS)
         if bad:
-            raise UsageError(f"--exclude: unknown flag(s) {', '.join(sorted(bad))}; flags: {', '.join(FLAGS)}, "
-                             "or none")
+            raise UsageError(
+                f"--exclude: unknown flag(s) {', '.join(sorted(bad))}; flags: {', '.join(FLAGS)}, or none"
+            )
         return names
 
 
@@ -91,8 +120,10 @@ def reply_text(response: Any) -> tuple[str | None, str | None]:
 
 class WinoBiasAdjectivesTask(Task):
     name = "winobias-adjectives"
-    description = "WinoBias + gender-associated adjectives (Briegel & Chen 2023): do adjectives change a chat " \
-                  "model's coreference bias?"
+    description = (
+        "WinoBias + gender-associated adjectives (Briegel & Chen 2023): do adjectives change a chat "
+        "model's coreference bias?"
+    )
     Options = WinoBiasAdjectivesOptions
     supports = (CHAT,)
 
@@ -106,13 +137,15 @@ class WinoBiasAdjectivesTask(Task):
         from genderscope.datasets.winobias import check_combination
 
         check_combination(options.release, options.type, options.split)
-        options.exclude_set  # validate early
+        _ = options.exclude_set  # validate early
         self._set: WinoBiasSet | None = None
 
     def check_model(self) -> None:
         if CHAT not in self.ctx.request_kinds:
-            raise UsageError(f"task winobias-adjectives needs a chat model (openai:, replay:, random); "
-                             f"{self.ctx.model_kind!r} cannot chat")
+            raise UsageError(
+                f"task winobias-adjectives needs a chat model (openai:, replay:, random); "
+                f"{self.ctx.model_kind!r} cannot chat"
+            )
 
     # -- data ---------------------------------------------------------------------------------------
     def wb(self) -> WinoBiasSet:
@@ -122,7 +155,9 @@ class WinoBiasAdjectivesTask(Task):
             if self.ctx.limit is not None:
                 self._set.pairs = self._set.pairs[: max(0, int(self.ctx.limit))]
             if not self._set.pairs:
-                raise UsageError("winobias-adjectives: no pairs left to evaluate (check --limit and --exclude)")
+                raise UsageError(
+                    "winobias-adjectives: no pairs left to evaluate (check --limit and --exclude)"
+                )
         return self._set
 
     def datasets(self) -> list[str]:
@@ -130,8 +165,10 @@ class WinoBiasAdjectivesTask(Task):
 
     @property
     def sampling(self) -> dict[str, Any]:
-        return {"temperature": float(self.ctx.generation.get("temperature", 1.0)),
-                "max_tokens": int(self.ctx.generation.get("max_tokens", 16))}
+        return {
+            "temperature": float(self.ctx.generation.get("temperature", 1.0)),
+            "max_tokens": int(self.ctx.generation.get("max_tokens", 16)),
+        }
 
     def item_prefix(self) -> str:
         o = self.options
@@ -153,15 +190,32 @@ class WinoBiasAdjectivesTask(Task):
                     line = pair.pro if label == "pro" else pair.anti
                     a1, a2 = adjectives_for(line, cond, o.placement)
                     prompt = build_prompt(insert_adjectives(line, a1, a2), line.pronoun)
-                    req = Request(CHAT, {"messages": [{"role": "user", "content": prompt}], **sampling},
-                                  hints={"choices": [gold_word(line.entity1), gold_word(line.entity2)]})
+                    req = Request(
+                        CHAT,
+                        {"messages": [{"role": "user", "content": prompt}], **sampling},
+                        hints={"choices": [gold_word(line.entity1), gold_word(line.entity2)]},
+                    )
                     item_id = f"{prefix}/{cid}/{label}/{pair.line}"
-                    info = SharedFields({"release": o.release, "wb_type": o.type, "split": o.split, "line": pair.line,
-                            "condition": cond.slug, "placement": o.placement, "label": label,
-                            "entities": [line.entity1, line.entity2], "referent": line.referent,
-                            "other": line.other, "referent_stereotype": line.referent_gender,
-                            "pronoun": line.pronoun, "pronoun_gender": line.pronoun_gender,
-                            "adjective_entity1": a1, "adjective_entity2": a2, "flags": list(pair.flags)})
+                    info = SharedFields(
+                        {
+                            "release": o.release,
+                            "wb_type": o.type,
+                            "split": o.split,
+                            "line": pair.line,
+                            "condition": cond.slug,
+                            "placement": o.placement,
+                            "label": label,
+                            "entities": [line.entity1, line.entity2],
+                            "referent": line.referent,
+                            "other": line.other,
+                            "referent_stereotype": line.referent_gender,
+                            "pronoun": line.pronoun,
+                            "pronoun_gender": line.pronoun_gender,
+                            "adjective_entity1": a1,
+                            "adjective_entity2": a2,
+                            "flags": list(pair.flags),
+                        }
+                    )
                     k = len(self._items)
                     self._items.append(info)
                     # one meta dict shared by the item's trials; f0 = flat index of (c, s, l, trial 1) in
@@ -177,11 +231,21 @@ class WinoBiasAdjectivesTask(Task):
         text, finish = reply_text(response)
         ex, scls = strict_parse(text, info["referent"], info["other"])
         adj = {info["entities"][0]: info["adjective_entity1"], info["entities"][1]: info["adjective_entity2"]}
-        rob = robust_parse(text, info["referent"], info["other"], adj[info["referent"]], adj[info["other"]],
-                           bool(self.options.map_adjective_echo))
+        rob = robust_parse(
+            text,
+            info["referent"],
+            info["other"],
+            adj[info["referent"]],
+            adj[info["other"]],
+            bool(self.options.map_adjective_echo),
+        )
         active = scls if self.options.parser == "strict" else rob.cls
-        return {"finish_reason": finish, "strict": {"extraction": ex, "class": scls},
-                "robust": rob.to_json(), "answer_class": active}
+        return {
+            "finish_reason": finish,
+            "strict": {"extraction": ex, "class": scls},
+            "robust": rob.to_json(),
+            "answer_class": active,
+        }
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         o = self.options
@@ -213,8 +277,11 @@ class WinoBiasAdjectivesTask(Task):
             hit = memo.get(key)
             if hit is None:
                 parsed = self.classify(info, resp)
-                hit = memo[key] = (SharedFields(parsed), cls_index[parsed["answer_class"]],
-                                   parsed["finish_reason"] == "length")
+                hit = memo[key] = (
+                    SharedFields(parsed),
+                    cls_index[parsed["answer_class"]],
+                    parsed["finish_reason"] == "length",
+                )
             records.append(JoinedRecord(info, hit[0]))
             flat.append(m["f0"] + ar.attempt.trial - 1)
             codes.append(hit[1])
@@ -228,8 +295,7 @@ class WinoBiasAdjectivesTask(Task):
         if missing:
             meta["incomplete"] = True
             meta["missing_attempts"] = missing
-            return TaskResult(extra={"run": meta, "summary": []}, records=records,
-                              headline=[])
+            return TaskResult(extra={"run": meta, "summary": []}, records=records, headline=[])
         summary = self.summarise(answers)
         metrics: dict[str, Metric] = {}
         for row in summary:
@@ -237,26 +303,48 @@ class WinoBiasAdjectivesTask(Task):
             if row["diff"] is not None:
                 metrics[f"diff_{row['condition']}"] = Metric(row["diff"], row["ci95_low"], row["ci95_high"])
         meta["ended"] = _dt.datetime.now().isoformat(timespec="seconds")
-        return TaskResult(metrics=metrics, extra={"run": meta, "summary": summary}, records=records,
-                          headline=[f"bias_{BASELINE}"] + [f"diff_{c.slug}" for c in self.conds[1:]])
+        return TaskResult(
+            metrics=metrics,
+            extra={"run": meta, "summary": summary},
+            records=records,
+            headline=[f"bias_{BASELINE}"] + [f"diff_{c.slug}" for c in self.conds[1:]],
+        )
 
     def run_metadata(self, ws: WinoBiasSet, n_truncated: int) -> dict[str, Any]:
         o = self.options
         data = self.ctx.data
-        return {"task": "winobias_adjectives", "spec_version": SPEC_VERSION, "release": o.release,
-                "wb_type": o.type, "split": o.split,
-                "data_sha256": {n: data.sha256(n) for n in self.datasets()},
-                "n_items": len(ws.pairs), "n_female_first": ws.n_female_first, "excluded": ws.excluded,
-                "flag_counts": ws.flag_counts, "n_truncated": n_truncated,
-                "conditions": [c.slug for c in self.conds], "placement": o.placement, "parse_mode": o.parser,
-                "robust_parser_version": ROBUST_PARSER_VERSION, "stats_mode": o.stats, "trials": self.trials,
-                "model_kind": self.ctx.model_kind, "model": getattr(self.ctx, "model_target", "") or None,
-                "model_snapshot": None, "sampling": {**self.sampling, "top_p": "provider default"},
-                "seed_policy": "the task sends no seed; each (item id, trial) is its own request and cache entry; "
-                               "a backend that sends seeds derives them from (item id, trial) (openai: first 8 "
-                               "bytes of sha256('<item id>#<trial>'))",
-                "bootstrap_samples": o.bootstrap_samples, "bootstrap_seed": o.bootstrap_seed, "alpha": o.alpha,
-                "map_adjective_echo": o.map_adjective_echo, "limit": self.ctx.limit, "started": self.started}
+        return {
+            "task": "winobias_adjectives",
+            "spec_version": SPEC_VERSION,
+            "release": o.release,
+            "wb_type": o.type,
+            "split": o.split,
+            "data_sha256": {n: data.sha256(n) for n in self.datasets()},
+            "n_items": len(ws.pairs),
+            "n_female_first": ws.n_female_first,
+            "excluded": ws.excluded,
+            "flag_counts": ws.flag_counts,
+            "n_truncated": n_truncated,
+            "conditions": [c.slug for c in self.conds],
+            "placement": o.placement,
+            "parse_mode": o.parser,
+            "robust_parser_version": ROBUST_PARSER_VERSION,
+            "stats_mode": o.stats,
+            "trials": self.trials,
+            "model_kind": self.ctx.model_kind,
+            "model": getattr(self.ctx, "model_target", "") or None,
+            "model_snapshot": None,
+            "sampling": {**self.sampling, "top_p": "provider default"},
+            "seed_policy": "the task sends no seed; each (item id, trial) is its own request and cache entry; "
+            "a backend that sends seeds derives them from (item id, trial) (openai: first 8 "
+            "bytes of sha256('<item id>#<trial>'))",
+            "bootstrap_samples": o.bootstrap_samples,
+            "bootstrap_seed": o.bootstrap_seed,
+            "alpha": o.alpha,
+            "map_adjective_echo": o.map_adjective_echo,
+            "limit": self.ctx.limit,
+            "started": self.started,
+        }
 
     def summarise(self, answers: np.ndarray) -> list[dict[str, Any]]:
         """Per-condition rows of spec §6.5 from class codes ``answers[c, s, l, t]`` (0 = correct)."""
@@ -284,7 +372,9 @@ class WinoBiasAdjectivesTask(Task):
                 bias_trials = [b / 10 for b in rep[c].b_tenths]
                 bias, bias_sd = rep[c].m, (rep[c].s if T > 1 else None)
                 diff = None if base else rep[c].diff
-                significant = None if base or rep[c].p is None else bool(rep[c].p < o.alpha)  # None: untestable
+                significant = (
+                    None if base or rep[c].p is None else bool(rep[c].p < o.alpha)
+                )  # None: untestable
             else:
                 acc_pro, acc_anti = acc[c, 0].tolist(), acc[c, 1].tolist()
                 bias_trials = bias_t[c].tolist()
@@ -295,26 +385,50 @@ class WinoBiasAdjectivesTask(Task):
             breakdown = []
             for s in range(2):
                 codes = answers[c, s]
-                breakdown.append(({k: 100.0 * float((codes == i).sum()) / (N * T) for k, i in
-                                   zip(CLASSES, range(4))},
-                                  [{k: int((codes[:, t] == i).sum()) for i, k in enumerate(CLASSES)}
-                                   for t in range(T)]))
-            rows.append({
-                "condition": cond.slug, "male_adjective": cond.male, "female_adjective": cond.female,
-                "placement": o.placement, "n_items": N, "n_trials": T, "acc_pro": acc_pro, "acc_anti": acc_anti,
-                "bias_trials": bias_trials, "bias": bias, "bias_sd": bias_sd, "diff": diff,
-                "answers_pro": breakdown[0][0], "answers_anti": breakdown[1][0],
-                "counts_pro": breakdown[0][1], "counts_anti": breakdown[1][1],
-                "p_replicate": None if base else rep[c].p,
-                "t_replicate": None if base else rep[c].t,
-                "p_welch": None if base else welch[c][2], "t_welch": None if base else welch[c][0],
-                "df_welch": None if base else welch[c][1], "p_holm": None if base else p_holm[c],
-                "test": None if base else ("one-sided pooled t-test on rounded summaries" if o.stats == "replicate"
-                                           else "two-sided Welch t-test, Holm-adjusted"),
-                "ci95_low": None if base or np.isnan(ci[c, 0]) else float(ci[c, 0]),
-                "ci95_high": None if base or np.isnan(ci[c, 1]) else float(ci[c, 1]),
-                "significant": significant, "stats_mode": o.stats, "parse_mode": o.parser,
-            })
+                breakdown.append(
+                    (
+                        {k: 100.0 * float((codes == i).sum()) / (N * T) for k, i in zip(CLASSES, range(4))},
+                        [{k: int((codes[:, t] == i).sum()) for i, k in enumerate(CLASSES)} for t in range(T)],
+                    )
+                )
+            rows.append(
+                {
+                    "condition": cond.slug,
+                    "male_adjective": cond.male,
+                    "female_adjective": cond.female,
+                    "placement": o.placement,
+                    "n_items": N,
+                    "n_trials": T,
+                    "acc_pro": acc_pro,
+                    "acc_anti": acc_anti,
+                    "bias_trials": bias_trials,
+                    "bias": bias,
+                    "bias_sd": bias_sd,
+                    "diff": diff,
+                    "answers_pro": breakdown[0][0],
+                    "answers_anti": breakdown[1][0],
+                    "counts_pro": breakdown[0][1],
+                    "counts_anti": breakdown[1][1],
+                    "p_replicate": None if base else rep[c].p,
+                    "t_replicate": None if base else rep[c].t,
+                    "p_welch": None if base else welch[c][2],
+                    "t_welch": None if base else welch[c][0],
+                    "df_welch": None if base else welch[c][1],
+                    "p_holm": None if base else p_holm[c],
+                    "test": None
+                    if base
+                    else (
+                        "one-sided pooled t-test on rounded summaries"
+                        if o.stats == "replicate"
+                        else "two-sided Welch t-test, Holm-adjusted"
+                    ),
+                    "ci95_low": None if base or np.isnan(ci[c, 0]) else float(ci[c, 0]),
+                    "ci95_high": None if base or np.isnan(ci[c, 1]) else float(ci[c, 1]),
+                    "significant": significant,
+                    "stats_mode": o.stats,
+                    "parse_mode": o.parser,
+                }
+            )
         return rows
 
     def render(self, result: TaskResult) -> Any:
@@ -325,28 +439,45 @@ class WinoBiasAdjectivesTask(Task):
         run = result.extra.get("run", {})
         rows = result.extra.get("summary") or []
         if not rows:
-            return Text(f"winobias-adjectives: incomplete run ({run.get('missing_attempts', '?')} attempts "
-                        "without an answer); rerun to fill them in")
+            return Text(
+                f"winobias-adjectives: incomplete run ({run.get('missing_attempts', '?')} attempts "
+                "without an answer); rerun to fill them in"
+            )
         replicate = run.get("stats_mode") == "replicate"
         pname = "p (one-sided)" if replicate else "p (Holm)"
-        table = Table(title=f"winobias-adjectives — {run['release']} type {run['wb_type']} {run['split']}, "
-                            f"{run['n_items']} pairs × {run['trials']} trials")
-        for col, just in (("male adj.", "left"), ("female adj.", "left"), ("bias", "right"), ("diff", "right"),
-                          (pname, "right")):
+        table = Table(
+            title=f"winobias-adjectives — {run['release']} type {run['wb_type']} {run['split']}, "
+            f"{run['n_items']} pairs × {run['trials']} trials"
+        )
+        for col, just in (
+            ("male adj.", "left"),
+            ("female adj.", "left"),
+            ("bias", "right"),
+            ("diff", "right"),
+            (pname, "right"),
+        ):
             table.add_column(col, justify=just, no_wrap=True)
         if not replicate:
             table.add_column("95% CI of diff", justify="right", no_wrap=True)
         for r in rows:
             p = r["p_replicate"] if replicate else r["p_holm"]
-            cells = [r["male_adjective"] or "—", r["female_adjective"] or "—",
-                     _f1(r["bias"]), "—" if r["diff"] is None else _f1(r["diff"]),
-                     _fp(p, r["diff"] is None, run.get("alpha", 0.05))]
+            cells = [
+                r["male_adjective"] or "—",
+                r["female_adjective"] or "—",
+                _f1(r["bias"]),
+                "—" if r["diff"] is None else _f1(r["diff"]),
+                _fp(p, r["diff"] is None, run.get("alpha", 0.05)),
+            ]
             if not replicate:
-                cells.append("—" if r["ci95_low"] is None else f"[{_f1(r['ci95_low'])}, {_f1(r['ci95_high'])}]")
+                cells.append(
+                    "—" if r["ci95_low"] is None else f"[{_f1(r['ci95_low'])}, {_f1(r['ci95_high'])}]"
+                )
             table.add_row(*cells)
-        note = Text(f"bias = acc(pro) − acc(anti) in points; diff vs none_none; * p > {run['alpha']}; parser "
-                    f"{run['parse_mode']}, stats {run['stats_mode']}; truncated replies: {run['n_truncated']}",
-                    style="dim")
+        note = Text(
+            f"bias = acc(pro) − acc(anti) in points; diff vs none_none; * p > {run['alpha']}; parser "
+            f"{run['parse_mode']}, stats {run['stats_mode']}; truncated replies: {run['n_truncated']}",
+            style="dim",
+        )
         return Group(table, note)
 
 
