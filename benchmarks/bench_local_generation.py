@@ -38,10 +38,14 @@ def build_prompts(kind: str, limit: int) -> list[str]:
         ctx = RunContext(limit=max(1, (limit + 5) // 6), request_kinds=frozenset({CHAT}), data=DataRegistry())
         attempts = GestTask(GestOptions(), ctx).attempts()
     else:
-        from genderscope.tasks.winobias_adjectives.task import (WinoBiasAdjectivesOptions,
-                                                                WinoBiasAdjectivesTask)
+        from genderscope.tasks.winobias_adjectives.task import (
+            WinoBiasAdjectivesOptions,
+            WinoBiasAdjectivesTask,
+        )
 
-        ctx = RunContext(trials=1, limit=max(1, limit // 4), request_kinds=frozenset({CHAT}), data=DataRegistry())
+        ctx = RunContext(
+            trials=1, limit=max(1, limit // 4), request_kinds=frozenset({CHAT}), data=DataRegistry()
+        )
         attempts = WinoBiasAdjectivesTask(WinoBiasAdjectivesOptions(), ctx).attempts()
     prompts = list(dict.fromkeys(a.request.payload["messages"][0]["content"] for a in attempts))
     return prompts[:limit]
@@ -51,8 +55,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", choices=("gest", "winobias"), default="winobias")
     ap.add_argument("--limit", type=int, default=32, help="prompts generated in the batched passes")
-    ap.add_argument("--single-limit", type=int, default=None,
-                    help="prompts generated in the one-at-a-time passes (default: --limit)")
+    ap.add_argument(
+        "--single-limit",
+        type=int,
+        default=None,
+        help="prompts generated in the one-at-a-time passes (default: --limit)",
+    )
     ap.add_argument("--batch", type=int, default=16, help="batch size of the batched passes")
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--temperature", type=float, default=0.0)
@@ -86,14 +94,19 @@ def main() -> None:
     be.load()
     tok, model = be.tok, be.model
     stops = eos_ids(tok, model)
-    print(f"model {gguf.name}: loaded in {time.perf_counter() - t0:.1f} s; threads {be.settings['num_threads']}"
-          f" (load average {os.getloadavg()[0]:.1f} on {available_cpus()} CPUs)")
+    print(
+        f"model {gguf.name}: loaded in {time.perf_counter() - t0:.1f} s; "
+        f"threads {be.settings['num_threads']} "
+        f"(load average {os.getloadavg()[0]:.1f} on {available_cpus()} CPUs)"
+    )
 
     def ours(texts: list[str], batch: int) -> tuple[list[str], int]:
         be.options.gen_batch_size = batch
-        jobs = [Job(i, Request(CHAT, {"messages": [{"role": "user", "content": p}], "temperature": args.temperature,
-                                      "max_tokens": args.max_tokens, "top_p": 1.0}), 1, f"b/{i}")
-                for i, p in enumerate(texts)]
+        gen = {"temperature": args.temperature, "max_tokens": args.max_tokens, "top_p": 1.0}
+        jobs = [
+            Job(i, Request(CHAT, {"messages": [{"role": "user", "content": p}], **gen}), 1, f"b/{i}")
+            for i, p in enumerate(texts)
+        ]
         got: dict[int, str] = {}
         n0 = be.counters.get("generated_tokens", 0)
         be.answer(jobs, lambda j, o: got.__setitem__(j.index, o.response if o.ok else f"ERROR {o.error}"))
@@ -101,18 +114,26 @@ def main() -> None:
 
     def reference(texts: list[str], batch: int) -> tuple[list[str], int]:
         """transformers' generate() on the same token ids (left-padded batches)."""
-        sampling = ({"do_sample": False} if args.temperature == 0 else
-                    {"do_sample": True, "temperature": args.temperature, "top_p": 1.0, "top_k": 0})
+        sampling = (
+            {"do_sample": False}
+            if args.temperature == 0
+            else {"do_sample": True, "temperature": args.temperature, "top_p": 1.0, "top_k": 0}
+        )
         rows = [prompt_ids(tok, [{"role": "user", "content": p}]) for p in texts]
         out, n_tok = [], 0
         torch.manual_seed(0)
         for s in range(0, len(rows), batch):
-            ids, attn = _left_pad(rows[s: s + batch], tok.pad_token_id)
+            ids, attn = _left_pad(rows[s : s + batch], tok.pad_token_id)
             with torch.inference_mode():
-                gen = model.generate(input_ids=ids.to(be.device), attention_mask=attn.to(be.device),
-                                     max_new_tokens=args.max_tokens, eos_token_id=stops,
-                                     pad_token_id=tok.pad_token_id, **sampling)
-            for row in gen[:, ids.shape[1]:].tolist():
+                gen = model.generate(
+                    input_ids=ids.to(be.device),
+                    attention_mask=attn.to(be.device),
+                    max_new_tokens=args.max_tokens,
+                    eos_token_id=stops,
+                    pad_token_id=tok.pad_token_id,
+                    **sampling,
+                )
+            for row in gen[:, ids.shape[1] :].tolist():
                 cut = next((i for i, t in enumerate(row) if t in stops), len(row))
                 n_tok += cut
                 out.append(tok.decode(row[:cut], skip_special_tokens=True))
@@ -120,18 +141,24 @@ def main() -> None:
 
     ours(prompts[:2], 2)  # warm-up, not timed
 
-    def timed(label: str, fn: Callable[[list[str], int], tuple[list[str], int]], texts: list[str],
-              batch: int) -> dict[str, Any]:
+    def timed(
+        label: str, fn: Callable[[list[str], int], tuple[list[str], int]], texts: list[str], batch: int
+    ) -> dict[str, Any]:
         w, c = time.perf_counter(), time.process_time()
         answers, n_tok = fn(texts, batch)
         wall, cpu = time.perf_counter() - w, time.process_time() - c
         n = len(texts)
-        print(f"{label:<22} {n:4d} prompts  wall {wall:7.2f} s  cpu {cpu:7.2f} s  {n / wall:6.2f} prompts/s  "
-              f"{n_tok / wall:7.1f} tokens/s  {wall / n:6.3f} s/prompt", flush=True)
+        print(
+            f"{label:<22} {n:4d} prompts  wall {wall:7.2f} s  cpu {cpu:7.2f} s  {n / wall:6.2f} prompts/s  "
+            f"{n_tok / wall:7.1f} tokens/s  {wall / n:6.3f} s/prompt",
+            flush=True,
+        )
         return {"answers": answers, "per_prompt": wall / n, "cpu_per_prompt": cpu / n}
 
-    print(f"{args.prompts} prompts, max {args.max_tokens} new tokens, temperature {args.temperature}, "
-          f"device {args.device}")
+    print(
+        f"{args.prompts} prompts, max {args.max_tokens} new tokens, temperature {args.temperature}, "
+        f"device {args.device}"
+    )
     r = {
         "ours_batch": timed(f"ours, batch {args.batch}", ours, prompts, args.batch),
         "gen_batch": timed(f"generate(), batch {args.batch}", reference, prompts, args.batch),
@@ -139,16 +166,23 @@ def main() -> None:
         "gen_one": timed("generate(), one at a time", reference, singles, 1),
     }
     ob, gb, o1, g1 = (r[k] for k in ("ours_batch", "gen_batch", "ours_one", "gen_one"))
-    print(f"speed-up from batching (ours, s/prompt): {o1['per_prompt'] / ob['per_prompt']:.2f}x wall, "
-          f"{o1['cpu_per_prompt'] / ob['cpu_per_prompt']:.2f}x CPU (target >= 3x)")
-    print(f"ours vs generate() (time ratio, >1 = ours faster): batched {gb['per_prompt'] / ob['per_prompt']:.2f}x, "
-          f"one at a time {g1['per_prompt'] / o1['per_prompt']:.2f}x")
+    print(
+        f"speed-up from batching (ours, s/prompt): {o1['per_prompt'] / ob['per_prompt']:.2f}x wall, "
+        f"{o1['cpu_per_prompt'] / ob['cpu_per_prompt']:.2f}x CPU (target >= 3x)"
+    )
+    print(
+        f"ours vs generate() (time ratio, >1 = ours faster): batched "
+        f"{gb['per_prompt'] / ob['per_prompt']:.2f}x, "
+        f"one at a time {g1['per_prompt'] / o1['per_prompt']:.2f}x"
+    )
     if args.temperature == 0:
         k = len(singles)
         same = [sum(a == b for a, b in zip(ob["answers"][:k], x["answers"])) for x in (o1, g1)]
-        print(f"identical greedy answers: ours batched vs generate() batched "
-              f"{sum(a == b for a, b in zip(ob['answers'], gb['answers']))}/{len(prompts)}, "
-              f"vs ours one at a time {same[0]}/{k}, vs generate() one at a time {same[1]}/{k}")
+        print(
+            f"identical greedy answers: ours batched vs generate() batched "
+            f"{sum(a == b for a, b in zip(ob['answers'], gb['answers']))}/{len(prompts)}, "
+            f"vs ours one at a time {same[0]}/{k}, vs generate() one at a time {same[1]}/{k}"
+        )
     if args.threads_sweep:
         for th in range(1, available_cpus() + 1):
             torch.set_num_threads(th)

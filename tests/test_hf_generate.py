@@ -1,5 +1,7 @@
 """Local chat generation in hf-causal: chat template, greedy determinism, seeded sampling, batch
-invariance (batch size 1 vs 8), EOS and max-token stops, and gest end to end on a tiny chat model."""
+invariance (batch size 1 vs 8), equality with transformers' generate() (one at a time and left-padded),
+EOS and max-token stops, stopped rows leaving the batch, the shared prefix, no doubled BOS, the default
+thread count, and gest end to end on a tiny chat model."""
 
 from __future__ import annotations
 
@@ -360,3 +362,27 @@ def test_others_load_subtracts_only_this_process_share(monkeypatch) -> None:
 
     monkeypatch.setattr(os, "getloadavg", no_load)
     assert C.others_load() == 0.0
+
+
+SYSTEM_TEMPLATE = "<|system|> A man and a woman are talking . " + TEMPLATE
+
+
+def test_shared_prefix_is_run_once_and_changes_no_answer(tiny_chat) -> None:
+    """A template with a default system prompt (as SmolLM2's): a batch runs the 18 shared tokens once;
+    greedy answers still equal one-at-a-time and transformers' generate(), sampled ones one-at-a-time."""
+
+    def backend(batch: int):
+        be = _backend(tiny_chat, gen_batch_size=batch)
+        be.load()
+        be.tok.chat_template = SYSTEM_TEMPLATE
+        return be
+
+    one, nine = backend(1), backend(len(PROMPTS))
+    greedy = _chat(nine, PROMPTS, max_tokens=8)
+    assert nine.counters["prefix_tokens_shared"] == 18 * (len(PROMPTS) - 1)
+    assert _chat(one, PROMPTS, max_tokens=8) == greedy
+    assert one.counters.get("prefix_tokens_shared", 0) == 0
+    assert _hf_reference(nine, PROMPTS, 8, batch=len(PROMPTS)) == greedy
+    assert len(set(greedy)) > 1  # the prompts' own tokens matter
+    sampled = _chat(nine, PROMPTS, temperature=1.0, max_tokens=8)
+    assert sampled == _chat(one, PROMPTS, temperature=1.0, max_tokens=8) and sampled != greedy
