@@ -335,54 +335,17 @@ def test_prompt_is_the_chat_template_without_a_doubled_bos(tmp_path) -> None:
     assert ids == list(ref)
 
 
-def test_default_threads_leave_cores_busy_with_other_processes_alone(monkeypatch) -> None:
+def test_thread_count_rules(monkeypatch) -> None:
     from genderscope.backends import hf_common as C
 
     monkeypatch.delenv("GENDERSCOPE_TORCH_THREADS", raising=False)
     monkeypatch.setattr(C, "available_cpus", lambda: 8)
-    for load, want in ((0.0, 8), (3.6, 4), (7.6, 1), (40.0, 1)):
+    monkeypatch.setattr(C, "others_load", lambda: 3.6)
+    assert C.resolve_threads(None) == 8  # default: all cores
+    for load, want in ((0.0, 8), (3.6, 4), (7.6, 1), (40.0, 1)):  # --threads 0: the free cores
         monkeypatch.setattr(C, "others_load", lambda load=load: load)
-        assert C.resolve_threads(None) == want
-    assert C.resolve_threads(3) == 3  # an explicit --threads wins over the load
+        assert C.resolve_threads(0) == want
+    assert C.resolve_threads(3) == 3
     monkeypatch.setenv("GENDERSCOPE_TORCH_THREADS", "2")
-    assert C.resolve_threads(3) == 2  # and the environment wins over --threads
-
-
-def test_others_load_subtracts_only_this_process_share(monkeypatch) -> None:
-    import os
-
-    from genderscope.backends import hf_common as C
-
-    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))
-    got = C.others_load()
-    assert 5.0 - C.available_cpus() <= got <= 5.0
-
-    def no_load() -> tuple[float, float, float]:
-        raise OSError("no load average here")
-
-    monkeypatch.setattr(os, "getloadavg", no_load)
-    assert C.others_load() == 0.0
-
-
-SYSTEM_TEMPLATE = "<|system|> A man and a woman are talking . " + TEMPLATE
-
-
-def test_shared_prefix_is_run_once_and_changes_no_answer(tiny_chat) -> None:
-    """A template with a default system prompt (as SmolLM2's): a batch runs the 18 shared tokens once;
-    greedy answers still equal one-at-a-time and transformers' generate(), sampled ones one-at-a-time."""
-
-    def backend(batch: int):
-        be = _backend(tiny_chat, gen_batch_size=batch)
-        be.load()
-        be.tok.chat_template = SYSTEM_TEMPLATE
-        return be
-
-    one, nine = backend(1), backend(len(PROMPTS))
-    greedy = _chat(nine, PROMPTS, max_tokens=8)
-    assert nine.counters["prefix_tokens_shared"] == 18 * (len(PROMPTS) - 1)
-    assert _chat(one, PROMPTS, max_tokens=8) == greedy
-    assert one.counters.get("prefix_tokens_shared", 0) == 0
-    assert _hf_reference(nine, PROMPTS, 8, batch=len(PROMPTS)) == greedy
-    assert len(set(greedy)) > 1  # the prompts' own tokens matter
-    sampled = _chat(nine, PROMPTS, temperature=1.0, max_tokens=8)
-    assert sampled == _chat(one, PROMPTS, temperature=1.0, max_tokens=8) and sampled != greedy
+    assert C.resolve_threads(None) == 2  # the environment replaces the default
+    assert C.resolve_threads(3) == 3  # an explicit --threads wins over the environment

@@ -177,12 +177,15 @@ def test_fingerprint_changes_with_weights_and_dtype(mlm_dir, tmp_path):
     assert backend(other).fingerprint != a
 
 
-def test_threads_env_wins(mlm_dir, monkeypatch):
+def test_threads_explicit_option_then_env(mlm_dir, monkeypatch):
     monkeypatch.setenv("GENDERSCOPE_TORCH_THREADS", "1")
     before = torch.get_num_threads()
+    b = backend(mlm_dir)
+    ask(b, [Request("pll", {"text": "hun tog hans bil."})])
+    assert b.stats()["num_threads"] == 1 and torch.get_num_threads() == 1  # env replaces the default
     b = backend(mlm_dir, threads=2)
     ask(b, [Request("pll", {"text": "hun tog hans bil."})])
-    assert b.stats()["num_threads"] == 1 and torch.get_num_threads() == 1
+    assert b.stats()["num_threads"] == 2  # an explicit --threads wins
     torch.set_num_threads(before)
 
 
