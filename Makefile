@@ -38,6 +38,7 @@ lint: venv
 	$(BIN)/ruff check src tests benchmarks
 
 bench: venv
+	$(BIN)/pip install -q -e ".[hf,report,dev,bench]"
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:

@@ -460,7 +460,6 @@ _EXTRA_FOR_MODULE = {
     "accelerate": "hf",
     "gguf": "hf",
     "sentencepiece": "hf",
-    "matplotlib": "report",
     "pyarrow": "report",
     "playwright": "dev",
 }

@@ -72,7 +72,7 @@ def _versions() -> dict[str, str]:
     from importlib import metadata
 
     out = {"python": platform.python_version()}
-    for pkg in ("numpy", "scipy", "pandas", "httpx", "torch", "transformers"):
+    for pkg in ("numpy", "scipy", "pandas", "aiohttp", "torch", "transformers"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
