@@ -78,6 +78,25 @@ def cli(
     return int(exc.value.code or 0), out, err
 
 
+def run_gest(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    server: FakeOpenAIServer,
+    out: Path,
+    limit: int,
+    *extra: str,
+) -> tuple[int, str, str]:
+    """``genderscope run gest --model openai:fake`` against ``server`` with ``--limit``, ``extra``
+    options and ``--out``; returns (exit code, stdout, stderr)."""
+    return cli(
+        monkeypatch,
+        capsys,
+        *("run", "gest", "--model", "openai:fake", "--base-url", server.url, "--limit", str(limit)),
+        *extra,
+        *("--out", str(out)),
+    )
+
+
 def store_rows(home: Path) -> list[tuple[str, str, str]]:
     db = sqlite3.connect(home / "store.sqlite")
     rows = db.execute("SELECT key, request, response FROM responses").fetchall()
@@ -170,26 +189,8 @@ def test_seeded_random_faults_recover_and_nothing_is_stored_twice(
     server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     server.configure(fault_rate=0.3, seed=7, faults=["429", "500", "malformed", "drop"], latency=0.002)
-    code, _out, err = cli(
-        monkeypatch,
-        capsys,
-        "run",
-        "gest",
-        "--model",
-        "openai:fake",
-        "--base-url",
-        server.url,
-        "--limit",
-        "40",
-        "--concurrency",
-        "64",
-        "--backoff-base",
-        "0.01",
-        "--max-retries",
-        "8",
-        "--out",
-        str(tmp_path / "r"),
-    )
+    retries = ("--concurrency", "64", "--backoff-base", "0.01", "--max-retries", "8")
+    code, _out, err = run_gest(monkeypatch, capsys, server, tmp_path / "r", 40, *retries)
     assert code == 0, err
     s = server.stats()
     assert sum(s["faults"].values()) > 20
@@ -227,26 +228,8 @@ def test_cli_exit_code_3_when_some_attempts_fail(
     server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     server.configure(status=503, status_after=4)
-    code, _out, err = cli(
-        monkeypatch,
-        capsys,
-        "run",
-        "gest",
-        "--model",
-        "openai:fake",
-        "--base-url",
-        server.url,
-        "--limit",
-        "2",
-        "--concurrency",
-        "1",
-        "--max-retries",
-        "1",
-        "--backoff-base",
-        "0",
-        "--out",
-        str(tmp_path / "r"),
-    )
+    retries = ("--concurrency", "1", "--max-retries", "1", "--backoff-base", "0")
+    code, _out, err = run_gest(monkeypatch, capsys, server, tmp_path / "r", 2, *retries)
     assert code == 3 and "incomplete" in err
     recs = [json.loads(line) for line in (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()]
     assert sum("error" in r for r in recs) == 8 and sum(r["response"] is not None for r in recs) == 4
@@ -269,20 +252,7 @@ def test_null_content_is_stored_as_none_and_counted_undetected(
     server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     server.configure(schedule=["null"])
-    code, _out, err = cli(
-        monkeypatch,
-        capsys,
-        "run",
-        "gest",
-        "--model",
-        "openai:fake",
-        "--base-url",
-        server.url,
-        "--limit",
-        "3",
-        "--out",
-        str(tmp_path / "r"),
-    )
+    code, _out, err = run_gest(monkeypatch, capsys, server, tmp_path / "r", 3)
     assert code == 0, err
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["tasks"]["gest"]["metrics"]["undetected_rate_attempts"]["value"] == 1.0
@@ -299,22 +269,7 @@ def test_non_retryable_status_fails_fast_through_the_cli(
     server: FakeOpenAIServer, tmp_path: Path, monkeypatch, capsys, status: int, hint: str
 ) -> None:
     server.configure(status=status, status_after=30)
-    code, _out, err = cli(
-        monkeypatch,
-        capsys,
-        "run",
-        "gest",
-        "--model",
-        "openai:fake",
-        "--base-url",
-        server.url,
-        "--limit",
-        "20",
-        "--concurrency",
-        "4",
-        "--out",
-        str(tmp_path / "r"),
-    )
+    code, _out, err = run_gest(monkeypatch, capsys, server, tmp_path / "r", 20, "--concurrency", "4")
     assert code == 2
     lines = [ln for ln in err.strip().splitlines() if ln.strip()]
     assert len(lines) == 1 and f"HTTP {status}" in lines[0] and hint in lines[0], err
@@ -326,22 +281,7 @@ def test_non_retryable_status_fails_fast_through_the_cli(
     assert 30 - 4 <= stored <= 30
     server.configure(status=0)
     server.reset()
-    code, _out, err = cli(
-        monkeypatch,
-        capsys,
-        "run",
-        "gest",
-        "--model",
-        "openai:fake",
-        "--base-url",
-        server.url,
-        "--limit",
-        "20",
-        "--concurrency",
-        "4",
-        "--out",
-        str(tmp_path / "r2"),
-    )
+    code, _out, err = run_gest(monkeypatch, capsys, server, tmp_path / "r2", 20, "--concurrency", "4")
     assert code == 0, err
     assert server.stats()["requests"] == 120 - stored
 
@@ -381,20 +321,7 @@ def test_key_is_sent_but_never_written(server: FakeOpenAIServer, tmp_path: Path,
     secret = "sk-test-5ecret-abc123"
     server.configure(api_key=secret)
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    code, _out, err = cli(
-        monkeypatch,
-        capsys,
-        "run",
-        "gest",
-        "--model",
-        "openai:fake",
-        "--base-url",
-        server.url,
-        "--limit",
-        "2",
-        "--out",
-        str(tmp_path / "r"),
-    )
+    code, _out, err = run_gest(monkeypatch, capsys, server, tmp_path / "r", 2)
     assert code == 0, err
     s = server.stats()
     assert s["with_auth"] == s["requests"] == 12
@@ -402,20 +329,7 @@ def test_key_is_sent_but_never_written(server: FakeOpenAIServer, tmp_path: Path,
     for f in list((tmp_path / "r").iterdir()) + list(home.glob("store.sqlite*")):
         assert secret.encode() not in f.read_bytes(), f
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-999")
-    code, _out, err = cli(
-        monkeypatch,
-        capsys,
-        "run",
-        "gest",
-        "--model",
-        "openai:fake",
-        "--base-url",
-        server.url,
-        "--limit",
-        "3",
-        "--out",
-        str(tmp_path / "r2"),
-    )
+    code, _out, err = run_gest(monkeypatch, capsys, server, tmp_path / "r2", 3)
     assert code == 2 and "HTTP 401" in err and "sk-wrong-key-999" not in err
 
 

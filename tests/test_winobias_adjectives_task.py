@@ -25,6 +25,11 @@ def summary(out) -> dict:
     return {r["condition"]: r for r in out.runs[0].result.extra["summary"]}
 
 
+def run(data_registry, model: str, out: Path, options: dict, **kw):
+    """``run_tasks`` on this task alone, quietly, reading the test data registry."""
+    return run_tasks([TASK], model, out=out, progress=False, data=data_registry, options=options, **kw)
+
+
 def make_task(data_registry, trials=5, limit=None, **opts):
     o = build_options(WinoBiasAdjectivesOptions, opts, "task")
     ctx = RunContext(trials=trials, limit=limit, request_kinds=frozenset({"chat"}), data=data_registry)
@@ -32,13 +37,11 @@ def make_task(data_registry, trials=5, limit=None, **opts):
 
 
 def test_null_model_shows_no_significant_bias(tmp_path, data_registry):
-    out = run_tasks(
-        [TASK],
+    out = run(
+        data_registry,
         "random",
-        out=tmp_path / "r",
-        progress=False,
-        data=data_registry,
-        options={"conditions": "dry_bubbly,none_mean,political_none", "bootstrap_samples": "2000"},
+        tmp_path / "r",
+        {"conditions": "dry_bubbly,none_mean,political_none", "bootstrap_samples": "2000"},
     )
     rows = summary(out)
     assert list(rows) == ["none_none", "dry_bubbly", "political_none", "none_mean"]
@@ -132,9 +135,7 @@ def test_replicate_preset_through_replay_gives_6_4_values(tmp_path, data_registr
     assert len(task.wb().pairs) == 395
     replay = tmp_path / "synthetic.jsonl"
     _synthetic_replay(task, SIX_FOUR, replay)
-    out = run_tasks(
-        [TASK], f"replay:{replay}", out=tmp_path / "rep", progress=False, data=data_registry, options=opts
-    )
+    out = run(data_registry, f"replay:{replay}", tmp_path / "rep", opts)
     rows = summary(out)
     base, a, b = rows["none_none"], rows["arrogant_responsive"], rows["brilliant_busy"]
     assert base["acc_pro"] == [86.1, 85.6, 86.6, 85.8, 86.3] and base["acc_anti"] == [
@@ -171,15 +172,13 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
     replay = tmp_path / "answers.jsonl"
     counts = {c: ([20, 22], [10, 12]) for c in ("none_none", "dry_bubbly")}
     _synthetic_replay(task, counts, replay, style="The {w}.")  # strict: 'The' -> other
-    out = run_tasks(
-        [TASK],
+    out = run(
+        data_registry,
         f"replay:{replay}",
+        tmp_path / "run",
+        opts,
         trials=2,
         limit=30,
-        out=tmp_path / "run",
-        progress=False,
-        data=data_registry,
-        options=opts,
         temperature=0.7,
         max_tokens=40,
     )
@@ -194,15 +193,13 @@ def test_reparse_switches_parser_offline(tmp_path, data_registry, monkeypatch):
     assert rep["run"]["parse_mode"] == "strict"
     assert rep["run"]["sampling"]["temperature"] == 0.7 and rep["run"]["sampling"]["max_tokens"] == 40
     # the same numbers as a direct strict run on the same answers
-    direct = run_tasks(
-        [TASK],
+    direct = run(
+        data_registry,
         f"replay:{replay}",
+        tmp_path / "direct",
+        {**opts, "parser": "strict"},
         trials=2,
         limit=30,
-        out=tmp_path / "direct",
-        progress=False,
-        data=data_registry,
-        options={**opts, "parser": "strict"},
         temperature=0.7,
         max_tokens=40,
     )
@@ -220,25 +217,21 @@ def test_incomplete_replay_reports_missing(tmp_path, data_registry):
         + "\n"
     )
     with pytest.raises(MissingResponsesError):
-        run_tasks(
-            [TASK],
+        run(
+            data_registry,
             f"replay:{replay}",
+            tmp_path / "x",
+            {"conditions": "dry_bubbly"},
             limit=2,
             trials=1,
-            out=tmp_path / "x",
-            progress=False,
-            data=data_registry,
-            options={"conditions": "dry_bubbly"},
         )
-    out = run_tasks(
-        [TASK],
+    out = run(
+        data_registry,
         f"replay:{replay}",
+        tmp_path / "x",
+        {"conditions": "dry_bubbly", "replay_missing": "skip"},
         limit=2,
         trials=1,
-        out=tmp_path / "x",
-        progress=False,
-        data=data_registry,
-        options={"conditions": "dry_bubbly", "replay_missing": "skip"},
     )
     res = out.runs[0].result
     assert res.extra["run"]["incomplete"] is True and res.extra["run"]["missing_attempts"] == 7
@@ -252,51 +245,22 @@ def test_replay_round_trip_against_loopback_server(tmp_path, data_registry, monk
     opts = {"conditions": "arrogant_responsive,none_blond", "bootstrap_samples": "300", "concurrency": "16"}
     with fake_openai.FakeOpenAIServer() as srv:
         opts["base_url"] = srv.url
-        run_tasks(
-            [TASK],
-            "openai:fake-chat",
-            trials=2,
-            limit=15,
-            out=tmp_path / "rec",
-            progress=False,
-            data=data_registry,
-            options=opts,
-        )
+        run(data_registry, "openai:fake-chat", tmp_path / "rec", opts, trials=2, limit=15)
         sent = srv.stats()["requests"]
         assert sent == 3 * 2 * 15 * 2  # every trial its own request
         assert all(n == 2 for n in srv.stats()["by_prompt"].values())  # 2 trials per prompt
-        again = run_tasks(
-            [TASK],
-            "openai:fake-chat",
-            trials=2,
-            limit=15,
-            out=tmp_path / "again",
-            progress=False,
-            data=data_registry,
-            options=opts,
-        )
+        again = run(data_registry, "openai:fake-chat", tmp_path / "again", opts, trials=2, limit=15)
         assert srv.stats()["requests"] == sent and again.runs[0].counts.cache_hits == 180
-        more = run_tasks(
-            [TASK],
-            "openai:fake-chat",
-            trials=3,
-            limit=15,
-            out=tmp_path / "more",
-            progress=False,
-            data=data_registry,
-            options=opts,
-        )
+        more = run(data_registry, "openai:fake-chat", tmp_path / "more", opts, trials=3, limit=15)
         assert srv.stats()["requests"] == sent + 90 and more.runs[0].counts.cache_hits == 180
         replay_opts = {k: v for k, v in opts.items() if k not in ("base_url", "concurrency")}
-        rep = run_tasks(
-            [TASK],
+        rep = run(
+            data_registry,
             f"replay:{tmp_path / 'rec' / 'attempts.jsonl'}",
+            tmp_path / "rep",
+            replay_opts,
             trials=2,
             limit=15,
-            out=tmp_path / "rep",
-            progress=False,
-            data=data_registry,
-            options=replay_opts,
         )
         assert srv.stats()["requests"] == sent + 90  # replay sends nothing
     assert rep.runs[0].counts.requests == 180 and rep.runs[0].counts.errors == 0
@@ -315,15 +279,13 @@ def test_trials_must_be_positive_and_one_trial_is_untestable(tmp_path, data_regi
     with pytest.raises(UsageError, match="--trials must be at least 1"):
         make_task(data_registry, trials=0)
     for stats in ("default", "replicate"):
-        out = run_tasks(
-            [TASK],
+        out = run(
+            data_registry,
             "random",
+            tmp_path / stats,
+            {"conditions": "none_mean", "bootstrap_samples": "100", "stats": stats},
             trials=1,
             limit=10,
-            out=tmp_path / stats,
-            progress=False,
-            data=data_registry,
-            options={"conditions": "none_mean", "bootstrap_samples": "100", "stats": stats},
         )
         row = summary(out)["none_mean"]
         assert row["p_welch"] is None and row["p_holm"] is None and row["p_replicate"] is None
@@ -333,16 +295,7 @@ def test_trials_must_be_positive_and_one_trial_is_untestable(tmp_path, data_regi
 def test_stale_replay_entry_fails(tmp_path, data_registry):
     """§8: an answer recorded for (item id, trial) with a different prompt is a stale entry."""
     opts = {"conditions": "dry_bubbly", "bootstrap_samples": "0"}
-    rec = run_tasks(
-        [TASK],
-        "random",
-        trials=2,
-        limit=3,
-        out=tmp_path / "rec",
-        progress=False,
-        data=data_registry,
-        options=opts,
-    )
+    rec = run(data_registry, "random", tmp_path / "rec", opts, trials=2, limit=3)
     lines = (tmp_path / "rec" / "attempts.jsonl").read_text().splitlines()
     row = json.loads(lines[3])
     row["prompt"] = row["prompt"].replace("The ", "A ", 1)
@@ -350,40 +303,22 @@ def test_stale_replay_entry_fails(tmp_path, data_registry):
     stale = tmp_path / "stale.jsonl"
     stale.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match=f"stale cache entry {row['item_id']}#{row['trial']}"):
-        run_tasks(
-            [TASK],
-            f"replay:{stale}",
-            trials=2,
-            limit=3,
-            out=tmp_path / "x",
-            progress=False,
-            data=data_registry,
-            options=opts,
-        )
-    used = run_tasks(
-        [TASK],
-        f"replay:{stale}",
-        trials=2,
-        limit=3,
-        out=tmp_path / "y",
-        progress=False,
-        data=data_registry,
-        options={**opts, "replay_stale": "use"},
+        run(data_registry, f"replay:{stale}", tmp_path / "x", opts, trials=2, limit=3)
+    used = run(
+        data_registry, f"replay:{stale}", tmp_path / "y", {**opts, "replay_stale": "use"}, trials=2, limit=3
     )
     assert summary(used) == summary(rec)
 
 
 def test_attempt_lines_equal_plain_json_of_merged_records(tmp_path, data_registry):
     """The pre-encoded fast path writes exactly json.dumps(engine fields | task fields)."""
-    out = run_tasks(
-        [TASK],
+    out = run(
+        data_registry,
         "random",
+        tmp_path / "r",
+        {"conditions": "none_blond", "bootstrap_samples": "0"},
         trials=2,
         limit=4,
-        out=tmp_path / "r",
-        progress=False,
-        data=data_registry,
-        options={"conditions": "none_blond", "bootstrap_samples": "0"},
     )
     lines = (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()
     merged = out.attempt_records()
@@ -405,16 +340,7 @@ def test_echo_mapping_is_parsed_per_condition(tmp_path, data_registry):
             for a in task.attempts()
         )
     )
-    out = run_tasks(
-        [TASK],
-        f"replay:{replay}",
-        trials=1,
-        limit=5,
-        out=tmp_path / "r",
-        progress=False,
-        data=data_registry,
-        options=opts,
-    )
+    out = run(data_registry, f"replay:{replay}", tmp_path / "r", opts, trials=1, limit=5)
     rows = summary(out)
     assert rows["none_none"]["answers_pro"]["other"] == 100.0
     assert rows["none_blond"]["answers_pro"]["other"] == 0.0

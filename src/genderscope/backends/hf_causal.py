@@ -114,20 +114,4 @@ class HFCausalLMBackend(C.HFBackendBase):
             emit(job, Outcome(response=r))
 
     def _candidates(self, jobs: list[Job], emit: Emit) -> None:
-        texts = [
-            j.request.payload["left"] + w + j.request.payload["right"]
-            for j in jobs
-            for w in j.request.payload["candidates"]
-        ]
-        res = iter(self.loglik_many(texts))
-        for job in jobs:
-            got = {w: next(res) for w in job.request.payload["candidates"]}
-            emit(
-                job,
-                Outcome(
-                    response={
-                        "loglik": {w: r["loglik"] for w, r in got.items()},
-                        "n_scored": {w: r["n_scored"] for w, r in got.items()},
-                    }
-                ),
-            )
+        self.score_candidates(jobs, emit, self.loglik_many)

@@ -499,3 +499,24 @@ class HFBackendBase(Backend):
             else:
                 toks = self.tok.tokenize(p["text"])
             emit(job, Outcome(response={"tokens": toks, "continuation_prefix": prefix}))
+
+    def score_candidates(
+        self, jobs: list[Job], emit: Emit, score_many: Callable[[list[str]], list[dict[str, Any]]]
+    ) -> None:
+        """``candidates`` {left, candidates, right} -> {loglik: {w: float}, n_scored: {w: int}}.
+
+        Every ``left + w + right`` of the batch goes to ``score_many`` (log-likelihood or PLL) in one call.
+        """
+        texts = [
+            j.request.payload["left"] + w + j.request.payload["right"]
+            for j in jobs
+            for w in j.request.payload["candidates"]
+        ]
+        res = iter(score_many(texts))
+        for job in jobs:
+            got = {w: next(res) for w in job.request.payload["candidates"]}
+            response = {
+                "loglik": {w: r["loglik"] for w, r in got.items()},
+                "n_scored": {w: r["n_scored"] for w, r in got.items()},
+            }
+            emit(job, Outcome(response=response))

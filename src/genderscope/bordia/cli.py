@@ -6,7 +6,7 @@ Importing this module does not import torch; the LM commands import it when they
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
@@ -283,49 +283,16 @@ def resolve_splits(
 
 
 def _train_overrides(
-    epochs,
-    batch_size,
-    bptt,
-    emsize,
-    nhid,
-    nlayers,
-    lr,
-    seed,
-    kappa,
-    var_ratio,
-    detach_subspace,
-    unnorm_bias,
-    untied,
-    debias,
-    patience,
-    eval_batch_size,
-    test_batch_size,
-    threads,
+    *, detach_subspace: bool = False, unnorm_bias: bool = False, untied: bool = False, **options: Any
 ) -> dict:
-    return {
-        k: v
-        for k, v in dict(
-            epochs=epochs,
-            batch_size=batch_size,
-            bptt=bptt,
-            emsize=emsize,
-            nhid=nhid,
-            nlayers=nlayers,
-            lr=lr,
-            seed=seed,
-            kappa=kappa,
-            var_ratio=var_ratio,
-            detach_subspace=detach_subspace or None,
-            normalize=False if unnorm_bias else None,
-            tie_weights=False if untied else None,
-            debias=debias,
-            patience=patience,
-            eval_batch_size=eval_batch_size,
-            test_batch_size=test_batch_size,
-            threads=threads,
-        ).items()
-        if v is not None
-    }
+    """TrainConfig overrides from CLI options: None means "keep the preset"; the three flags map to
+    ``detach_subspace=True``, ``normalize=False`` and ``tie_weights=False`` when set."""
+    options.update(
+        detach_subspace=detach_subspace or None,
+        normalize=False if unnorm_bias else None,
+        tie_weights=False if untied else None,
+    )
+    return {k: v for k, v in options.items() if v is not None}
 
 
 _OPT = {
@@ -408,24 +375,24 @@ def train_cmd(
         lam=lam,
         device=device,
         **_train_overrides(
-            epochs,
-            batch_size,
-            bptt,
-            emsize,
-            nhid,
-            nlayers,
-            lr,
-            seed,
-            kappa,
-            var_ratio,
-            detach_subspace,
-            unnorm_bias,
-            untied,
-            debias,
-            patience,
-            eval_batch_size,
-            test_batch_size,
-            threads,
+            epochs=epochs,
+            batch_size=batch_size,
+            bptt=bptt,
+            emsize=emsize,
+            nhid=nhid,
+            nlayers=nlayers,
+            lr=lr,
+            seed=seed,
+            kappa=kappa,
+            var_ratio=var_ratio,
+            detach_subspace=detach_subspace,
+            unnorm_bias=unnorm_bias,
+            untied=untied,
+            debias=debias,
+            patience=patience,
+            eval_batch_size=eval_batch_size,
+            test_batch_size=test_batch_size,
+            threads=threads,
         ),
     )
     metrics = train_lm(cfg, out_dir, log=out.print)
@@ -584,24 +551,7 @@ def sweep_cmd(
     if mode == "reference" and kappa is None:
         kappa = "reference"
     overrides = _train_overrides(
-        epochs,
-        batch_size,
-        None,
-        None,
-        None,
-        None,
-        None,
-        seed,
-        kappa,
-        None,
-        False,
-        False,
-        False,
-        None,
-        None,
-        None,
-        test_batch_size,
-        None,
+        epochs=epochs, batch_size=batch_size, seed=seed, kappa=kappa, test_batch_size=test_batch_size
     )
     spec = SweepSpec(
         tr,

@@ -118,6 +118,21 @@ FLAGS = (
     "cross_split_duplicate",
 )
 
+
+def parse_exclude_flags(raw: str | None) -> frozenset[str]:
+    """The flags of a comma-separated ``--exclude`` value ("" or "none": no flag); unknown names raise."""
+    raw = (raw or "").strip()
+    if raw.lower() in ("", "none"):
+        return frozenset()
+    names = frozenset(s.strip() for s in raw.split(",") if s.strip())
+    bad = names - set(FLAGS)
+    if bad:
+        raise UsageError(
+            f"--exclude: unknown flag(s) {', '.join(sorted(bad))}; flags: {', '.join(FLAGS)}, or none"
+        )
+    return names
+
+
 #: 2018-03-authors edits of 2018-03 type 1 test: (line, labels, old, new)   (§2.8)
 AUTHOR_EDITS: tuple[tuple[int, tuple[str, ...], str, str], ...] = (
     (53, ("pro", "anti"), "designar", "designer"),

@@ -67,8 +67,8 @@ def t_test_from_stats(
     return TTestResult(float(t), df, float(p), test)
 
 
-def welch_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:
-    """Welch's unequal-variance t-test on two samples."""
+def _t_test(x: np.ndarray, y: np.ndarray, equal_var: bool, alternative: str) -> TTestResult:
+    """``t_test_from_stats`` on the means, sample SDs (ddof 1) and sizes of two samples."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     return t_test_from_stats(
         x.mean(),
@@ -77,24 +77,19 @@ def welch_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -
         y.mean(),
         y.std(ddof=1),
         y.size,
-        equal_var=False,
+        equal_var=equal_var,
         alternative=alternative,
     )
+
+
+def welch_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:
+    """Welch's unequal-variance t-test on two samples."""
+    return _t_test(x, y, equal_var=False, alternative=alternative)
 
 
 def pooled_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:
     """Student's pooled-variance t-test on two samples."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    return t_test_from_stats(
-        x.mean(),
-        x.std(ddof=1),
-        x.size,
-        y.mean(),
-        y.std(ddof=1),
-        y.size,
-        equal_var=True,
-        alternative=alternative,
-    )
+    return _t_test(x, y, equal_var=True, alternative=alternative)
 
 
 def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:

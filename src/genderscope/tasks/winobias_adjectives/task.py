@@ -19,7 +19,7 @@ from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult
-from genderscope.datasets.winobias import FLAGS, RELEASES, WinoBiasSet, load_pairs
+from genderscope.datasets.winobias import RELEASES, WinoBiasSet, load_pairs, parse_exclude_flags
 from genderscope.tasks.winobias_adjectives import stats as S
 from genderscope.tasks.winobias_adjectives.conditions import (
     BASELINE,
@@ -96,16 +96,7 @@ class WinoBiasAdjectivesOptions:
 
     @property
     def exclude_set(self) -> frozenset[str]:
-        raw = (self.exclude or "").strip()
-        if raw.lower() in ("", "none"):
-            return frozenset()
-        names = frozenset(s.strip() for s in raw.split(",") if s.strip())
-        bad = names - set(FLAGS)
-        if bad:
-            raise UsageError(
-                f"--exclude: unknown flag(s) {', '.join(sorted(bad))}; flags: {', '.join(FLAGS)}, or none"
-            )
-        return names
+        return parse_exclude_flags(self.exclude)
 
 
 def reply_text(response: Any) -> tuple[str | None, str | None]:

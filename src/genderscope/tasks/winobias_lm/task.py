@@ -36,7 +36,15 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.requests import Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult
-from genderscope.datasets.winobias import FLAGS, LABELS, RELEASES, WinoBiasLine, WinoBiasSet, load_pairs
+from genderscope.datasets.winobias import (
+    LABELS,
+    PRONOUN_GENDER,
+    RELEASES,
+    WinoBiasLine,
+    WinoBiasSet,
+    load_pairs,
+    parse_exclude_flags,
+)
 from genderscope.stats.bootstrap import bootstrap_counts, intervals
 from genderscope.tasks.winobias_adjectives.conditions import (
     BASELINE,
@@ -48,16 +56,7 @@ from genderscope.tasks.winobias_adjectives.conditions import (
 )
 
 FILL_MASK, CANDIDATES = "fill_mask", "candidates"
-GENDER = {
-    "he": "male",
-    "him": "male",
-    "his": "male",
-    "himself": "male",
-    "she": "female",
-    "her": "female",
-    "hers": "female",
-    "herself": "female",
-}
+GENDER = PRONOUN_GENDER
 NULL_CHOICES = ["he", "she", "him", "her", "his", "it", "they"]
 _SLOT = "\x00"
 
@@ -89,16 +88,7 @@ class WinoBiasLMOptions:
 
     @property
     def exclude_set(self) -> frozenset[str]:
-        raw = self.exclude.strip()
-        if raw.lower() in ("", "none"):
-            return frozenset()
-        names = frozenset(s.strip() for s in raw.split(",") if s.strip())
-        bad = names - set(FLAGS)
-        if bad:
-            raise UsageError(
-                f"--exclude: unknown flag(s) {', '.join(sorted(bad))}; flags: {', '.join(FLAGS)}, or none"
-            )
-        return names
+        return parse_exclude_flags(self.exclude)
 
 
 def pronoun_group(top: dict[str, Any]) -> str:
