@@ -67,9 +67,9 @@ def main() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     work = Path(tempfile.mkdtemp(prefix="llamacpp-agreement-"))
+    # no --chat_format: the server then renders the chat template stored in the GGUF, as hf-causal does
     proc = subprocess.Popen([args.llama_python, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
-                             "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2",
-                             "--chat_format", "chatml"],
+                             "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(url, proc)
