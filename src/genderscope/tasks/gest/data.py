@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from genderscope.core.errors import DataError
 
@@ -78,3 +79,18 @@ def load_gest(path: Path) -> list[GestRow]:
                 raise DataError(f"{path}:{line}: stereotype {st} is outside 1–16")
             rows.append(GestRow(i, rec[0], st))
     return rows
+
+
+class GestRowsMixin:
+    """For tasks with a ``dataset_version`` option: the dataset file name and its rows, read once."""
+
+    options: Any
+    ctx: Any
+
+    def datasets(self) -> list[str]:
+        return [VERSIONS[self.options.dataset_version]]
+
+    def _rows(self) -> list[GestRow]:
+        if not hasattr(self, "_cache_rows"):
+            self._cache_rows = load_gest(self.ctx.data.path(VERSIONS[self.options.dataset_version]))
+        return self._cache_rows

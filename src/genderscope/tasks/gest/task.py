@@ -13,7 +13,7 @@ from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult
 from genderscope.stats.bootstrap import bootstrap_counts, intervals
 from genderscope.tasks.gest import metrics as M
-from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, load_gest
+from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.marks import mark
 from genderscope.tasks.gest.orderings import PERMS, code, draw_orderings, sample_rows
 from genderscope.tasks.gest.parse import parse_genderbench
@@ -41,7 +41,7 @@ class GestOptions:
             raise ValueError("--confidence-level must be between 0 and 1")
 
 
-class GestTask(Task):
+class GestTask(GestRowsMixin, Task):
     name = "gest"
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
     Options = GestOptions
@@ -53,14 +53,6 @@ class GestTask(Task):
                 f"task gest needs a chat model (openai:, replay:, random); {self.ctx.model_kind!r} "
                 "cannot chat — use gest-likelihood for masked/causal LMs"
             )
-
-    def datasets(self) -> list[str]:
-        return [VERSIONS[self.options.dataset_version]]
-
-    def _rows(self) -> list[Any]:
-        if not hasattr(self, "_cache_rows"):
-            self._cache_rows = load_gest(self.ctx.data.path(VERSIONS[self.options.dataset_version]))
-        return self._cache_rows
 
     def attempts(self) -> list[Attempt]:
         o = self.options

@@ -34,7 +34,7 @@ from genderscope.core.requests import (
 )
 from genderscope.core.task import Metric, Task, TaskResult
 from genderscope.stats.bootstrap import bootstrap_counts, intervals
-from genderscope.tasks.gest.data import SHORT_NAMES, VERSIONS, load_gest
+from genderscope.tasks.gest.data import SHORT_NAMES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.orderings import sample_rows
 from genderscope.tasks.gest_likelihood import aggregate as A
 from genderscope.tasks.gest_likelihood.scores_file import read_scores, template_ids
@@ -71,7 +71,7 @@ class GestLikelihoodOptions:
                 ) from None
 
 
-class GestLikelihoodTask(Task):
+class GestLikelihoodTask(GestRowsMixin, Task):
     name = "gest-likelihood"
     description = (
         "GEST paper: log-likelihood of male vs female forms of stereotypical quotes (masked/causal LMs)"
@@ -139,14 +139,6 @@ class GestLikelihoodTask(Task):
                 f"(ids {', '.join(map(str, known))})"
             )
         return ids
-
-    def datasets(self) -> list[str]:
-        return [VERSIONS[self.options.dataset_version]]
-
-    def _rows(self) -> list[Any]:
-        if not hasattr(self, "_cache_rows"):
-            self._cache_rows = load_gest(self.ctx.data.path(VERSIONS[self.options.dataset_version]))
-        return self._cache_rows
 
     # -- attempts -----------------------------------------------------------------------------------------
     def attempts(self) -> list[Attempt]:
