@@ -26,13 +26,11 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str((ROOT / ".." / "shared" / "data").resolve()))
 
 
@@ -48,10 +46,10 @@ def main() -> None:
 
     import numpy as np
     import torch
-    from tiny_models import build_tiny_mlm, genda_lens_texts, words_of
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     from genderscope.backends.hf_mlm import HFMaskedLMBackend, MLMOptions
+    from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
     from genderscope.core.requests import Job, Request
     from genderscope.data.registry import DataRegistry
     from genderscope.tasks.abc import data as D

@@ -1,5 +1,6 @@
-"""Run folders for the report tests: small real runs on the random model, and the hand-written fixtures
-(tests/fixtures/report/) for tasks whose results are spec'd but may not have landed."""
+"""Run folders for the report tests: small real runs on the random model, and hand-written fixtures
+(tests/fixtures/report/, written before run logs carried a schema_version) for results that need a real
+model (dawinobias, abc) or a long sweep (bordia-sweep)."""
 
 from __future__ import annotations
 

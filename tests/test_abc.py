@@ -172,7 +172,7 @@ def test_compat_byte_level_tokenizer_error(data_registry):
 @pytest.fixture(scope="module")
 def mlm_dir(tmp_path_factory):
     pytest.importorskip("torch")
-    from tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
 
     from genderscope.data.registry import DataRegistry
 

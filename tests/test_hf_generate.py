@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 from genderscope.core.engine import run_tasks  # noqa: E402
 from genderscope.core.errors import BackendError  # noqa: E402
 from genderscope.core.requests import CHAT, Job, Request  # noqa: E402
-from tests.tiny_models import build_tiny_causal, words_of  # noqa: E402
+from genderscope.testing.tiny_models import build_tiny_causal, words_of  # noqa: E402
 
 TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
@@ -336,7 +336,7 @@ def test_prompt_is_the_chat_template_without_a_doubled_bos(tmp_path) -> None:
 
 
 def test_thread_count_rules(monkeypatch) -> None:
-    from genderscope.backends import hf_common as C
+    from genderscope.backends import hf_runtime as C
 
     monkeypatch.delenv("GENDERSCOPE_TORCH_THREADS", raising=False)
     monkeypatch.setattr(C, "available_cpus", lambda: 8)

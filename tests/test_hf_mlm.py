@@ -9,9 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tiny_models import build_tiny_mlm, words_of  # noqa: E402
-
 from genderscope.core.requests import Job, Request  # noqa: E402
+from genderscope.testing.tiny_models import build_tiny_mlm, words_of  # noqa: E402
 
 SENTS = [
     "bibliotekaren mistede sin tegnebog ved huset.",

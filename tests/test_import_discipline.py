@@ -69,3 +69,52 @@ def test_probe_can_fail(tmp_path):
         timeout=120,
     )
     assert '"spacy"' in proc.stdout
+
+
+CLI_MODULES = {"genderscope.cli", "genderscope.bordia.cli"}
+
+
+def _imported_modules(path, package: str) -> set[str]:
+    """Every module an ``import``/``from … import`` statement in ``path`` names (relative ones resolved;
+    ``from a import b`` counts as both ``a`` and ``a.b``)."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return found
+
+
+def test_library_never_imports_cli_modules():
+    """Only the CLI modules themselves may import ``genderscope.cli`` or ``genderscope.bordia.cli``."""
+    from pathlib import Path
+
+    import genderscope
+
+    root = Path(genderscope.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(("genderscope",) + path.relative_to(root).with_suffix("").parts)
+        if module in CLI_MODULES:
+            continue
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        bad = _imported_modules(path, package.removesuffix(".__init__")) & CLI_MODULES
+        if bad:
+            offenders.append(f"{module} imports {', '.join(sorted(bad))}")
+    assert not offenders, offenders
+
+
+def test_cli_import_check_can_fail(tmp_path):
+    """The scan above sees absolute and relative imports of a CLI module."""
+    (tmp_path / "m.py").write_text("from .cli import bordia_app\nfrom genderscope import cli\n")
+    assert {"genderscope.bordia.cli", "genderscope.cli"} <= _imported_modules(
+        tmp_path / "m.py", "genderscope.bordia"
+    )

@@ -36,7 +36,9 @@ def _output(tmp_path, records):
     ]
     results = [AttemptResult(a, response=f"r{i}") for i, a in enumerate(atts)]
     run = TaskRun(task=_Named(), result=TaskResult(records=records), results=results, counts=RunCounts())
-    return RunOutput(out_dir=tmp_path, runs=[run], manifest={"model": {"spec": "m"}})
+    from genderscope.core.runlog import ModelInfo, new_manifest
+
+    return RunOutput(out_dir=tmp_path, runs=[run], manifest=new_manifest(model=ModelInfo("m")))
 
 
 def test_write_fast_path_equals_merged_dicts(tmp_path):

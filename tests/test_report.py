@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from genderscope.core.errors import DataError, UsageError
 from genderscope.report import svg
 from genderscope.report.html import render_html, write_report
-from genderscope.report.renderers import RENDERERS, render_task
+from genderscope.report.renderers import render_task, renderer_module
 from genderscope.report.runs import load_run, load_runs
 from genderscope.report.views import fmt
 from report_runs import fixture_run, gest_run, poison_attempts, winobias_adjectives_run
@@ -82,10 +82,6 @@ def test_malicious_answers_are_escaped(gest_dir: Path, tmp_path: Path) -> None:
 
 
 def test_winobias_adjectives_report(tmp_path: Path) -> None:
-    from genderscope import registry
-
-    if "winobias-adjectives" not in registry.TASKS:
-        pytest.skip("winobias-adjectives not registered")
     run = winobias_adjectives_run(tmp_path / "wba")
     html = write_report([run], tmp_path / "r.html").read_text()
     sec = _section(html, "winobias-adjectives")
@@ -155,7 +151,6 @@ def test_bordia_sweep_fixture_report(tmp_path: Path) -> None:
 
 
 def test_bordia_score_report(tmp_path: Path) -> None:
-    pytest.importorskip("genderscope.bordia.cli")
     from genderscope.cli import app
 
     corpus = tmp_path / "corpus.txt"
@@ -171,6 +166,24 @@ def test_bordia_score_report(tmp_path: Path) -> None:
     sec = _section(html, "bordia-score")
     assert "μ = mean |bias|" in sec
     assert len(_figures(sec)) >= 2  # μ/σ plot and the most gendered words
+
+
+def test_corpus_only_run_log_report(tmp_path: Path) -> None:
+    """A run log with no model (`bordia score` writes one) renders: manifest, metrics table, μ/σ figure."""
+    from genderscope.core.runlog import MetricEntry, ResultsFile, TaskManifest, TaskResults, new_manifest
+    from genderscope.core.runlog import write_run_log
+
+    manifest = new_manifest(command="genderscope bordia score c.txt", model=None, seed=0)
+    manifest.tasks["bordia-score"] = TaskManifest(options={"window": 10}, datasets={"c.txt": "f" * 64})
+    results = ResultsFile("corpus:c.txt")
+    results.tasks["bordia-score"] = TaskResults(
+        {"fixed.mu": MetricEntry(0.5, 0.4, 0.6), "fixed.n_scored": MetricEntry(12, no_ci="exact count")}
+    )
+    write_run_log(tmp_path / "s", manifest, results)
+    html = write_report([tmp_path / "s"], tmp_path / "r.html").read_text()
+    sec = _section(html, "bordia-score")
+    assert "fixed context: μ = 0.5 [0.4, 0.6] over 12 scored words" in sec and len(_figures(sec)) == 1
+    assert ">exact count</td>" in sec and "<code>corpus:c.txt</code>" in html and "f" * 64 in html
 
 
 def test_generic_fallback_for_unknown_task(tmp_path: Path) -> None:
@@ -203,13 +216,26 @@ def test_generic_fallback_for_unknown_task(tmp_path: Path) -> None:
     assert "<th>note</th><td>hello</td>" in sec
 
 
+def test_renderers_live_next_to_their_tasks() -> None:
+    from genderscope import registry
+
+    for name in ("gest", "winobias-adjectives", "dawinobias", "abc"):
+        module = registry.TASKS[name].partition(":")[0].rpartition(".")[0] + ".report"
+        assert renderer_module(name) == module
+    assert renderer_module("gest-likelihood") is None  # no report module: the generic section
+    assert renderer_module("future-task") is None
+    assert renderer_module("bordia-score") == renderer_module("bordia-sweep") == "genderscope.report.bordia"
+
+
 def test_failing_renderer_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import genderscope.tasks.dawinobias.report as dawinobias_report
+
     run = fixture_run("dawinobias", tmp_path / "d")
 
-    def broken(name, entry, run):
+    def broken(name, res, run):
         raise KeyError("nuance_table")
 
-    monkeypatch.setitem(RENDERERS, "dawinobias", broken)
+    monkeypatch.setattr(dawinobias_report, "render", broken)
     data = load_run(run)
     out = render_task("dawinobias", data.tasks["dawinobias"], data)
     assert "renderer failed" in out.reading and "ges = 0.415" in out.reading

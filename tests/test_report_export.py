@@ -1,4 +1,4 @@
-"""`genderscope compare` and `genderscope export` (CSV and Parquet), and the demo's step machinery."""
+"""`genderscope compare` and `genderscope export` (CSV and Parquet)."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ def test_compare_rows_align_metrics_across_runs(gest_dir: Path, tmp_path: Path) 
     rows = compare_rows(runs)
     by_key = {(r.task, r.metric): r.cells for r in rows}
     sr = json.loads((gest_dir / "results.json").read_text())["tasks"]["gest"]["metrics"]["stereotype_rate"]
-    assert by_key[("gest", "stereotype_rate")][0]["value"] == sr["value"]
+    assert by_key[("gest", "stereotype_rate")][0].value == sr["value"]
     assert by_key[("gest", "stereotype_rate")][1] is None
-    assert by_key[("dawinobias", "ges")][1]["value"] == 0.415
+    assert by_key[("dawinobias", "ges")][1].value == 0.415
     assert [r.metric for r in rows if r.task == "gest"] == [
         "stereotype_rate",
         "frequency_male_option",
@@ -64,6 +64,7 @@ def test_export_csv(gest_dir: Path, tmp_path: Path) -> None:
         "value",
         "ci_low",
         "ci_high",
+        "no_ci",
     ]
     res = json.loads((gest_dir / "results.json").read_text())["tasks"]["gest"]
     row = metrics[metrics.metric == "stereotype_rate"].iloc[0]
@@ -105,42 +106,3 @@ def test_export_cli_and_errors(gest_dir: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "e").iterdir()) == ["gest__stereotypes.csv", "metrics.csv"]
     with pytest.raises(UsageError, match="csv, parquet"):
         export_run(gest_dir, "xlsx", tmp_path / "x")
-
-
-def test_demo_skips_missing_steps_and_writes_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rich.console import Console
-
-    from genderscope import demo
-    from genderscope.core.errors import BackendError
-
-    def fail(folder: Path, quick: bool) -> Path:
-        raise BackendError("model exploded")
-
-    steps = [
-        demo.Step("gest-random", "GEST", lambda folder, quick: gest_run(folder, limit=10)),
-        demo.Step("needs-x", "X", fail, needs=lambda: "package x not installed"),
-        demo.Step("broken", "B", fail),
-        demo.Step("slow", "S", fail, in_quick=False),
-    ]
-    monkeypatch.setattr(demo, "demo_steps", lambda console: steps)
-    console = Console(record=True, width=200)
-    done = demo.run_demo(tmp_path / "demo", quick=True, console=console)
-    text = console.export_text()
-    assert "skipped needs-x: package x not installed" in text
-    assert "step broken failed: BackendError: model exploded" in text
-    assert "skipped slow: not part of --quick" in text
-    assert set(done) == {"gest-random", "report"}
-    assert (tmp_path / "demo" / "report.html").exists() and "demo report in" in text
-
-
-def test_demo_step_list_is_well_formed() -> None:
-    from rich.console import Console
-
-    from genderscope import demo
-
-    steps = demo.demo_steps(Console())
-    assert len({s.name for s in steps}) == len(steps)
-    assert steps[0].name == "gest-random" and steps[0].needs() is None
-    for s in steps:  # every check answers without raising
-        reason = s.needs()
-        assert reason is None or isinstance(reason, str)

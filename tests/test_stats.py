@@ -10,14 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sst
 
-from genderscope.stats import holm, ols, pooled_t_test, t_test_from_stats, welch_t_test
-from genderscope.stats.bootstrap import (
+from genderscope.stats import (
     bootstrap_counts,
+    bootstrap_values,
     count_matrix,
+    holm,
+    interval,
+    interval_table,
     intervals,
     normal_interval_genderbench,
-    paired_bootstrap_diff,
+    ols,
+    percent_interval,
     percentile_interval,
+    resample_counts,
+    resample_indices,
+    stratified_indices,
+    t_test_from_stats,
 )
 
 
@@ -65,23 +73,61 @@ def test_intervals_columnwise_equals_single() -> None:
     assert got[2, 2] == 1
 
 
-def test_paired_bootstrap_diff_centres_on_mean_difference() -> None:
-    a = np.array([1, 1, 1, 0, 1, 1, 0, 1] * 10, float)
-    b = np.array([0, 1, 0, 0, 1, 0, 0, 1] * 10, float)
-    d, lo, hi = paired_bootstrap_diff(a, b, 500, seed=1)
-    assert d == pytest.approx(0.375)
-    assert lo < d < hi and lo > 0
+@pytest.mark.parametrize("n", [9, 10, 1001])
+def test_numpy_stream_is_independent_of_call_boundaries(n: int) -> None:
+    rng = np.random.default_rng(4)
+    per_row = np.stack([rng.integers(0, n, n) for _ in range(25)])  # one call per resample
+    rng = np.random.default_rng(4)
+    blocks = np.vstack([rng.integers(0, n, size=(m, n)) for m in (10, 10, 5)])  # one call per block
+    assert np.array_equal(per_row, blocks)
+    for chunk in (None, 1, 7):
+        assert np.array_equal(np.vstack(list(resample_indices(n, 25, 4, chunk=chunk))), per_row)
 
 
-def test_t_tests_equal_scipy() -> None:
-    x = np.array([3.1, 2.9, 3.6, 4.0, 3.3])
-    y = np.array([2.0, 2.7, 2.2, 3.1, 2.4, 2.6])
-    w = welch_t_test(x, y)
-    ref = sst.ttest_ind(x, y, equal_var=False)
-    assert w.pvalue == pytest.approx(ref.pvalue, rel=1e-12) and w.statistic == pytest.approx(ref.statistic)
-    p = pooled_t_test(x, y, alternative="greater")
-    ref = sst.ttest_ind(x, y, equal_var=True, alternative="greater")
-    assert p.pvalue == pytest.approx(ref.pvalue, rel=1e-12) and p.df == 9
+def test_python_mode_counts_equal_genderbench_choices() -> None:
+    rng = random.Random(7)
+    want = np.array([np.bincount(rng.choices(range(6), k=6), minlength=6) for _ in range(11)], dtype=float)
+    got = np.vstack(list(resample_counts(6, 11, 7, rng="python", chunk=4)))
+    assert np.array_equal(got, want)
+    with pytest.raises(ValueError):
+        next(resample_indices(6, 11, 7, rng="mt"))
+
+
+def test_stratified_draws_alternate_strata_per_resample() -> None:
+    a, b = np.array([0, 2, 5]), np.array([1, 3])
+    da, db, dc = stratified_indices([a, b, np.array([], dtype=np.int64)], 8, 3)
+    assert dc.shape == (8, 0)
+    rng = np.random.default_rng(3)
+    for r in range(8):
+        assert np.array_equal(da[r], a[rng.integers(0, 3, 3)])
+        assert np.array_equal(db[r], b[rng.integers(0, 2, 2)])
+
+
+def test_bootstrap_values_on_counts_and_indices_agree() -> None:
+    x = np.arange(11.0) ** 2
+    by_counts = bootstrap_values(lambda C: C @ x / 11, 11, 50, 1, chunk=8)
+    by_index = bootstrap_values(lambda i: x[i].mean(axis=1), 11, 50, 1, chunk=8, on="indices")
+    assert by_counts.shape == (50,) and np.allclose(by_counts, by_index)
+    assert bootstrap_values(lambda C: C.sum(axis=1), 11, 0, 1).size == 0
+
+
+def test_percentile_pct_method_is_numpy_percentile_in_percent() -> None:
+    v = np.array([4.0, np.nan, 1.0, 7.0, 2.0, 9.0])
+    good = v[~np.isnan(v)]
+    lo, hi, n_nan = interval(v, "percentile-pct", 0.68)
+    assert (lo, hi) == tuple(np.percentile(good, [100 * (1 - 0.68) / 2, 100 * (1 + 0.68) / 2])) and n_nan == 1
+    assert percent_interval(good, 2.5, 97.5)[:2] == tuple(np.percentile(good, [2.5, 97.5]))
+    with pytest.raises(ValueError):
+        interval(v, "bca")
+
+
+def test_interval_table_marks_all_undefined_statistics() -> None:
+    ci, undefined = interval_table({"a": np.array([1.0, 2.0, np.nan]), "b": np.full(3, np.nan)}, "percentile")
+    assert ci["b"] == [None, None] and undefined == {"a": 1, "b": 3}
+    assert ci["a"] == list(percentile_interval(np.array([1.0, 2.0]))[:2])
+
+
+def test_t_test_from_stats_by_hand() -> None:
     s = t_test_from_stats(22.1, 1.2, 5, 16.3, 1.5, 5, equal_var=True, alternative="greater")
     # by hand: pooled sd, t, one-sided p
     sp = np.sqrt((4 * 1.2**2 + 4 * 1.5**2) / 8)

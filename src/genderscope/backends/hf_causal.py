@@ -4,20 +4,19 @@
 or a directory with ``--gguf FILE``; GGUF files are converted once and cached under
 ``$GENDERSCOPE_HOME/models``.
 
-Request kinds (see docs/architecture.md):
+Primitive request kinds (:mod:`genderscope.core.primitives`):
 
-* ``loglik`` {text, per_token} -> {loglik, n_scored, n_tokens, first_token_unscored[, tokens,
-  logprobs]}: LL(s) = Σ_{t=1..N} log p(x_t | x_0..x_{t-1}) in nats, x_0 = BOS (else EOS; with
-  neither, the first token of s is the context and is not scored), no EOS appended.
-* ``token_logprobs`` {text} -> the same with ``tokens`` and ``logprobs`` always present.
-* ``candidates`` {left, right, candidates} -> {loglik: {w: LL}, n_scored: {w: N}} for the texts
-  ``left + w + right``.
-* ``tokenize`` {text, add_special_tokens} -> {tokens, continuation_prefix}.
-* ``chat`` and ``continuation_logprobs``: see :mod:`~genderscope.backends.hf_generate` (chat template,
-  greedy or seeded sampling, left-padded batches) and :mod:`~genderscope.backends.hf_likelihood`.
+* ``token_logprobs`` {text} -> {tokens, offsets, logprobs}: the text is tokenised without special
+  tokens (character offsets from the fast tokenizer) and scored after the model's start token x_0 =
+  BOS, else EOS: logprobs[t] = ln p(x_t | x_0..x_{t-1}) in nats, log-softmax in float32.  With neither
+  BOS nor EOS the first token is context only and its log-prob is None.  No EOS is appended.
+* ``chat``: see :mod:`~genderscope.backends.hf_generate` (chat template, greedy or seeded sampling,
+  left-padded batches).
+* ``tokenize``: answered by :class:`~genderscope.backends.hf_base.HFBackendBase`.
 
-Sequences are length-sorted, right-padded with an attention mask and packed under
-``--batch-tokens``; log-softmax in float32, sums in float64.
+Sentence log-likelihoods, candidate and continuation scores are sums over ``token_logprobs``
+answers (:mod:`genderscope.tasks.scoring`).  Sequences are length-sorted, right-padded with an
+attention mask and packed under ``--batch-tokens`` (capped on CPU, see ``full_logits_budget``).
 """
 
 from __future__ import annotations
@@ -25,38 +24,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from genderscope.backends import hf_common as C
+from genderscope.backends import hf_generate
+from genderscope.backends.hf_base import HFBackendBase
+from genderscope.backends.hf_runtime import HFOptions
 from genderscope.core.backend import Emit
-from genderscope.backends import hf_generate, hf_likelihood
-from genderscope.core.requests import CHAT, CONTINUATION_LOGPROBS, Job, Outcome
-
-LOGLIK = "loglik"
-TOKEN_LOGPROBS = "token_logprobs"
-CANDIDATES = "candidates"
-TOKENIZE = "tokenize"
+from genderscope.core.options import opt
+from genderscope.core.primitives import CHAT, TOKEN_LOGPROBS, TOKENIZE, TokenLogprobs
+from genderscope.core.requests import Job, Outcome
 
 
 @dataclass
-class CausalOptions(C.HFOptions):
-    batch_tokens: int = C.opt(2048, "token budget per forward pass: batch size x padded length")
-    gen_batch_size: int = C.opt(16, "chat generation: prompts generated together (left-padded batch)")
+class CausalOptions(HFOptions):
+    batch_tokens: int = opt(2048, "token budget per forward pass: batch size x padded length")
+    gen_batch_size: int = opt(16, "chat generation: prompts generated together (left-padded batch)")
 
 
-class HFCausalLMBackend(C.HFBackendBase):
+class HFCausalLMBackend(HFBackendBase):
     kind = "hf-causal"
     description = "a causal LM (GPT-2, Llama, SmolLM, Gemma, ...; GGUF files too) from a local path"
     Options = CausalOptions
-    request_kinds = frozenset({LOGLIK, TOKEN_LOGPROBS, CANDIDATES, TOKENIZE, CONTINUATION_LOGPROBS, CHAT})
+    request_kinds = frozenset({CHAT, TOKENIZE, TOKEN_LOGPROBS})
     auto_class = "AutoModelForCausalLM"
 
     def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
         return {
             CHAT: lambda jobs, emit: hf_generate.chat(self, jobs, emit),
-            CONTINUATION_LOGPROBS: lambda jobs, emit: hf_likelihood.continuation_logprobs(self, jobs, emit),
-            LOGLIK: self._loglik,
-            TOKEN_LOGPROBS: self._loglik,
-            CANDIDATES: self._candidates,
             TOKENIZE: self.tokenize_jobs,
+            TOKEN_LOGPROBS: self._token_logprobs,
         }
 
     def after_load(self) -> None:
@@ -66,17 +60,23 @@ class HFCausalLMBackend(C.HFBackendBase):
         # no BOS and no EOS: the first token of every text is context only (spec §3.3)
         self.settings["first_token_unscored"] = self.prefix_id is None
 
-    def loglik_many(self, texts: list[str]) -> list[dict[str, Any]]:
-        """Log-likelihood and per-token log-probs of each distinct text, batched."""
-        import numpy as np
+    def encode(self, text: str) -> tuple[list[int], list[list[int]]]:
+        """Token ids of ``text`` (no special tokens) and their [start, end) character offsets."""
+        if getattr(self.tok, "is_fast", False):
+            enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True)
+            return list(enc["input_ids"]), [[int(s), int(e)] for s, e in enc["offset_mapping"]]
+        ids = list(self.tok(text, add_special_tokens=False)["input_ids"])
+        return ids, decoded_offsets(self.tok, ids)
+
+    def token_logprobs_many(self, texts: list[str]) -> list[TokenLogprobs]:
+        """One ``token_logprobs`` answer per text (distinct texts scored once), batched."""
         import torch
 
         uniq = list(dict.fromkeys(texts))
-        seqs: list[list[int]] = []
-        for t in uniq:
-            ids = self.tok(t, add_special_tokens=False)["input_ids"]
-            seqs.append(([self.prefix_id] if self.prefix_id is not None else []) + list(ids))
-        scores: list[Any] = [None] * len(uniq)
+        enc = [self.encode(t) for t in uniq]
+        start = [self.prefix_id] if self.prefix_id is not None else []
+        seqs = [start + ids for ids, _ in enc]
+        scores: list[list[float]] = [[] for _ in uniq]
 
         def run(batch: list[int]) -> None:
             rows = [seqs[i] for i in batch]
@@ -86,32 +86,31 @@ class HFCausalLMBackend(C.HFBackendBase):
             for r, i in enumerate(batch):
                 n = len(rows[r])
                 if n < 2:
-                    scores[i] = np.zeros(0)
                     continue
                 lp = torch.log_softmax(logits[r, : n - 1].float(), -1)
                 tgt = ids[r, 1:n].to(lp.device)
-                scores[i] = lp.gather(1, tgt[:, None])[:, 0].double().cpu().numpy()
+                scores[i] = lp.gather(1, tgt[:, None])[:, 0].double().cpu().tolist()
 
         self.batched([len(s) for s in seqs], run, self.full_logits_budget())
-        out = {}
+        out: dict[str, TokenLogprobs] = {}
         for i, t in enumerate(uniq):
-            scored = seqs[i][1:]
-            out[t] = {
-                "loglik": float(np.sum(scores[i], dtype=np.float64)),
-                "n_scored": len(scored),
-                "n_tokens": len(seqs[i]) - (1 if self.prefix_id is not None else 0),
-                "first_token_unscored": self.prefix_id is None,
-                "tokens": self.tok.convert_ids_to_tokens(scored),
-                "logprobs": [float(x) for x in scores[i]],
-            }
+            ids, offsets = enc[i]
+            lps: list[float | None] = ([] if start or not ids else [None]) + list(scores[i])
+            out[t] = {"tokens": self.tok.convert_ids_to_tokens(ids), "offsets": offsets, "logprobs": lps}
         return [out[t] for t in texts]
 
-    def _loglik(self, jobs: list[Job], emit: Emit) -> None:
-        res = self.loglik_many([j.request.payload["text"] for j in jobs])
+    def _token_logprobs(self, jobs: list[Job], emit: Emit) -> None:
+        res = self.token_logprobs_many([j.request.payload["text"] for j in jobs])
         for job, r in zip(jobs, res):
-            if job.request.kind == LOGLIK and not job.request.payload.get("per_token"):
-                r = {k: v for k, v in r.items() if k not in ("tokens", "logprobs")}
             emit(job, Outcome(response=r))
 
-    def _candidates(self, jobs: list[Job], emit: Emit) -> None:
-        self.score_candidates(jobs, emit, self.loglik_many)
+
+def decoded_offsets(tok: Any, ids: list[int]) -> list[list[int]]:
+    """Offsets for a slow tokenizer (no offset mapping): token t ends where the decoded prefix
+    ``ids[:t+1]`` ends, and starts where the previous token ended."""
+    offsets, prev = [], 0
+    for t in range(len(ids)):
+        end = max(prev, len(tok.decode(ids[: t + 1], clean_up_tokenization_spaces=False)))
+        offsets.append([prev, end])
+        prev = end
+    return offsets

@@ -1,27 +1,18 @@
 """``hf-mlm:NAME_OR_PATH`` — masked language models through Hugging Face transformers.
 
-Request kinds (payloads are text, answers are numbers and strings; see docs/architecture.md):
+Answers three primitives (genderscope.core.primitives): ``fill_mask``, ``masked_logprobs`` and
+``tokenize``.  Log-softmax in float32; values in nats.
 
-* ``fill_mask`` {left, right, top_k, drop_boundary_piece, glue_left_if_mask, mask_override, float32}
-  -> {input, top: [{id, token, str, text, continuation, logprob}][, mask_not_tokenizer_mask]}: the model
-  input is ``left + M + right`` with M the tokenizer's mask token (or ``mask_override``); top-k over the
-  whole vocabulary.
-* ``pll`` {text, per_token} -> {loglik, n_scored, n_tokens[, tokens, logprobs]}: pseudo-log-
-  likelihood (Salazar et al. 2020): Σ_t log p(x_t | x with x_t masked) over non-special tokens,
-  log-softmax in float32, sums in float64.
-* ``candidates`` {left, right, candidates} -> {loglik: {w: PLL}, n_scored: {w: N}}.
-* ``cross_entropy`` {text, start, end, find, replacements, float32} -> {tokens, index, n_tokens, ce, unk
-  [, start_end_not_special]}:
-  GenDa Lens's ABC procedure: tokenize ``S + " " + text + " " + E``, replace the first token in
-  ``find`` by each replacement literally, and give for the original and every variant the mean
-  cross-entropy (float32, nats) against the *original* ids at all T positions, nothing masked.
-* A payload with ``float32: true`` (GenDa Lens parity) is refused unless the model runs in float32.
-* ``tokenize`` {text, add_special_tokens} -> {tokens, continuation_prefix}.
+* ``fill_mask``: top-k over the whole vocabulary at the mask position of ``text`` (which must encode
+  to exactly one mask token) or at ``position`` of ``ids``.
+* ``masked_logprobs``: ln p(target | input) at given positions; ``mask = each`` masks one position
+  per copy (pseudo-log-likelihood, Salazar et al. 2020), ``all`` masks every position in one copy,
+  ``none`` scores the input as it is.  ``loss`` is torch's float32 mean cross-entropy over the
+  positions (computed from the logits for ``all``/``none``, as reference implementations do).
 
-Batching: every sequence of a call is packed, longest first, into batches under
-``--batch-tokens``; rows are right-padded with an attention mask so that positions are exact.
-PLL flattens all masked copies of all sentences into one stream and applies the MLM head only
-at the masked positions (B x V logits instead of B x T x V).
+Batching: sequences are packed, longest first, into batches under ``--batch-tokens`` and right-padded
+with an attention mask.  ``mask = each`` flattens every masked copy of every request into one stream
+and applies the MLM head only at the masked positions (B x V logits instead of B x T x V).
 """
 
 from __future__ import annotations
@@ -29,49 +20,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from genderscope.backends import hf_common as C
+from genderscope.backends.hf_base import HFBackendBase
+from genderscope.backends.hf_runtime import HFOptions
 from genderscope.core.backend import Emit
 from genderscope.core.errors import BackendError
-from genderscope.backends import hf_likelihood
-from genderscope.core.requests import MASKED_PAIR_LOGPROB, Job, Outcome
-
-FILL_MASK = "fill_mask"
-PLL = "pll"
-CANDIDATES = "candidates"
-CROSS_ENTROPY = "cross_entropy"
-TOKENIZE = "tokenize"
-
-BOUNDARY_PIECES = ("\u2581", "\u0120")  # SentencePiece ▁ and byte-level Ġ
-
-
-def masked_text(left: str, right: str, mask: str, glue_left_if_mask: str | None = None) -> str:
-    """``left + mask + right``; GenDa Lens's DanskBert quirk (spec §3.1 step 6): when ``mask`` equals
-    ``glue_left_if_mask``, the space before the mask is removed (`` <mask>`` -> ``<mask>``)."""
-    if glue_left_if_mask == mask and left.endswith(" "):
-        left = left[:-1]
-    return left + mask + right
+from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKENIZE
+from genderscope.core.requests import Job, Outcome
 
 
 @dataclass
-class MLMOptions(C.HFOptions):
+class MLMOptions(HFOptions):
     pass
 
 
-class HFMaskedLMBackend(C.HFBackendBase):
+class HFMaskedLMBackend(HFBackendBase):
     kind = "hf-mlm"
     description = "a masked LM (BERT, RoBERTa, XLM-R, ...) from a local directory or the local HF cache"
     Options = MLMOptions
-    request_kinds = frozenset({FILL_MASK, PLL, CANDIDATES, CROSS_ENTROPY, TOKENIZE, MASKED_PAIR_LOGPROB})
+    request_kinds = frozenset({FILL_MASK, MASKED_LOGPROBS, TOKENIZE})
     auto_class = "AutoModelForMaskedLM"
 
     def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
         return {
-            MASKED_PAIR_LOGPROB: lambda jobs, emit: hf_likelihood.masked_pair_logprob(self, jobs, emit),
             TOKENIZE: self.tokenize_jobs,
             FILL_MASK: self._fill_mask,
-            PLL: self._pll,
-            CANDIDATES: self._candidates,
-            CROSS_ENTROPY: self._cross_entropy,
+            MASKED_LOGPROBS: self._masked_logprobs,
         }
 
     def after_load(self) -> None:
@@ -109,19 +82,9 @@ class HFMaskedLMBackend(C.HFBackendBase):
             return base, head
         return None, None
 
-    def require_float32(self, jobs: list[Job]) -> None:
-        """GenDa Lens parity (payload ``float32``) is defined in float32 only (spec §7)."""
-        if any(j.request.payload.get("float32") for j in jobs) and self.settings.get("dtype") != "float32":
-            raise BackendError(
-                f"--mode genda-lens reproduces GenDa Lens in float32, but the model runs in "
-                f"{self.settings.get('dtype')}; pass --dtype float32 (reduced precision: --mode default only)"
-            )
-
     def head_budget(self) -> int:
         """With the split head only B x V logits exist; the full-forward fallback makes B x T x V."""
         return self.options.batch_tokens if self.encoder is not None else self.full_logits_budget()
-
-    # ------------------------------------------------------------ forward helpers
 
     def _logits_at(self, rows: list[list[int]], positions: list[int]) -> Any:
         """Float32 logits (B x V) at one position per row, right-padded batch."""
@@ -136,189 +99,145 @@ class HFMaskedLMBackend(C.HFBackendBase):
             return self.head(hidden[ar, at]).float()
         return self.model(input_ids=ids, attention_mask=mask).logits[ar, at].float()
 
-    # ------------------------------------------------------------ kinds
+    def _encode(self, p: dict[str, Any]) -> tuple[list[int], list[int]]:
+        """(input ids, non-special positions) of a payload's ``text`` (special tokens added) or ``ids``."""
+        if "ids" in p:
+            special = set(self.tok.all_special_ids)
+            return list(p["ids"]), [i for i, t in enumerate(p["ids"]) if t not in special]
+        enc = self.tok(p["text"], return_special_tokens_mask=True)
+        return list(enc["input_ids"]), [i for i, s in enumerate(enc["special_tokens_mask"]) if not s]
 
-    def continuation_prefix(self) -> str | None:
-        try:
-            return getattr(self.tok.backend_tokenizer.model, "continuing_subword_prefix", None) or None
-        except AttributeError:
-            return None
+    # ------------------------------------------------------------ fill_mask
 
     def _fill_mask(self, jobs: list[Job], emit: Emit) -> None:
         import torch
 
-        self.require_float32(jobs)
         tok = self.tok
         rows: list[list[int]] = []
         pos: list[int] = []
-        texts: list[str] = []
         live: list[Job] = []
         for job in jobs:
             p = job.request.payload
-            m = p.get("mask_override") or tok.mask_token
-            text = masked_text(p["left"], p["right"], m, p.get("glue_left_if_mask"))
-            ids = tok(text)["input_ids"]
-            if p.get("drop_boundary_piece"):
-                k = ids.index(tok.mask_token_id) if tok.mask_token_id in ids else -1
-                if k > 0 and tok.convert_ids_to_tokens(ids[k - 1]) in BOUNDARY_PIECES:
-                    del ids[k - 1]
-            n_mask = ids.count(tok.mask_token_id)
-            if n_mask != 1:
-                emit(job, Outcome(error=f"the encoded input has {n_mask} mask tokens, not 1: {text!r}"))
-                continue
+            if "ids" in p:
+                ids, k = list(p["ids"]), int(p["position"])
+            else:
+                ids = list(tok(p["text"])["input_ids"])
+                n_mask = ids.count(tok.mask_token_id)
+                if n_mask != 1:
+                    emit(
+                        job,
+                        Outcome(error=f"the encoded input has {n_mask} mask tokens, not 1: {p['text']!r}"),
+                    )
+                    continue
+                k = ids.index(tok.mask_token_id)
             rows.append(ids)
-            pos.append(ids.index(tok.mask_token_id))
-            texts.append(text)
+            pos.append(k)
             live.append(job)
         prefix = self.continuation_prefix()
 
         def run(batch: list[int]) -> None:
             logp = torch.log_softmax(self._logits_at([rows[i] for i in batch], [pos[i] for i in batch]), -1)
             for r, i in enumerate(batch):
-                k = int(live[i].request.payload.get("top_k", 5))
-                vals, idx = torch.topk(logp[r], k)
+                vals, idx = torch.topk(logp[r], int(live[i].request.payload.get("top_k", 5)))
                 top = []
                 for v, t in zip(vals.tolist(), idx.tolist()):
                     raw = tok.convert_ids_to_tokens(t)
+                    text = tok.decode([t], skip_special_tokens=False, clean_up_tokenization_spaces=False)
                     top.append(
                         {
                             "id": t,
                             "token": raw,
                             "logprob": v,
                             "str": tok.decode([t]),
-                            "text": tok.decode(
-                                [t], skip_special_tokens=False, clean_up_tokenization_spaces=False
-                            ),
+                            "text": text,
                             "continuation": bool(prefix) and raw.startswith(prefix),
                         }
                     )
-                resp: dict[str, Any] = {"input": texts[i], "top": top}
-                if live[i].request.payload.get("mask_override") not in (None, tok.mask_token):
-                    resp["mask_not_tokenizer_mask"] = True  # the task warns (spec §3.1)
-                emit(live[i], Outcome(response=resp))
+                emit(live[i], Outcome(response={"ids": rows[i], "position": pos[i], "top": top}))
 
         self.batched([len(r) for r in rows], run, self.head_budget())
 
-    def encode_scored(self, text: str) -> tuple[list[int], list[int]]:
-        """(ids with special tokens, positions of the non-special tokens)."""
-        enc = self.tok(text, return_special_tokens_mask=True)
-        ids = enc["input_ids"]
-        return ids, [i for i, s in enumerate(enc["special_tokens_mask"]) if not s]
+    # ------------------------------------------------------------ masked_logprobs
 
-    def pll_many(self, texts: list[str]) -> list[dict[str, Any]]:
-        """PLL of each distinct text: one stream of masked copies, batched by the token budget."""
+    def _masked_logprobs(self, jobs: list[Job], emit: Emit) -> None:
+        plans: list[tuple[Job, list[int], list[int], list[int]]] = []
+        for job in jobs:
+            p = job.request.payload
+            ids, scored = self._encode(p)
+            positions = list(p.get("positions", scored))
+            if any(not 0 <= i < len(ids) for i in positions):
+                emit(job, Outcome(error=f"positions {positions} out of range for {len(ids)} tokens"))
+                continue
+            targets = list(p["targets"]) if "targets" in p else [ids[i] for i in positions]
+            plans.append((job, ids, positions, targets))
+        each = [x for x in plans if x[0].request.payload.get("mask", "each") == "each"]
+        whole = [x for x in plans if x[0].request.payload.get("mask", "each") != "each"]
+        if each:
+            self._each(each, emit)
+        if whole:
+            self._whole(whole, emit)
+
+    def _each(self, plans: list[tuple[Job, list[int], list[int], list[int]]], emit: Emit) -> None:
+        """One stream of masked copies (one per position of every request), head at the masked position."""
         import numpy as np
         import torch
 
-        uniq = list(dict.fromkeys(texts))
-        enc = [self.encode_scored(t) for t in uniq]
-        copies = [(s, t) for s, (_ids, scored) in enumerate(enc) for t in scored]
-        lengths = [len(enc[s][0]) for s, _ in copies]
+        copies = [(j, t, tgt) for j, (_job, _ids, ps, ts) in enumerate(plans) for t, tgt in zip(ps, ts)]
+        lengths = [len(plans[j][1]) for j, _t, _g in copies]
         lp = np.zeros(len(copies), dtype=np.float64)
         mask_id = self.tok.mask_token_id
 
         def run(batch: list[int]) -> None:
             rows, pos, tgt = [], [], []
             for c in batch:
-                s, t = copies[c]
-                ids = list(enc[s][0])
-                tgt.append(ids[t])
+                j, t, g = copies[c]
+                ids = list(plans[j][1])
                 ids[t] = mask_id
                 rows.append(ids)
                 pos.append(t)
+                tgt.append(g)
             logits = self._logits_at(rows, pos)
             got = torch.log_softmax(logits, -1).gather(1, torch.tensor(tgt, device=logits.device)[:, None])
             lp[batch] = got[:, 0].double().cpu().numpy()
 
         self.batched(lengths, run, self.head_budget())
-        sent = np.array([s for s, _ in copies], dtype=np.int64)
-        sums = np.zeros(len(uniq), dtype=np.float64)
-        np.add.at(sums, sent, lp)  # scatter-add per sentence, float64
-        starts = np.concatenate([[0], np.cumsum([len(e[1]) for e in enc])])
-        out: dict[str, dict[str, Any]] = {}
-        for s, text in enumerate(uniq):
-            ids, scored = enc[s]
-            sel = lp[starts[s] : starts[s + 1]]
-            out[text] = {
-                "loglik": float(sums[s]),
-                "n_scored": len(scored),
-                "n_tokens": len(ids),
-                "tokens": [self.tok.convert_ids_to_tokens(ids[t]) for t in scored],
-                "logprobs": [float(x) for x in sel],
-            }
-        return [out[t] for t in texts]
+        start = 0
+        for job, ids, positions, _targets in plans:
+            sel = lp[start : start + len(positions)]
+            start += len(positions)
+            loss = float(-torch.tensor(sel, dtype=torch.float32).mean()) if len(sel) else float("nan")
+            resp = {"ids": ids, "positions": positions, "logprobs": [float(x) for x in sel], "loss": loss}
+            emit(job, Outcome(response=resp))
 
-    def _pll(self, jobs: list[Job], emit: Emit) -> None:
-        res = self.pll_many([j.request.payload["text"] for j in jobs])
-        for job, r in zip(jobs, res):
-            if not job.request.payload.get("per_token"):
-                r = {k: v for k, v in r.items() if k not in ("tokens", "logprobs")}
-            emit(job, Outcome(response=r))
-
-    def _candidates(self, jobs: list[Job], emit: Emit) -> None:
-        self.score_candidates(jobs, emit, self.pll_many)
-
-    def _cross_entropy(self, jobs: list[Job], emit: Emit) -> None:
+    def _whole(self, plans: list[tuple[Job, list[int], list[int], list[int]]], emit: Emit) -> None:
+        """``mask = all`` / ``none``: one full forward per request, logits at its positions."""
         import torch
 
-        self.require_float32(jobs)
-        tok = self.tok
-        specials = set(tok.all_special_tokens)
-        seqs: list[tuple[int, list[int]]] = []  # (job index, ids) per sequence to run
-        targets: list[list[int]] = []
-        meta: list[dict[str, Any]] = []
-        for j, job in enumerate(jobs):
-            p = job.request.payload
-            start = p.get("start") or tok.cls_token or tok.bos_token
-            end = p.get("end") or tok.sep_token or tok.eos_token
-            if start is None or end is None:
-                emit(job, Outcome(error="the tokenizer has no cls/bos or sep/eos token; pass start/end"))
-                meta.append({})
-                targets.append([])
-                continue
-            toks = tok.tokenize(f"{start} {p['text']} {end}")
-            find = p.get("find") or []
-            k = next((i for i, t in enumerate(toks) if t in find), None)
-            reps = p.get("replacements") or []
-            if reps and k is None:
-                emit(job, Outcome(error=f"no token among {find} in the tokenisation {toks}"))
-                meta.append({})
-                targets.append([])
-                continue
-            ids = tok.convert_tokens_to_ids(toks)
-            variants = [ids]
-            unk = []
-            for r in reps:
-                v = list(toks)
-                v[k] = r
-                vid = tok.convert_tokens_to_ids(v)
-                unk.append(vid[k] == tok.unk_token_id and r != tok.unk_token)
-                variants.append(vid)
-            meta.append(
-                {"tokens": toks, "index": k, "n_tokens": len(toks), "unk": unk, "ce": [None] * len(variants)}
-            )
-            if start not in specials or end not in specials:
-                meta[-1]["start_end_not_special"] = [x for x in (start, end) if x not in specials]
-            targets.append(ids)
-            for v in variants:
-                seqs.append((j, v))
-                meta[-1].setdefault("_slots", []).append(len(seqs) - 1)
-        ce = [0.0] * len(seqs)
+        mask_id = self.tok.mask_token_id
+        rows = []
+        for job, ids, positions, _t in plans:
+            row = list(ids)
+            if job.request.payload.get("mask") == "all":
+                for i in positions:
+                    row[i] = mask_id
+            rows.append(row)
+        out: list[Any] = [None] * len(plans)
 
         def run(batch: list[int]) -> None:
-            ids, mask = self.pad([seqs[i][1] for i in batch])
+            ids, mask = self.pad([rows[i] for i in batch])
             self.count_forward(len(batch))
             logits = self.model(input_ids=ids, attention_mask=mask).logits
             for r, i in enumerate(batch):
-                j, v = seqs[i]
-                tgt = torch.tensor(targets[j], device=logits.device)
-                ce[i] = float(torch.nn.functional.cross_entropy(logits[r, : len(v)].float(), tgt))
+                _job, _ids, positions, targets = plans[i]
+                if not positions:
+                    out[i] = ([], float("nan"))
+                    continue
+                at = logits[r, torch.tensor(positions, device=logits.device)].float()
+                tgt = torch.tensor(targets, device=logits.device)
+                got = torch.log_softmax(at, -1).gather(1, tgt[:, None])[:, 0]
+                loss = float(torch.nn.functional.cross_entropy(at, tgt))
+                out[i] = (got.double().cpu().tolist(), loss)
 
-        self.batched([len(s[1]) for s in seqs], run, self.full_logits_budget())
-        for j, job in enumerate(jobs):
-            m = meta[j]
-            if not m:
-                continue
-            slots = m.pop("_slots")
-            m["ce"] = [ce[s] for s in slots]
-            emit(job, Outcome(response=m))
+        self.batched([len(r) for r in rows], run, self.full_logits_budget())
+        for (job, ids, positions, _t), (lps, loss) in zip(plans, out):
+            emit(job, Outcome(response={"ids": ids, "positions": positions, "logprobs": lps, "loss": loss}))

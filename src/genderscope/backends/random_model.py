@@ -3,20 +3,23 @@
 For multiple-choice chat requests (the task passes the answer tags in
 ``request.hints["choices"]``) it answers one tag uniformly at random.  The draw
 depends only on (seed, item id, trial, request), never on the order of the calls,
-so runs are reproducible whatever the batching.  Other request kinds get
-handlers registered in ``HANDLERS`` (kind -> function(job, u) with u uniform in [0, 1)).
+so runs are reproducible whatever the batching.  Every other primitive kind has a generator in
+``HANDLERS`` (kind -> function(job, u) with u uniform in [0, 1)): whitespace tokens with stable
+pseudo ids, and log-probabilities uniform in (-5, -1] nats.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from genderscope.core.backend import Backend, Emit
 from genderscope.core.options import opt
-from genderscope.core.requests import CHAT, Job, Outcome
+from genderscope.core.primitives import CHAT, FILL_MASK, KINDS, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.requests import Job, Outcome
 
 
 @dataclass
@@ -37,83 +40,109 @@ def _chat(job: Job, u: float) -> Any:
     return "I cannot tell."
 
 
-def _fill_mask(job: Job, u: float) -> Any:
-    """One random top-1 "token" from ``hints["choices"]`` (GenDa Lens tasks)."""
-    p = job.request.payload
-    choices = job.request.hints.get("choices") or ["[UNK]"]
-    w = choices[int(u * len(choices))]
-    return {
-        "input": p.get("left", "") + "[MASK]" + p.get("right", ""),
-        "top": [
-            {"id": -1, "token": w, "str": w, "text": w, "continuation": w.startswith("##"), "logprob": 0.0}
-        ],
-    }
+SPECIALS = {
+    "mask": "[MASK]",
+    "cls": "[CLS]",
+    "sep": "[SEP]",
+    "bos": None,
+    "eos": None,
+    "unk": "[UNK]",
+    "pad": "[PAD]",
+}
+_SPECIAL_SET = {v for v in SPECIALS.values() if v}
 
 
-def _text_score(text: str, u: float) -> dict[str, Any]:
-    n = max(1, len(text.split()))
-    return {"loglik": -n * (1.0 + 4.0 * u), "n_scored": n, "n_tokens": n, "first_token_unscored": False}
+def token_id(token: str) -> int:
+    """A stable pseudo vocabulary id of a whitespace token (specials get 0-4)."""
+    if token in _SPECIAL_SET:
+        return sorted(_SPECIAL_SET).index(token)
+    return 5 + int.from_bytes(hashlib.blake2b(token.encode(), digest_size=3).digest(), "little")
 
 
-def _loglik(job: Job, u: float) -> Any:
-    """Random sentence log-likelihood / PLL: -(1 + 4u) nats per whitespace word."""
-    return _text_score(job.request.payload["text"], u)
+#: the special-token strings stand alone; other tokens are runs of non-space characters
+_TOKEN_RE = re.compile(r"\[(?:MASK|CLS|SEP|UNK|PAD)\]|[^\s\[]+|\S")
 
 
-def _candidates(job: Job, u: float) -> Any:
-    p = job.request.payload
-    got = {w: _text_score(p["left"] + w + p["right"], uniform(int(u * 2**31), w)) for w in p["candidates"]}
-    return {
-        "loglik": {w: r["loglik"] for w, r in got.items()},
-        "n_scored": {w: r["n_scored"] for w, r in got.items()},
-    }
-
-
-def _cross_entropy(job: Job, u: float) -> Any:
-    """Random mean cross-entropies (1 + 4u' nats) for the text and each replacement variant."""
-    p = job.request.payload
-    toks = p["text"].split()
-    find = p.get("find") or []
-    k = next((i for i, t in enumerate(toks) if t in find), None)
-    reps = p.get("replacements") or []
-    return {
-        "tokens": toks,
-        "index": k,
-        "n_tokens": len(toks),
-        "unk": [False] * len(reps),
-        "ce": [1.0 + 4.0 * uniform(int(u * 2**31), i) for i in range(1 + len(reps))],
-    }
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """Tokens of ``text`` with character offsets (the null model's tokenizer, see ``_TOKEN_RE``)."""
+    return [(m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
 
 
 def _tokenize(job: Job, u: float) -> Any:
-    return {"tokens": job.request.payload["text"].split(), "continuation_prefix": None}
-
-
-def _masked_pair(job: Job, u: float) -> Any:
-    """Random mean log-probabilities in (-5, -1] nats for both texts (gest-likelihood null model)."""
-    return [-1.0 - 4.0 * uniform(int(u * 2**31), i) for i in range(2)]
-
-
-def _continuations(job: Job, u: float) -> Any:
-    """Random log-probabilities in (-5, -1] nats per continuation, one token each."""
-    conts = job.request.payload["continuations"]
+    p = job.request.payload
+    toks = [w for w, _s, _e in _words(p["text"])]
+    if p.get("add_special_tokens"):
+        toks = ["[CLS]"] + toks + ["[SEP]"]
     return {
-        "logprobs": [-1.0 - 4.0 * uniform(int(u * 2**31), i) for i in range(len(conts))],
-        "n_tokens": [1] * len(conts),
+        "ids": [token_id(t) for t in toks],
+        "tokens": toks,
+        "special": [t in _SPECIAL_SET for t in toks],
+        "lookup": [token_id(w) for w in p.get("lookup", [])],
+        "specials": dict(SPECIALS),
+        "unk_id": token_id("[UNK]"),
+        "continuation_prefix": "##",
+        "dtype": "float32",
     }
 
 
+def _draws(u: float, n: int) -> list[float]:
+    """n log-probabilities in (-5, -1] nats, deterministic in u."""
+    return [-1.0 - 4.0 * uniform(int(u * 2**31), i) for i in range(n)]
+
+
+def _token_logprobs(job: Job, u: float) -> Any:
+    words = _words(job.request.payload["text"])
+    return {
+        "tokens": [w for w, _s, _e in words],
+        "offsets": [[s, e] for _w, s, e in words],
+        "logprobs": _draws(u, len(words)),
+    }
+
+
+def _input_ids(p: dict[str, Any]) -> list[int]:
+    if "ids" in p:
+        return list(p["ids"])
+    return [token_id(t) for t in ["[CLS]"] + [w for w, _s, _e in _words(p["text"])] + ["[SEP]"]]
+
+
+def _fill_mask(job: Job, u: float) -> Any:
+    """One random top-1 "token" from ``hints["choices"]`` (the task's plausible answers)."""
+    p = job.request.payload
+    ids = _input_ids(p)
+    mask = token_id("[MASK]")
+    pos = int(p["position"]) if "position" in p else (ids.index(mask) if mask in ids else 0)
+    choices = job.request.hints.get("choices") or ["[UNK]"]
+    w = choices[int(u * len(choices))]
+    top = {
+        "id": token_id(w),
+        "token": w,
+        "str": w,
+        "text": w,
+        "continuation": w.startswith("##"),
+        "logprob": 0.0,
+    }
+    return {"ids": ids, "position": pos, "top": [top]}
+
+
+def _masked_logprobs(job: Job, u: float) -> Any:
+    p = job.request.payload
+    ids = _input_ids(p)
+    specials = {token_id(t) for t in _SPECIAL_SET}
+    positions = list(p.get("positions", [i for i, t in enumerate(ids) if t not in specials]))
+    lps = _draws(u, len(positions))
+    loss = -sum(lps) / len(lps) if lps else float("nan")
+    return {"ids": ids, "positions": positions, "logprobs": lps, "loss": loss}
+
+
+#: one answer generator per primitive request kind (genderscope.core.primitives.KINDS)
 HANDLERS: dict[str, Callable[[Job, float], Any]] = {
     CHAT: _chat,
-    "fill_mask": _fill_mask,
-    "pll": _loglik,
-    "loglik": _loglik,
-    "candidates": _candidates,
-    "cross_entropy": _cross_entropy,
-    "tokenize": _tokenize,
-    "masked_pair_logprob": _masked_pair,
-    "continuation_logprobs": _continuations,
+    TOKENIZE: _tokenize,
+    TOKEN_LOGPROBS: _token_logprobs,
+    FILL_MASK: _fill_mask,
+    MASKED_LOGPROBS: _masked_logprobs,
 }
+assert set(HANDLERS) == set(KINDS), "the null model answers every primitive kind"
 
 
 class RandomBackend(Backend):

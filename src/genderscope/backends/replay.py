@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from genderscope.core.backend import Backend, Emit
 from genderscope.core.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import opt
+from genderscope.core.primitives import ALL_KINDS
 from genderscope.core.requests import Job, Outcome
 from genderscope.core.runner import SKIP, paused_gc
 from genderscope.data.registry import sha256_file
@@ -81,20 +82,7 @@ class ReplayBackend(Backend):
     kind = "replay"
     description = "recorded responses from a JSONL file (replay:FILE.jsonl)"
     Options = ReplayOptions
-    request_kinds = frozenset(
-        {
-            "chat",
-            "fill_mask",
-            "pll",
-            "loglik",
-            "choice_loglik",
-            "token_logprobs",
-            "cross_entropy",
-            "next_token_logprobs",
-            "masked_pair_logprob",
-            "continuation_logprobs",
-        }
-    )
+    request_kinds = ALL_KINDS  # whatever was recorded, of every primitive kind
     cacheable = False
 
     def __init__(self, target: str, options: ReplayOptions):

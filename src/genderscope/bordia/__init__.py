@@ -3,6 +3,8 @@
 Spec: ``shared/specs/bordia_bowman.md``. Public API (lazy: nothing here imports torch)::
 
     from genderscope.bordia import load_gender_pairs, count_cooccurrences, bias_scores, amplification
+
+The commands as functions: ``score_corpus(CorpusScoreOptions(...))`` and ``run_sweep(SweepOptions(...))``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 from genderscope.bordia.amplification import AmplificationResult, amplification
 from genderscope.bordia.bias import BiasResult, ScoreOptions, bias_scores
 from genderscope.bordia.cooccurrence import CountConfig, Counts, count_cooccurrences
+from genderscope.bordia.options import CorpusScoreOptions, SweepOptions
 from genderscope.bordia.pairs import GenderPairs, load_gender_pairs, load_stopwords
+from genderscope.bordia.scoring import score_corpus
 from genderscope.bordia.text import Document, TokenStream, read_corpus, tokenize_documents
 
 #: torch-dependent names of the spec's Python API (§13), imported on first use
@@ -37,6 +41,9 @@ __all__ = [
     "train_lm",
     "generate_samples",
     "run_sweep",
+    "score_corpus",
+    "CorpusScoreOptions",
+    "SweepOptions",
     "AmplificationResult",
     "amplification",
     "BiasResult",

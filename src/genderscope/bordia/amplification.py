@@ -12,7 +12,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from genderscope.core.errors import UsageError
-from genderscope.stats import ols
+from genderscope.stats.bootstrap import resample_indices
+from genderscope.stats.intervals import percent_interval
+from genderscope.stats.regression import ols
 
 
 @dataclass
@@ -45,6 +47,27 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float, tupl
     res = ols(x, y)
     r = float(np.corrcoef(x, y)[0, 1]) if np.std(y) > 0 else math.nan
     return res.slope, res.intercept, r, res.slope_se, res.slope_ci
+
+
+def _slope(xs: np.ndarray, ys: np.ndarray) -> float | None:
+    """OLS slope of one resample; None when its x values have zero variance."""
+    sxx = float(((xs - xs.mean()) ** 2).sum())
+    return float(((xs - xs.mean()) * (ys - ys.mean())).sum() / sxx) if sxx > 0 else None
+
+
+def bootstrap_beta(
+    x: np.ndarray, y: np.ndarray, n_resamples: int = 1000, seed: int = 0
+) -> tuple[float, float]:
+    """95 % percentile interval (``numpy.percentile`` at 2.5 and 97.5) of β over resampled word pairs.
+
+    ``numpy`` generator (``default_rng(seed)``); resamples whose x values are all equal are skipped;
+    NaN when none is left.
+    """
+    betas: list[float] = []
+    for idx in resample_indices(x.size, n_resamples, seed, rng="numpy"):
+        betas += [b for b in (_slope(x[i], y[i]) for i in idx) if b is not None]
+    lo, hi, _ = percent_interval(np.array(betas), 2.5, 97.5)
+    return lo, hi
 
 
 def _nan_result(n: int, why: str) -> AmplificationResult:
@@ -84,17 +107,5 @@ def amplification(
             if n < 3 or np.ptp(x) == 0:
                 return _nan_result(n, "too few points after removing outliers")
             beta, c, r, se, ci = _fit(x, y)
-    boot = (math.nan, math.nan)
-    if bootstrap > 0:
-        rng = np.random.default_rng(seed)
-        betas = []
-        for _ in range(bootstrap):
-            i = rng.integers(0, n, size=n)
-            xs, ys = x[i], y[i]
-            sxx = float(((xs - xs.mean()) ** 2).sum())
-            if sxx > 0:
-                betas.append(float(((xs - xs.mean()) * (ys - ys.mean())).sum() / sxx))
-        if betas:
-            lo, hi = np.percentile(betas, [2.5, 97.5])
-            boot = (float(lo), float(hi))
+    boot = bootstrap_beta(x, y, bootstrap, seed) if bootstrap > 0 else (math.nan, math.nan)
     return AmplificationResult(beta, c, n, r, se, ci, boot, removed)

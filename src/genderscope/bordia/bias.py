@@ -17,6 +17,8 @@ import numpy as np
 
 from genderscope.bordia.cooccurrence import Counts, atomic_write_text
 from genderscope.core.errors import UsageError
+from genderscope.stats.bootstrap import bootstrap_values, default_chunk
+from genderscope.stats.intervals import interval
 
 
 @dataclass(frozen=True)
@@ -102,24 +104,24 @@ def mu_sigma(bias: np.ndarray) -> tuple[float, float]:
 def bootstrap_mu_sigma(
     bias: np.ndarray, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
 ) -> dict[str, tuple[float, float]]:
-    """Percentile bootstrap over scored words for μ and σ."""
+    """Percentile (``percentile-pct``) bootstrap over scored words for μ and σ.
+
+    ``numpy`` generator (``default_rng(seed)``), blocks of up to 4·10⁶ drawn words; NaN when fewer than
+    2 words are scored or ``n_resamples`` is 0.
+    """
     nan = (math.nan, math.nan)
     if bias.size < 2 or n_resamples <= 0:
         return {"mu": nan, "sigma": nan}
-    rng = np.random.default_rng(seed)
-    mus, sigmas = [], []
-    chunk = max(1, min(n_resamples, int(4e6 // bias.size)))
-    done = 0
-    while done < n_resamples:
-        m = min(chunk, n_resamples - done)
-        sample = bias[rng.integers(0, bias.size, size=(m, bias.size))]
-        mus.append(np.abs(sample).mean(axis=1))
-        sigmas.append(sample.std(axis=1))
-        done += m
-    q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
-    mu_ci = np.percentile(np.concatenate(mus), q)
-    sd_ci = np.percentile(np.concatenate(sigmas), q)
-    return {"mu": (float(mu_ci[0]), float(mu_ci[1])), "sigma": (float(sd_ci[0]), float(sd_ci[1]))}
+
+    def stat(idx: np.ndarray) -> np.ndarray:
+        sample = bias[idx]
+        return np.column_stack([np.abs(sample).mean(axis=1), sample.std(axis=1)])
+
+    chunk = default_chunk(bias.size, n_resamples, 4e6)
+    vals = bootstrap_values(stat, bias.size, n_resamples, seed, rng="numpy", chunk=chunk, on="indices")
+    mu_lo, mu_hi, _ = interval(vals[:, 0], "percentile-pct", level)
+    sd_lo, sd_hi, _ = interval(vals[:, 1], "percentile-pct", level)
+    return {"mu": (mu_lo, mu_hi), "sigma": (sd_lo, sd_hi)}
 
 
 def bias_scores(counts: Counts, options: ScoreOptions | None = None) -> BiasResult:

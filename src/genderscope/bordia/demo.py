@@ -28,11 +28,12 @@ def split_lines(text: str, fractions: tuple[float, float, float] = (0.25, 0.05, 
 
 def run_bordia_demo(out_dir: Path, console: Console | None = None) -> Path:
     """Run the tiny sweep into ``out_dir``; returns the folder."""
-    from genderscope.bordia.bias import ScoreOptions
-    from genderscope.bordia.cli import print_sweep_table
+    import warnings
+
     from genderscope.bordia.cooccurrence import atomic_write_text
-    from genderscope.bordia.pairs import load_stopwords
-    from genderscope.bordia.sweep import SweepSpec, run_sweep
+    from genderscope.bordia.options import SweepOptions
+    from genderscope.bordia.sweep import run_sweep
+    from genderscope.bordia.tables import print_sweep_table
     from genderscope.bordia.text import read_corpus
 
     console = console or Console()
@@ -41,26 +42,37 @@ def run_bordia_demo(out_dir: Path, console: Console | None = None) -> Path:
     paths = []
     for name, part in zip(("train.txt", "valid.txt", "test.txt"), split_lines(text)):
         atomic_write_text(out_dir / "data" / name, part)
-        paths.append(out_dir / "data" / name)
-    spec = SweepSpec(
-        paths[0],
-        paths[1],
-        paths[2],
-        "wikitext-2",
-        "wiki",
-        DEMO_LAMBDAS,
-        "tiny",
-        {"batch_size": 20, "epochs": 1, "test_batch_size": 10, "eval_batch_size": 10},
-        n_samples=100,
+        paths.append(str(out_dir / "data" / name))
+    options = SweepOptions(
+        dataset="wikitext-2",
+        train=paths[0],
+        valid=paths[1],
+        test=paths[2],
+        pairs="wiki",
+        lambdas=DEMO_LAMBDAS,
+        preset="tiny",
+        batch_size=20,
+        epochs=1,
+        test_batch_size=10,
+        eval_batch_size=10,
+        samples=100,
         words=100,
-        score_options=ScoreOptions(stopwords=load_stopwords("nltk"), bootstrap=200),
+        bootstrap=200,
+        out=out_dir,
     )
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = run_sweep(spec, out_dir, log=lambda s: console.print(f"[dim]{s}[/dim]"))
-    print_sweep_table(
-        results["tasks"]["bordia-sweep"]["rows"], "wikitext-2 (valid slices, tiny preset)", console
-    )
+        result = run_sweep(options, log=lambda s: console.print(f"[dim]{s}[/dim]"))
+    print_sweep_table(result.rows, "wikitext-2 (valid slices, tiny preset)", console)
     return out_dir
+
+
+def run_bordia_score_demo(out_dir: Path, console: Console | None = None) -> Path:
+    """``bordia score`` on the WikiText-2 validation text (pairs ``wiki``) into ``out_dir``."""
+    from genderscope.bordia.options import CorpusScoreOptions
+    from genderscope.bordia.scoring import score_corpus
+    from genderscope.bordia.tables import print_scores
+
+    scores = score_corpus(CorpusScoreOptions(corpora=["wikitext-2:valid"], pairs="wiki", out=Path(out_dir)))
+    print_scores(scores, console=console or Console())
+    return Path(out_dir)

@@ -1,19 +1,23 @@
-"""Corpus -> counts -> bias for one or both context types, and the ``score`` output folder.
+"""Corpus -> counts -> bias for one or both context types (:func:`score_corpus`), and the output folder.
 
 Layout of an output folder: ``<context>/counts.tsv``, ``<context>/bias.tsv``, optional
-``<context>/all_words.json`` (authors' key layout) for each context, and ``results.json``.
+``<context>/all_words.json`` (authors' key layout) for each context, and the run log (``run.json``,
+``results.json``; sub-folders of a sweep have results.json only).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from genderscope.bordia.bias import BiasResult, ScoreOptions, bias_scores
 from genderscope.bordia.cooccurrence import CountConfig, Counts, atomic_write_json, count_cooccurrences
-from genderscope.bordia.pairs import GenderPairs
-from genderscope.bordia.text import Document, TokenStream, tokenize_documents
+from genderscope.bordia.options import CorpusScoreOptions, check_choices
+from genderscope.bordia.pairs import GenderPairs, load_gender_pairs
+from genderscope.bordia.text import Document, TokenStream, read_corpus, tokenize_documents
+from genderscope.core.runlog import TaskResults
 
 TASK_NAME = "bordia-score"
 
@@ -48,62 +52,80 @@ def score_documents(
     return out
 
 
-def metrics_of(scores: dict[str, ContextScore]) -> dict[str, dict[str, Any]]:
-    """genderscope-style metrics: ``<context>.mu`` (with bootstrap CI), ``.sigma``, counts of words."""
-    metrics: dict[str, dict[str, Any]] = {}
-    for ctx, sc in scores.items():
-        s = sc.bias.summary
-        metrics[f"{ctx}.mu"] = {"value": s["mu"], "ci_low": s["mu_ci"][0], "ci_high": s["mu_ci"][1]}
-        metrics[f"{ctx}.sigma"] = {
-            "value": s["sigma"],
-            "ci_low": s["sigma_ci"][0],
-            "ci_high": s["sigma_ci"][1],
-        }
-        for name in ("n_scored", "n_dropped", "n_eligible", "n_only_male", "n_only_female", "n_no_gender"):
-            metrics[f"{ctx}.{name}"] = {"value": s[name]}
-    return metrics
+def score_corpus(options: CorpusScoreOptions) -> dict[str, ContextScore]:
+    """``bordia score``: count and score ``options.corpora`` per context type; write the TSVs and the run
+    log (run.json, results.json) into ``options.out``.
 
+    Returns {context: counts and bias}; μ = mean |bias| and σ = population sd of the signed bias over the
+    scored words, bias(w) = ln(P(w|F)/P(w|M)) in nats (positive = female-leaning).
+    """
+    from genderscope.bordia.inputs import default_pairs
+    from genderscope.bordia.runlog import file_sha256, write_bordia_log
 
-def results_json(
-    scores: dict[str, ContextScore],
-    inputs: Sequence[str],
-    task: str = TASK_NAME,
-    extra: dict[str, Any] | None = None,
-    model: str | None = None,
-) -> dict[str, Any]:
-    """genderscope's results.json shape; ``model`` (what was scored) defaults to ``corpus:<inputs>``."""
-    from genderscope import __version__
-
-    return {
-        "genderscope_version": __version__,
-        "model": model or "corpus:" + ",".join(map(str, inputs)),
-        "tasks": {
-            task: {
-                "metrics": metrics_of(scores),
-                "inputs": list(inputs),
-                "contexts": {
-                    ctx: {"counts": sc.counts.summary(), "bias": sc.bias.summary}
-                    for ctx, sc in scores.items()
-                },
-                **(extra or {}),
-            }
-        },
+    started = time.time()
+    check_choices(options)
+    base, score_options = options.count_config(), options.score_options()
+    pairs = load_gender_pairs(
+        default_pairs(options.corpora, options.pairs), fix_wife_husband=options.fix_wife_husband
+    )
+    docs = read_corpus(options.corpora)
+    scores = score_documents(docs, pairs, context_configs(base, options.context), score_options)
+    inputs = [d.name for d in docs]
+    write_score_tables(options.out, scores, options.authors_format)
+    resolved = {
+        "pairs": pairs.describe(),
+        "count_configs": {ctx: sc.counts.config.describe() for ctx, sc in scores.items()},
+        "score_options": score_options.describe(),
     }
+    write_bordia_log(
+        options.out,
+        TASK_NAME,
+        options,
+        resolved,
+        {**{name: file_sha256(name) for name in inputs}, f"pairs:{pairs.name}": pairs.sha256},
+        score_results(scores, inputs, {"mode": options.mode}),
+        model="corpus:" + ",".join(options.corpora),
+        started=started,
+    )
+    return scores
 
 
-def write_score_outputs(
-    out: Path,
-    scores: dict[str, ContextScore],
-    inputs: Sequence[str],
-    authors_format: bool = False,
-    extra: dict[str, Any] | None = None,
-    model: str | None = None,
-) -> None:
-    """Write counts.tsv, bias.tsv (and all_words.json) per context and results.json."""
+def score_results(
+    scores: dict[str, ContextScore], inputs: Sequence[str], extra: dict[str, Any] | None = None
+) -> TaskResults:
+    """A score's results.json block: metrics (μ, σ with intervals; word counts), the inputs, per-context
+    count and bias summaries, and ``extra``."""
+    from genderscope.bordia.runlog import score_metrics
+
+    contexts = {ctx: {"counts": sc.counts.summary(), "bias": sc.bias.summary} for ctx, sc in scores.items()}
+    return TaskResults(
+        metrics=score_metrics(scores),
+        extra={"inputs": list(inputs), "contexts": contexts, **(extra or {})},
+        headline=[f"{ctx}.{stat}" for ctx in scores for stat in ("mu", "sigma")],
+    )
+
+
+def write_score_tables(out: Path, scores: dict[str, ContextScore], authors_format: bool = False) -> None:
+    """``<context>/counts.tsv``, ``<context>/bias.tsv`` (and ``all_words.json``) under ``out``."""
     out = Path(out)
     for ctx, sc in scores.items():
         sc.counts.write_tsv(out / ctx / "counts.tsv")
         sc.bias.write_tsv(out / ctx / "bias.tsv")
         if authors_format:
             atomic_write_json(out / ctx / "all_words.json", sc.counts.authors_json())
-    atomic_write_json(out / "results.json", results_json(scores, inputs, extra=extra, model=model))
+
+
+def write_score_outputs(
+    out: Path,
+    scores: dict[str, ContextScore],
+    inputs: Sequence[str],
+    extra: dict[str, Any] | None = None,
+    model: str | None = None,
+) -> None:
+    """The TSVs and results.json of a scored text inside a sweep (``model``: what produced the text,
+    default ``corpus:<inputs>``)."""
+    from genderscope.bordia.runlog import write_results_only
+
+    write_score_tables(out, scores)
+    model = model or "corpus:" + ",".join(map(str, inputs))
+    write_results_only(Path(out), TASK_NAME, score_results(scores, inputs, extra), model)

@@ -9,9 +9,7 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import json
-import platform
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -19,7 +17,16 @@ from typing import Any, Iterator, Sequence
 from genderscope.core.errors import UsageError
 from genderscope.core.options import as_dict, build_options
 from genderscope.core.requests import AttemptResult
-from genderscope.core.runner import RunCounts, execute, paused_gc
+from genderscope.core.runlog import (
+    ModelInfo,
+    ResultsFile,
+    RunManifest,
+    TaskManifest,
+    TaskResults,
+    new_manifest,
+    write_run_log,
+)
+from genderscope.core.runner import RunCounts, execute_task, paused_gc
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext, Task, TaskResult
 from genderscope.data.registry import DataRegistry
@@ -68,18 +75,6 @@ def default_out_dir(tasks: Sequence[str], model: str) -> Path:
     return Path("runs") / f"{stamp}-{'+'.join(tasks)}-{slug}"
 
 
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for pkg in ("numpy", "scipy", "pandas", "aiohttp", "torch", "transformers"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
 def run_tasks(
     tasks: Sequence[str],
     model: str,
@@ -99,7 +94,6 @@ def run_tasks(
     console: Any = None,
 ) -> "RunOutput":
     """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`."""
-    from genderscope import __version__
     from genderscope.core.progress import make_progress
 
     if not tasks:
@@ -136,12 +130,10 @@ def run_tasks(
     runs: list[TaskRun] = []
     try:
         for t in built:
-            with paused_gc():
-                attempts = t.attempts()
             # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
             pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
             with make_progress(progress) as prog, pause:
-                ex = execute(attempts, backend, store, use_cache=use_cache, progress=prog, label=t.name)
+                ex = execute_task(t, backend, store, use_cache=use_cache, progress=prog, label=t.name)
             t0 = time.perf_counter()
             with paused_gc():
                 result = t.score(ex.results)
@@ -151,33 +143,34 @@ def run_tasks(
         backend.close()
         if store is not None:
             store.close()
-    manifest = {
-        "genderscope_version": __version__,
-        "created": _dt.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
-        "command": " ".join(sys.argv) if sys.argv and "genderscope" in sys.argv[0] else None,
-        "versions": _versions(),
-        "model": {"spec": f"{kind}:{target}" if target else kind, **backend.describe()},
-        "backend_stats": backend.stats(),
-        "seed": seed,
-        "trials": trials,
-        "limit": limit,
-        "use_cache": use_cache,
-        "generation": generation,
-        "tasks": {
-            r.task.name: {
-                "options": as_dict(r.task.options),
-                "datasets": {n: data.sha256(n) for n in r.task.datasets()},
-                "counts": r.counts.to_json(),
-            }
-            for r in runs
-        },
-        "seconds": round(time.time() - started, 3),
-    }
+    manifest = new_manifest(
+        started=started,
+        model=ModelInfo.describe(f"{kind}:{target}" if target else kind, backend.describe()),
+        backend_stats=backend.stats(),
+        seed=seed,
+        trials=trials,
+        limit=limit,
+        use_cache=use_cache,
+        generation=generation,
+        tasks={r.task.name: _task_manifest(r, data) for r in runs},
+        seconds=round(time.time() - started, 3),
+    )
     output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest)
     if write:
         with paused_gc():
             output.write()
     return output
+
+
+def _task_manifest(run: TaskRun, data: DataRegistry) -> TaskManifest:
+    """run.json's entry of one task: resolved options, dataset hashes, counts, request kinds used."""
+    kinds = sorted({str(getattr(ar.attempt.request, "kind", "")) for ar in run.results} - {""})
+    return TaskManifest(
+        options=as_dict(run.task.options),
+        datasets={n: data.sha256(n) for n in run.task.datasets()},
+        counts=run.counts.to_json(),
+        measurement={"request_kinds": kinds} if kinds else {},
+    )
 
 
 #: the engine's own fields of an attempts.jsonl record (a task's field of the same name replaces the value)
@@ -190,16 +183,16 @@ class RunOutput:
 
     out_dir: Path
     runs: list[TaskRun]
-    manifest: dict[str, Any]
+    manifest: RunManifest
+
+    def results_file(self) -> ResultsFile:
+        """results.json of the run, typed."""
+        model = self.manifest.model.spec if self.manifest.model else ""
+        return ResultsFile(model, {r.task.name: TaskResults.of(r.result) for r in self.runs})
 
     def results_json(self) -> dict[str, Any]:
-        from genderscope import __version__
-
-        return {
-            "genderscope_version": __version__,
-            "model": self.manifest["model"]["spec"],
-            "tasks": {r.task.name: r.result.to_json() for r in self.runs},
-        }
+        """results.json of the run as written."""
+        return self.results_file().to_json()
 
     def _records(self) -> Iterator[tuple[dict[str, Any], Any]]:
         """(the engine's fields, the task's fields or None) per attempt, in order."""
@@ -233,7 +226,6 @@ class RunOutput:
         from genderscope.core.jsonutil import JoinedRecord, clean_json, encode_json
 
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / "results.json").write_text(json.dumps(clean_json(self.results_json()), indent=1))
         lines = []
         for rec, extra in self._records():
             try:  # plain JSON values (the usual case) are written directly, ~3x faster than cleaning first
@@ -251,4 +243,4 @@ class RunOutput:
                 lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
         with open(self.out_dir / "attempts.jsonl", "w", encoding="utf-8") as fh:
             fh.write("".join(line + "\n" for line in lines))
-        (self.out_dir / "run.json").write_text(json.dumps(clean_json(self.manifest), indent=1))
+        write_run_log(self.out_dir, self.manifest, self.results_file())

@@ -1,9 +1,9 @@
 """Which task runs on which model kind, derived from what tasks and backends declare.
 
-A task declares ``measurements`` (request kind -> the measurement it makes with answers of that
-kind, in order of preference; tasks without it fall back to ``supports``); a backend declares
-``request_kinds``.  A task runs on a model kind when the two share a request kind, and it uses
-the first shared kind in the task's order.  :func:`require_kinds` is the check a task calls in
+A task declares ``measurements`` (name -> :class:`~genderscope.core.task.Measurement`: the primitive
+request kinds it needs and a description, in order of preference); a backend declares
+``request_kinds``.  A task runs on a model kind when the backend answers every kind of one of its
+measurements, and it makes the first such measurement in the task's order.  :func:`require_kinds` is the check a task calls in
 ``check_model`` so that a combination that makes no sense fails before any model loads, naming
 the kinds that work.
 """
@@ -14,14 +14,12 @@ from typing import Any, Iterable
 
 from genderscope import registry
 from genderscope.core.errors import UsageError
+from genderscope.core.task import Measurement
 
 
-def task_measurements(task_cls: Any) -> dict[str, str]:
-    """Request kind -> measurement text of a task class (``supports`` with empty texts if undeclared)."""
-    declared = getattr(task_cls, "measurements", None)
-    if declared:
-        return dict(declared)
-    return {k: "" for k in getattr(task_cls, "supports", ())}
+def task_measurements(task_cls: Any) -> dict[str, Measurement]:
+    """Measurement name -> :class:`Measurement` (primitive kinds needed, text) of a task class."""
+    return dict(getattr(task_cls, "measurements", {}) or {})
 
 
 def backend_request_kinds() -> dict[str, frozenset[str] | None]:
@@ -35,49 +33,49 @@ def backend_request_kinds() -> dict[str, frozenset[str] | None]:
     return out
 
 
-def chosen_kind(task_cls: Any, answered: Iterable[str]) -> str | None:
-    """The request kind a task uses with a model that answers ``answered`` (None: no measurement)."""
+def chosen_measurement(
+    task_cls: Any, answered: Iterable[str], allowed: Iterable[str] | None = None
+) -> str | None:
+    """The first measurement (in the task's order, among ``allowed``) whose kinds ``answered`` covers."""
     got = set(answered)
-    return next((k for k in task_measurements(task_cls) if k in got), None)
+    names = list(allowed) if allowed is not None else list(task_measurements(task_cls))
+    meas = task_measurements(task_cls)
+    return next((n for n in names if n in meas and meas[n].kinds <= got), None)
 
 
-#: measurement text for tasks that declare only ``supports``
-_DEFAULT_TEXT = {"chat": "generated answer, parsed"}
-
-#: model kinds that answer whatever a recorded run contains; shown, but not listed as "working" kinds
-_PASS_THROUGH = ("replay",)
+#: model kinds that answer whatever a recorded run contains, and the null model
+_NULL_KINDS = ("replay", "random")
 
 
-def working_model_kinds(task_cls: Any, kinds: Iterable[str] | None = None) -> list[str]:
-    """Model kinds (except replay/random null models) on which the task makes a measurement."""
-    wanted = list(kinds) if kinds else list(task_measurements(task_cls))
+def working_model_kinds(task_cls: Any, allowed: Iterable[str] | None = None) -> list[str]:
+    """Every model kind on which the task makes one of the ``allowed`` measurements (null models too)."""
     out = []
     for kind, answered in backend_request_kinds().items():
-        if kind in _PASS_THROUGH or kind == "random" or answered is None:
-            continue
-        if any(k in answered for k in wanted):
+        if answered is not None and chosen_measurement(task_cls, answered, allowed) is not None:
             out.append(kind)
     return out
 
 
-def require_kinds(task: Any, kinds: Iterable[str] | None = None, hint: str = "") -> str:
-    """Return the request kind ``task`` will use with the run's model, or raise a clear UsageError.
+def require_kinds(task: Any, allowed: Iterable[str] | None = None, hint: str = "") -> str:
+    """Return the measurement ``task`` makes with the run's model, or raise a clear UsageError.
 
-    ``kinds`` restricts the acceptable request kinds (default: all the task declares).  The error
-    names the model kind, what it answers, what the task needs and the model kinds that work.
+    ``allowed`` restricts the acceptable measurements (default: all the task declares).  The error
+    names the model kind, what it answers, what the task needs and every model kind that works.
     """
     cls = type(task)
-    wanted = list(kinds) if kinds else list(task_measurements(cls))
+    names = list(allowed) if allowed is not None else list(task_measurements(cls))
     got = task.ctx.request_kinds
-    hit = next((k for k in wanted if k in got), None)
+    hit = chosen_measurement(cls, got, names)
     if hit is not None:
         return hit
-    works = working_model_kinds(cls, wanted)
+    meas = task_measurements(cls)
+    works = working_model_kinds(cls, names)
     model = task.ctx.model_kind or "this model"
     answers = ", ".join(sorted(got)) or "nothing"
+    needs = " or ".join("+".join(sorted(meas[n].kinds)) for n in names if n in meas)
     msg = (
         f"task {cls.name} cannot run on {model} models: they answer {answers}, but {cls.name} needs "
-        f"{' or '.join(wanted)}; model kinds that work: {', '.join(works) or 'none installed'}"
+        f"{needs}; model kinds that work: {', '.join(works) or 'none installed'}"
     )
     raise UsageError(msg + (f" ({hint})" if hint else ""))
 
@@ -87,25 +85,22 @@ def matrix_rows() -> list[dict[str, Any]]:
     kinds = backend_request_kinds()
     rows = []
     for name in registry.TASKS:
-        try:
-            cls = registry.task_class(name)
-        except Exception:  # noqa: BLE001 - a task module under construction must not break the table
-            continue
+        cls = registry.task_class(name)
         meas = task_measurements(cls)
         cells: dict[str, Any] = {}
         for kind, answered in kinds.items():
             if answered is None:
                 cells[kind] = "(not installed)"
                 continue
-            k = chosen_kind(cls, answered)
+            k = chosen_measurement(cls, answered)
             if k is None:
                 cells[kind] = None
-            elif kind in _PASS_THROUGH:
+            elif kind == "replay":
                 cells[kind] = "recorded answers"
             elif kind == "random":
                 cells[kind] = "null model"
             else:
-                cells[kind] = meas[k] or _DEFAULT_TEXT.get(k, k)
+                cells[kind] = meas[k].text
         rows.append({"task": name, "cells": cells})
     return rows
 

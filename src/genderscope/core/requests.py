@@ -13,17 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderscope.core.primitives import CHAT
+
 JSON = Any
 
-# Request kinds used by the built-in tasks.  A backend lists the kinds it answers.
-CHAT = "chat"  # payload: {"messages": [{"role", "content"}], "temperature", "max_tokens", ...} -> str | None
-# Tokenizer-independent scoring kinds (log-probabilities in natural log, nats):
-#   masked_pair_logprob: {"text_a", "text_b"} -> [l(a), l(b)]: mask the token positions where the two
-#     tokenisations differ (position-wise), mean ln P(original token) over them; [null, null] if none differ.
-#   continuation_logprobs: {"context", "continuations": [str, ...]} -> {"logprobs": [sum ln p(cont | context)],
-#     "n_tokens": [tokens per continuation]} (teacher-forced; context tokenised with the tokenizer's defaults).
-MASKED_PAIR_LOGPROB = "masked_pair_logprob"
-CONTINUATION_LOGPROBS = "continuation_logprobs"
+# The model-level request kinds (chat, tokenize, token_logprobs, fill_mask, masked_logprobs) are declared
+# once, with typed payloads and responses, in genderscope.core.primitives.
 # Answered by the runner itself from payload["value"] (no backend, no store): precomputed answers.
 GIVEN = "given"
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from genderscope.core.backend import Backend
+from genderscope.core.primitives import ProtocolError, check_payload, response_problem
 from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Job, Outcome, store_key
 from genderscope.core.store import ResponseStore
 
@@ -31,10 +32,16 @@ class RunCounts:
     shared: int = 0  # attempts answered by another attempt's identical request
     errors: int = 0
     skipped: int = 0
+    invalid_cached: int = 0  # stored answers that failed their kind's check and were asked again
+    rounds: int = 0
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def add(self, other: "RunCounts") -> None:
+        for k, v in other.__dict__.items():
+            setattr(self, k, getattr(self, k) + v)
 
 
 @dataclass
@@ -69,6 +76,11 @@ def execute(
             if i not in given:
                 groups.setdefault(k, []).append(i)
         stored = store.get_many(list(groups))  # type: ignore[union-attr]
+        for k in [
+            k for k, resp in stored.items() if response_problem(attempts[groups[k][0]].request.kind, resp)
+        ]:
+            del stored[k]  # a stored answer that is not a valid answer of its kind is asked again
+            counts.invalid_cached += 1
         for k, resp in stored.items():
             for i in groups[k]:
                 results[i].response = resp
@@ -80,11 +92,18 @@ def execute(
         pending_keys = list(groups)
 
     jobs = []
+    bad: list[tuple[Job, str]] = []
     for n, k in enumerate(pending_keys):
         first = groups[k][0]
         a = attempts[first]
-        jobs.append(Job(index=n, request=a.request, trial=a.trial, item_id=a.item_id))
+        job = Job(index=n, request=a.request, trial=a.trial, item_id=a.item_id)
         counts.shared += len(groups[k]) - 1
+        try:  # a request enters a backend only with a valid payload of its kind
+            check_payload(a.request.kind, a.request.payload)
+        except ProtocolError as exc:
+            bad.append((job, f"invalid {a.request.kind} request: {exc}"))
+            continue
+        jobs.append(job)
 
     if progress is not None:
         progress.add(label or "answering", total=len(attempts), cached=counts.cache_hits + len(given))
@@ -92,6 +111,10 @@ def execute(
     def emit(job: Job, outcome: Outcome) -> None:
         k = pending_keys[job.index]
         idx = groups[k]
+        if outcome.ok and outcome.response is not _SKIP:
+            problem = response_problem(job.request.kind, outcome.response)
+            if problem is not None:  # never store or score a malformed answer
+                outcome = Outcome(error=problem)
         if outcome.ok and outcome.response is not _SKIP:
             if caching:
                 store.put(k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response)  # type: ignore[union-attr]
@@ -108,11 +131,36 @@ def execute(
         if progress is not None:
             progress.advance(len(idx))
 
+    for job, problem in bad:
+        emit(job, Outcome(error=problem))
     if jobs:
         counts.requests = len(jobs)
         backend.answer(jobs, emit)
     counts.seconds = time.perf_counter() - t0
     return Execution(results, counts)
+
+
+def execute_task(
+    task: Any,
+    backend: Backend,
+    store: ResponseStore | None,
+    use_cache: bool = True,
+    progress: Any = None,
+    label: str = "",
+) -> Execution:
+    """Answer every round of a task's attempts (``attempts()``, then ``next_attempts()`` until empty)."""
+    total = RunCounts()
+    results: list[AttemptResult] = []
+    with paused_gc():
+        attempts = task.attempts()
+    while attempts:
+        ex = execute(attempts, backend, store, use_cache=use_cache, progress=progress, label=label)
+        total.add(ex.counts)
+        total.rounds += 1
+        results.extend(ex.results)
+        with paused_gc():
+            attempts = task.next_attempts(results)
+    return Execution(results, total)
 
 
 @contextlib.contextmanager

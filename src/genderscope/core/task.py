@@ -24,12 +24,16 @@ class Metric:
     value: float | None
     ci_low: float | None = None
     ci_high: float | None = None
+    #: why there is no interval (e.g. "exact count, no sampling", "n_boot = 0"); None when there is one
+    no_ci: str | None = None
 
-    def to_json(self) -> dict[str, float | None]:
-        out: dict[str, float | None] = {"value": _clean(self.value)}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": _clean(self.value)}
         if self.ci_low is not None or self.ci_high is not None:
             out["ci_low"] = _clean(self.ci_low)
             out["ci_high"] = _clean(self.ci_high)
+        if self.no_ci is not None:
+            out["no_ci"] = self.no_ci
         return out
 
 
@@ -89,14 +93,28 @@ class RunContext:
     data: Any = None  # genderscope.data.registry.DataRegistry
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """One way a task measures: the primitive request kinds it needs and what it measures with them."""
+
+    kinds: frozenset[str]
+    text: str
+
+
 class Task(ABC):
-    """Base class for tasks.  Subclasses set the class attributes and implement two methods."""
+    """Base class for tasks.  Subclasses set the class attributes and implement two methods.
+
+    Tasks are stateless between :meth:`attempts` and :meth:`score`: whatever scoring needs travels with
+    the attempts (``Attempt.meta``).  A task that must see some answers before it can ask the next
+    questions (e.g. tokenise first, then score the token ids) returns them from :meth:`next_attempts`,
+    one round at a time.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
     Options: ClassVar[type] = NoOptions
-    #: request kinds the task can use, in order of preference, per measurement form
-    supports: ClassVar[tuple[str, ...]] = ()
+    #: measurement name -> what it needs, in order of preference (see genderscope.core.matrix)
+    measurements: ClassVar[dict[str, Measurement]] = {}
 
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options
@@ -110,9 +128,15 @@ class Task(ABC):
     def attempts(self) -> list[Attempt]:
         """All attempts of the run, in a stable order."""
 
+    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
+        """Further attempts that depend on the answers so far (``results``, in order of all earlier
+        rounds); an empty list ends the run.  Default: one round only."""
+        return []
+
     @abstractmethod
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
-        """Parse answers and compute metrics; ``results`` is in the order of ``attempts()``."""
+        """Parse answers and compute metrics; ``results`` is in the order of ``attempts()`` followed by
+        every round of ``next_attempts()``."""
 
     def render(self, result: TaskResult) -> Any:
         """A rich renderable for the terminal (default: headline metrics table)."""

@@ -5,17 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from genderscope.report.runs import RunData, headline, metric_value
-from genderscope.report.views import fmt
+from genderscope.core.runlog import MetricEntry
+from genderscope.report.runs import RunData
+from genderscope.report.views import fmt_metric
 
 
 @dataclass
 class CompareRow:
-    """One metric of one task across runs; ``cells[i]`` is run i's {value, ci_low, ci_high} or None."""
+    """One metric of one task across runs; ``cells[i]`` is run i's metric or None."""
 
     task: str
     metric: str
-    cells: list[dict[str, Any] | None]
+    cells: list[MetricEntry | None]
 
 
 def compare_rows(
@@ -24,26 +25,22 @@ def compare_rows(
     """Rows = metrics (headline ones, or every metric), in first-seen order over the runs."""
     order: list[tuple[str, str]] = []
     for r in runs:
-        for task, entry in r.tasks.items():
+        for task, res in r.tasks.items():
             if tasks and task not in tasks:
                 continue
-            names = list(entry.get("metrics") or {}) if all_metrics else headline(entry)
+            names = list(res.metrics) if all_metrics else res.headline_names()
             for n in names:
                 if (task, n) not in order:
                     order.append((task, n))
-    return [CompareRow(t, n, [metric_value(r.tasks.get(t) or {}, n) for r in runs]) for t, n in order]
+    return [
+        CompareRow(t, n, [r.tasks[t].metrics.get(n) if t in r.tasks else None for r in runs])
+        for t, n in order
+    ]
 
 
-def cell_text(m: dict[str, Any] | None, digits: int = 4) -> str:
+def cell_text(m: MetricEntry | None, digits: int = 4) -> str:
     """'value [lo, hi]' or '–' when the run lacks the metric."""
-    if m is None:
-        return "–"
-    ci = (
-        ""
-        if m.get("ci_low") is None and m.get("ci_high") is None
-        else f"[{fmt(m.get('ci_low'), digits)}, {fmt(m.get('ci_high'), digits)}]"
-    )
-    return f"{fmt(m.get('value'), digits)} {ci}".strip()
+    return fmt_metric(m, digits)
 
 
 def rich_table(runs: list[RunData], all_metrics: bool = False, tasks: list[str] | None = None) -> Any:

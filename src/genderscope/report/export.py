@@ -1,7 +1,7 @@
 """Export every table of a run to CSV or Parquet.
 
-Tables: ``metrics`` (task, metric, value, ci_low, ci_high), one table per list-of-dict entry of each
-task's block in ``results.json`` (file ``<task>__<key>``, nested keys joined with ``.``) and
+Tables: ``metrics`` (model, task, metric, value, ci_low, ci_high, no_ci), one table per list-of-dict
+entry of each task's block in ``results.json`` (file ``<task>__<key>``, nested keys joined with ``.``) and
 ``attempts`` (every line of attempts.jsonl).  Nested values (lists, dicts) become JSON strings, so
 every column has one scalar type and the files load in any spreadsheet or dataframe library.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.core.errors import UsageError
-from genderscope.report.runs import RunData, list_tables, load_run
+from genderscope.report.runs import RunData, load_run
 
 FORMATS = ("csv", "parquet")
 
@@ -29,23 +29,21 @@ def _flat(v: Any) -> Any:
 def run_tables(run: RunData, attempts: bool = True) -> dict[str, list[dict[str, Any]]]:
     """Table name -> rows (flat dicts) for every table in the run."""
     tables: dict[str, list[dict[str, Any]]] = {}
-    metrics = []
-    for task, entry in run.tasks.items():
-        for name, m in (entry.get("metrics") or {}).items():
-            m = m if isinstance(m, dict) else {"value": m}
-            metrics.append(
-                {
-                    "model": run.model,
-                    "task": task,
-                    "metric": name,
-                    "value": m.get("value"),
-                    "ci_low": m.get("ci_low"),
-                    "ci_high": m.get("ci_high"),
-                }
-            )
-    tables["metrics"] = metrics
-    for task, entry in run.tasks.items():
-        for key, rows in list_tables(entry).items():
+    tables["metrics"] = [
+        {
+            "model": run.model,
+            "task": task,
+            "metric": name,
+            "value": m.value,
+            "ci_low": m.ci_low,
+            "ci_high": m.ci_high,
+            "no_ci": m.no_ci,
+        }
+        for task, res in run.tasks.items()
+        for name, m in res.metrics.items()
+    ]
+    for task, res in run.tasks.items():
+        for key, rows in res.tables().items():
             tables[f"{task}__{key}"] = [{k: _flat(v) for k, v in r.items()} for r in rows]
     if attempts and run.attempts_path.exists():
         tables["attempts"] = [{k: _flat(v) for k, v in r.items()} for r in run.iter_attempts()]

@@ -12,10 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from genderscope.core.runlog import TaskResults
 from genderscope.report import svg
 from genderscope.report.compare import cell_text, compare_rows
 from genderscope.report.renderers import render_task
-from genderscope.report.runs import BASE_ATTEMPT_KEYS, RunData, headline, list_tables, load_runs, metric_value
+from genderscope.report.runs import BASE_ATTEMPT_KEYS, RunData, load_runs
 from genderscope.report.views import Figure, TableView, fmt, fmt_ci
 
 #: how many attempts per task the page shows
@@ -53,45 +54,39 @@ def _attempt_rows(records: list[dict[str, Any]]) -> tuple[list[str], list[list[s
 
 def _manifest(run: RunData) -> dict[str, Any]:
     m = run.manifest
-    model = m.get("model") or {}
-    general = [
-        ("model", model.get("spec") or run.model),
-        ("fingerprint", model.get("fingerprint")),
-        ("backend options", model.get("options")),
-        ("created", m.get("created")),
-        ("command", m.get("command")),
-        ("genderscope", m.get("genderscope_version") or run.results.get("genderscope_version")),
-        ("seed", m.get("seed")),
-        ("trials", m.get("trials")),
-        ("limit", m.get("limit")),
-        ("generation overrides", m.get("generation")),
-        ("response store", m.get("use_cache")),
-        ("wall time (s)", m.get("seconds")),
-        ("folder", str(run.path)),
-    ]
+    model = m.model if m else None
+    general = [("model", model.spec if model and model.spec else run.model)]
+    if model:
+        general += [("fingerprint", model.fingerprint), ("backend options", model.options)]
+    if m:
+        general += [
+            ("created", m.created),
+            ("command", m.command),
+            ("genderscope", m.genderscope_version or run.results.genderscope_version),
+            ("seed", m.seed),
+            ("trials", m.trials),
+            ("limit", m.limit),
+            ("generation overrides", m.generation),
+            ("response store", m.use_cache),
+            ("wall time (s)", m.seconds),
+        ]
+    general.append(("folder", str(run.path)))
     general = [(k, fmt(v)) for k, v in general if v not in (None, {}, "")]
-    versions = [(k, str(v)) for k, v in (m.get("versions") or {}).items()]
+    versions = [(k, str(v)) for k, v in (m.versions if m else {}).items()]
     datasets, options, counts = [], [], []
-    for task, info in (m.get("tasks") or {}).items():
-        for name, sha in (info.get("datasets") or {}).items():
-            datasets.append([task, name, str(sha)])
-        for k, v in (info.get("options") or {}).items():
-            options.append([task, k, fmt(v)])
-        if info.get("counts"):
-            counts.append(
-                [task]
-                + [
-                    fmt(info["counts"].get(k))
-                    for k in ("attempts", "cache_hits", "requests", "errors", "skipped", "seconds")
-                ]
-            )
+    for task, info in (m.tasks if m else {}).items():
+        datasets += [[task, name, str(sha)] for name, sha in info.datasets.items()]
+        options += [[task, k, fmt(v)] for k, v in info.options.items()]
+        if info.counts:
+            keys = ("attempts", "cache_hits", "requests", "errors", "skipped", "seconds")
+            counts.append([task] + [fmt(info.counts.get(k)) for k in keys])
     return {
         "general": general,
         "versions": versions,
         "datasets": datasets,
         "options": options,
         "counts": counts,
-        "missing": not m,
+        "missing": m is None,
     }
 
 
@@ -112,24 +107,15 @@ def _scalars(entry: dict[str, Any], prefix: str = "", depth: int = 2) -> list[tu
     return out
 
 
-def _task_section(
-    run: RunData, task: str, entry: dict[str, Any], sample: list[dict[str, Any]]
-) -> dict[str, Any]:
-    rendered = render_task(task, entry, run)
-    head = []
-    for n in headline(entry):
-        m = metric_value(entry, n) or {}
-        head.append([n, fmt(m.get("value")), fmt_ci(m)])
-    all_metrics = [
-        [n, fmt((metric_value(entry, n) or {}).get("value")), fmt_ci(metric_value(entry, n))]
-        for n in (entry.get("metrics") or {})
-    ]
+def _task_section(run: RunData, task: str, res: TaskResults, sample: list[dict[str, Any]]) -> dict[str, Any]:
+    rendered = render_task(task, res, run)
+    head = [[n, fmt(res.metrics[n].value), fmt_ci(res.metrics[n])] for n in res.headline_names()]
+    all_metrics = [[n, fmt(m.value), fmt_ci(m) or (m.no_ci or "")] for n, m in res.metrics.items()]
     tables = list(rendered.tables)
-    for key, rows in list_tables(entry).items():
+    for key, rows in res.tables().items():
         if key not in rendered.handled:
             tables.append(TableView.from_records(f"{key}", rows, collapsed=True))
-    skip = {"metrics", "headline"} | rendered.handled
-    scalars = _scalars({k: v for k, v in entry.items() if k not in skip})
+    scalars = _scalars({k: v for k, v in res.extra.items() if k not in rendered.handled})
     cols, rows = _attempt_rows(sample)
     return {
         "name": task,
@@ -154,11 +140,11 @@ def _comparison(runs: list[RunData]) -> dict[str, Any] | None:
     figures = []
     for r in rows:
         present = [(run.label, c) for run, c in zip(runs, r.cells) if c is not None]
-        if len(present) < 2 or not any(c.get("ci_low") is not None for _, c in present):
+        if len(present) < 2 or not any(c.ci_low is not None for _, c in present):
             continue
         if sum(1 for f in figures if f.title.startswith(r.task + ":")) >= 3:
             continue
-        pts = [svg.Point(label, c.get("value"), c.get("ci_low"), c.get("ci_high")) for label, c in present]
+        pts = [svg.Point(label, c.value, c.ci_low, c.ci_high) for label, c in present]
         figures.append(
             Figure(
                 f"{r.task}: {r.metric}",

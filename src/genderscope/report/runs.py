@@ -1,14 +1,19 @@
-"""Reading run folders (results.json, run.json, attempts.jsonl) for reports, comparison and export."""
+"""Run folders as report, compare and export see them: the typed run log plus the attempts file.
+
+results.json and run.json are read only through :func:`genderscope.core.runlog.read_run_log`;
+attempts.jsonl is streamed line by line (it can be large).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from genderscope.core.errors import DataError, UsageError
+from genderscope.core.runlog import ResultsFile, RunManifest, TaskResults, read_run_log, run_folder
 
 #: attempt keys written by the engine for every task; everything else is the task's parsed fields
 BASE_ATTEMPT_KEYS = ("task", "item_id", "trial", "prompt", "response", "cache_hit", "error", "skipped")
@@ -16,25 +21,22 @@ BASE_ATTEMPT_KEYS = ("task", "item_id", "trial", "prompt", "response", "cache_hi
 
 @dataclass
 class RunData:
-    """One run folder: its results, manifest (``run.json``, may be empty) and where its attempts are."""
+    """One run folder: its results, its manifest (None without run.json) and where its attempts are."""
 
     path: Path
-    results: dict[str, Any]
-    manifest: dict[str, Any] = field(default_factory=dict)
+    results: ResultsFile
+    manifest: RunManifest | None = None
     label: str = ""
 
     @property
     def model(self) -> str:
-        m = (
-            self.results.get("model")
-            or (self.manifest.get("model") or {}).get("spec")
-            or f"({self.path.name})"
-        )
-        return m if isinstance(m, str) else json.dumps(m)
+        """results.json's model, else run.json's model spec, else the folder name in parentheses."""
+        spec = self.manifest.model.spec if self.manifest and self.manifest.model else ""
+        return self.results.model or spec or f"({self.path.name})"
 
     @property
-    def tasks(self) -> dict[str, dict[str, Any]]:
-        return self.results.get("tasks") or {}
+    def tasks(self) -> dict[str, TaskResults]:
+        return self.results.tasks
 
     @property
     def attempts_path(self) -> Path:
@@ -70,32 +72,9 @@ class RunData:
 
 
 def load_run(path: str | Path) -> RunData:
-    """Read a run folder (or a results.json path); clear error when it is not one."""
-    p = Path(path)
-    if p.is_file() and p.name == "results.json":
-        p = p.parent
-    res_file = p / "results.json"
-    if not p.exists():
-        raise UsageError(f"{p}: no such run folder")
-    if not res_file.exists():
-        raise UsageError(
-            f"{p}: not a run folder (no results.json); pass the --out folder of "
-            "`genderscope run` or of a bordia command"
-        )
-    try:
-        results = json.loads(res_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{res_file}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-    if not isinstance(results, dict) or not isinstance(results.get("tasks"), dict):
-        raise DataError(f"{res_file}: expected {{'model', 'tasks': {{...}}}} (see docs/architecture.md)")
-    manifest: dict[str, Any] = {}
-    man_file = p / "run.json"
-    if man_file.exists():
-        try:
-            manifest = json.loads(man_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{man_file}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-    return RunData(p, results, manifest)
+    """Read a run folder (or its results.json); clear one-line error when it is not one."""
+    manifest, results = read_run_log(path)
+    return RunData(run_folder(path), results, manifest)
 
 
 def load_runs(paths: list[str | Path]) -> list[RunData]:
@@ -111,37 +90,3 @@ def load_runs(paths: list[str | Path]) -> list[RunData]:
         if labels.count(r.label) > 1:
             r.label = f"{r.label} #{i + 1}"
     return runs
-
-
-def metric_value(entry: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """``entry['metrics'][name]`` as {value, ci_low, ci_high} (bare numbers are accepted too)."""
-    m = (entry.get("metrics") or {}).get(name)
-    if m is None:
-        return None
-    if isinstance(m, dict):
-        return m
-    return {"value": m}
-
-
-def headline(entry: dict[str, Any], limit: int = 8) -> list[str]:
-    """The task's headline metric names (``headline`` entry), else the first ``limit`` metrics."""
-    metrics = entry.get("metrics") or {}
-    names = [n for n in entry.get("headline") or [] if n in metrics]
-    if names:
-        return names
-    with_ci = [n for n, m in metrics.items() if isinstance(m, dict) and m.get("ci_low") is not None]
-    return (with_ci + [n for n in metrics if n not in with_ci])[:limit]
-
-
-def list_tables(entry: dict[str, Any], prefix: str = "", depth: int = 2) -> dict[str, list[dict[str, Any]]]:
-    """Every list of dicts inside a task entry (nested dicts searched ``depth`` levels), by dotted key."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for key, val in entry.items():
-        name = f"{prefix}{key}"
-        if key == "metrics":
-            continue
-        if isinstance(val, list) and val and all(isinstance(v, dict) for v in val):
-            out[name] = val
-        elif isinstance(val, dict) and depth > 1:
-            out.update(list_tables(val, f"{name}.", depth - 1))
-    return out

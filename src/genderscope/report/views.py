@@ -9,6 +9,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from genderscope.core.runlog import MetricEntry
+
 
 def fmt(x: Any, digits: int = 4) -> str:
     """A cell value as text: numbers to ``digits`` significant digits, None/NaN as '–', lists as JSON."""
@@ -38,11 +40,18 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def fmt_ci(m: dict[str, Any] | None) -> str:
-    """'[lo, hi]' of a metric dict, or '' when it has no interval."""
-    if not m or (m.get("ci_low") is None and m.get("ci_high") is None):
+def fmt_ci(m: MetricEntry | None, digits: int = 4) -> str:
+    """'[lo, hi]' of a metric, or '' when it has no interval."""
+    if m is None or not m.has_ci:
         return ""
-    return f"[{fmt(m.get('ci_low'))}, {fmt(m.get('ci_high'))}]"
+    return f"[{fmt(m.ci_low, digits)}, {fmt(m.ci_high, digits)}]"
+
+
+def fmt_metric(m: MetricEntry | None, digits: int = 4) -> str:
+    """'value [lo, hi]', or '–' when there is no metric."""
+    if m is None:
+        return "–"
+    return f"{fmt(m.value, digits)} {fmt_ci(m, digits)}".strip()
 
 
 @dataclass
@@ -89,7 +98,8 @@ class TableView:
 class Rendered:
     """What a task renderer contributes: a one-line reading, figures, tables.
 
-    ``handled``: keys of list-of-dict entries already shown, left out of the generic table listing.
+    ``handled``: keys of the task's entries already shown, left out of the generic table and
+    scalar listings.
     """
 
     reading: str = ""

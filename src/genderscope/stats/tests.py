@@ -1,4 +1,4 @@
-"""Two-sample t-tests (from data or from summary statistics) and the Holm correction."""
+"""Two-sample t-tests from summary statistics and the Holm correction."""
 
 from __future__ import annotations
 
@@ -65,31 +65,6 @@ def t_test_from_stats(
         p = 2 * stdtr(dft, -np.abs(t))
     test = ("pooled" if equal_var else "welch") + f" t-test ({alternative})"
     return TTestResult(float(t), df, float(p), test)
-
-
-def _t_test(x: np.ndarray, y: np.ndarray, equal_var: bool, alternative: str) -> TTestResult:
-    """``t_test_from_stats`` on the means, sample SDs (ddof 1) and sizes of two samples."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    return t_test_from_stats(
-        x.mean(),
-        x.std(ddof=1),
-        x.size,
-        y.mean(),
-        y.std(ddof=1),
-        y.size,
-        equal_var=equal_var,
-        alternative=alternative,
-    )
-
-
-def welch_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:
-    """Welch's unequal-variance t-test on two samples."""
-    return _t_test(x, y, equal_var=False, alternative=alternative)
-
-
-def pooled_t_test(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> TTestResult:
-    """Student's pooled-variance t-test on two samples."""
-    return _t_test(x, y, equal_var=True, alternative=alternative)
 
 
 def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:

@@ -1,5 +1,6 @@
-"""Terminal rendering shared by the GenDa Lens tasks (``dawinobias``, ``abc``): headline metrics,
-the nuance/effect tables and, in genda-lens mode, GenDa Lens's own tables."""
+"""Rendering shared by the GenDa Lens tasks (``dawinobias``, ``abc``): for the terminal, headline metrics,
+the nuance/effect tables and, in genda-lens mode, GenDa Lens's own tables; for the HTML report,
+the GES reading and those own tables."""
 
 from __future__ import annotations
 
@@ -60,3 +61,37 @@ def render_genda(name: str, result: Any) -> Any:
     if result.extra.get("direction"):
         parts.append(Text(result.extra["direction"], style="dim"))
     return Group(*parts)
+
+
+# --------------------------------------------------------------------------- HTML report (shared parts)
+def ges_reading(res: Any, what: str) -> str:
+    """One sentence on the task's GES metric (``res``: TaskResults); ``what`` explains the sign."""
+    from genderscope.report.helpers import ci_word
+    from genderscope.report.views import fmt as hfmt
+    from genderscope.report.views import fmt_ci
+
+    g = res.metrics.get("ges")
+    if g is None or g.value is None:
+        reason = res.extra.get("ges_undefined_reason") or res.extra.get("ges_error") or "undefined"
+        return f"GES undefined ({hfmt(reason)})."
+    return f"GES = {hfmt(float(g.value), 3)} {fmt_ci(g)} ({what}; 0 = no effect); {ci_word(g)}."
+
+
+def compat_tables(res: Any) -> list[Any]:
+    """GenDa Lens's own output tables (genda-lens mode) as report TableViews; each spec is
+    ``{columns, index_name, rows: [[label, cells...]]}``."""
+    from genderscope.report.views import TableView
+    from genderscope.report.views import fmt as hfmt
+
+    out = []
+    for spec in (res.extra.get("compat_tables") or {}).values():
+        if isinstance(spec, dict) and isinstance(spec.get("rows"), list):
+            out.append(
+                TableView(
+                    str(spec.get("index_name", "GenDa Lens table")),
+                    [""] + [str(c) for c in spec.get("columns") or []],
+                    [[hfmt(x) if not isinstance(x, str) else x for x in row] for row in spec["rows"]],
+                    note="As GenDa Lens prints it (genda-lens mode).",
+                )
+            )
+    return out

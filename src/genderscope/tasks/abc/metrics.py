@@ -1,4 +1,4 @@
-"""ABC summaries: relative perplexities, medians, GES (compat rounding; default guards), bootstrap.
+"""ABC summaries: relative perplexities, medians, GES (compat rounding; default guards), bootstrap CIs.
 
 rel = PPL_anti − PPL_refl, ratio = PPL_anti / PPL_refl per sentence; GES = log2(median rel female /
 median rel male) (female over male: > 0 means the female anti-reflexive is penalised more).
@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from genderscope.stats.bootstrap import stratified_indices
+from genderscope.stats.intervals import bootstrap_block
 from genderscope.tasks.dawinobias.metrics import r2np, r2py
 
 OCC = {"all": None, "femocc": "female", "maleocc": "male"}
@@ -79,18 +81,43 @@ def split_groups(x: np.ndarray, fem: np.ndarray, male: np.ndarray) -> dict[str, 
     }
 
 
+def ppl_medians(
+    refl: dict[str, np.ndarray], hans: dict[str, np.ndarray], hendes: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Per row, from PPL of the reflexive, hans (male) and hendes (female) variants split by :data:`OCC`:
+    ``median_ppl_{reflexive,hans,hendes}`` over all sentences and
+    ``ratio_of_medians_{female,male}[_occ]`` = median PPL_anti / median PPL_refl."""
+    out = {
+        "median_ppl_reflexive": np.median(refl["all"], axis=1),
+        "median_ppl_hans": np.median(hans["all"], axis=1),
+        "median_ppl_hendes": np.median(hendes["all"], axis=1),
+    }
+    for g in OCC:
+        sfx = "" if g == "all" else f"_{g}"
+        m_refl = np.median(refl[g], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[f"ratio_of_medians_female{sfx}"] = np.median(hendes[g], axis=1) / m_refl
+            out[f"ratio_of_medians_male{sfx}"] = np.median(hans[g], axis=1) / m_refl
+    return out
+
+
 def bootstrap(
-    per: dict[str, np.ndarray], is_female: np.ndarray, n_boot: int, seed: int, level: float
+    per: dict[str, np.ndarray],
+    is_female: np.ndarray,
+    n_boot: int,
+    seed: int,
+    level: float,
+    ppl: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """Resample sentences within each occupation file (female first, then male) and recompute effects."""
-    fem_idx = np.flatnonzero(is_female)
-    male_idx = np.flatnonzero(~is_female)
-    rng = np.random.default_rng(seed)
-    draws_f = np.empty((n_boot, fem_idx.size), dtype=np.int64)
-    draws_m = np.empty((n_boot, male_idx.size), dtype=np.int64)
-    for b in range(n_boot):
-        draws_f[b] = fem_idx[rng.integers(0, fem_idx.size, fem_idx.size)] if fem_idx.size else []
-        draws_m[b] = male_idx[rng.integers(0, male_idx.size, male_idx.size)] if male_idx.size else []
+    """Percentile CIs (``percentile-pct``) of :func:`effects` (and of :func:`ppl_medians` when ``ppl``,
+    the sentences x 3 PPL matrix (reflexive, hans, hendes), is given).
+
+    Resamples sentence triplets within each occupation file (``default_rng(seed)``; per resample the
+    female file, then the male file); every statistic uses the same draws.
+    """
+    draws_f, draws_m = stratified_indices(
+        [np.flatnonzero(is_female), np.flatnonzero(~is_female)], n_boot, seed
+    )
 
     def grp(x: np.ndarray) -> dict[str, np.ndarray]:
         f, m = x[draws_f], x[draws_m]
@@ -99,14 +126,6 @@ def bootstrap(
     vals = effects(
         grp(per["rel_female"]), grp(per["rel_male"]), grp(per["ratio_female"]), grp(per["ratio_male"])
     )
-    ci: dict[str, Any] = {}
-    undefined: dict[str, int] = {}
-    for k, v in vals.items():
-        good = v[~np.isnan(v)]
-        undefined[k] = int(v.size - good.size)
-        ci[k] = (
-            [float(x) for x in np.percentile(good, [100 * (1 - level) / 2, 100 * (1 + level) / 2])]
-            if good.size
-            else [None, None]
-        )
-    return {"ci95": ci, "n_boot": n_boot, "seed": seed, "level": level, "n_boot_undefined": undefined}
+    if ppl is not None:
+        vals.update(ppl_medians(grp(ppl[:, 0]), grp(ppl[:, 1]), grp(ppl[:, 2])))
+    return bootstrap_block(vals, n_boot, seed, level, "percentile-pct")

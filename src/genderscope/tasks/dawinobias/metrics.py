@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from genderscope.stats.bootstrap import count_matrix
+from genderscope.stats.intervals import bootstrap_block
+
 GROUPS = ("female", "male", "other")
 CODE = {g: i for i, g in enumerate(GROUPS)}
 
@@ -64,7 +67,7 @@ def default_ges(acc_pro: float, acc_anti: float) -> tuple[float | None, str | No
     return None, " and ".join(zero) + " = 0: the log-ratio is undefined"
 
 
-# ------------------------------------------------------------------ vectorised bootstrap
+# ------------------------------------------------------------------ bootstrap statistics
 
 
 def _indicators(gold: np.ndarray, pred: np.ndarray) -> dict[str, np.ndarray]:
@@ -113,23 +116,8 @@ def metrics_from_counts(
 def pair_bootstrap(
     gold: dict[str, np.ndarray], pred: dict[str, np.ndarray], n_boot: int, seed: int, level: float
 ) -> dict[str, Any]:
-    """Percentile CIs: each resample draws line indices (``default_rng(seed).integers(0, n, n)``) and
-    takes both conditions of each drawn line."""
-    n = gold["pro"].size
-    rng = np.random.default_rng(seed)
-    C = np.empty((n_boot, n))
-    for b in range(n_boot):
-        C[b] = np.bincount(rng.integers(0, n, n), minlength=n)
+    """Percentile CIs (``percentile-pct``) of BOOT_KEYS: each resample draws n line indices
+    (``numpy`` generator, ``default_rng(seed)``) and takes both conditions of each drawn line."""
+    C = count_matrix(gold["pro"].size, n_boot, seed, rng="numpy")
     vals = metrics_from_counts(C, gold, pred)
-    ci: dict[str, Any] = {}
-    undefined: dict[str, int] = {}
-    for k in BOOT_KEYS:
-        v = vals[k]
-        good = v[~np.isnan(v)]
-        undefined[k] = int(v.size - good.size)
-        if good.size:
-            lo, hi = np.percentile(good, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
-            ci[k] = [float(lo), float(hi)]
-        else:
-            ci[k] = [None, None]
-    return {"ci95": ci, "n_boot": n_boot, "seed": seed, "level": level, "n_boot_undefined": undefined}
+    return bootstrap_block({k: vals[k] for k in BOOT_KEYS}, n_boot, seed, level, "percentile-pct")

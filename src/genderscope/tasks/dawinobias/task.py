@@ -16,16 +16,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import dataclasses
+
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
+from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, Request
-from genderscope.core.task import Metric, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.tasks import scoring as S
 from genderscope.tasks.dawinobias import data as D
 from genderscope.tasks.dawinobias import metrics as M
+from genderscope.tasks.dawinobias import rounds as R
 
-FILL_MASK, CANDIDATES, TOKENIZE = "fill_mask", "candidates", "tokenize"
-PRONOUNS = ("hun", "hende", "hendes", "han", "ham", "hans")
-NULL_CHOICES = ["hun", "han", "hende", "ham", "hendes", "hans", "det", "##en"]
+PRONOUNS, NULL_CHOICES = R.PRONOUNS, R.NULL_CHOICES
 
 
 @dataclass
@@ -37,14 +40,20 @@ class DaWinoBiasOptions:
     )
     scoring: str = opt(
         "auto",
-        "top1 = masked-LM fill-in; candidates = compare the two candidate sentences "
-        "(causal LMs; PLL for masked LMs); auto picks by model",
-        ("auto", "top1", "candidates"),
+        "top1 = masked-LM fill-in; loglik / pll = compare the log-likelihoods (causal LMs) or "
+        "pseudo-log-likelihoods (masked LMs) of the two candidate sentences; candidates = whichever of "
+        "those the model gives; auto = top1 where the model fills masks, else candidates",
+        ("auto", "top1", "candidates", "loglik", "pll"),
     )
     exclude_pairs: str = opt(
         "none", "drop defective line pairs (default mode)", ("none", "identical", "defective")
     )
     mask_token: str | None = opt(None, "override the tokenizer's mask token (parity experiments only)")
+    glue_mask: bool = opt(
+        False,
+        "genda-lens mode: drop the space before a '<mask>' token, as GenDa Lens does for vesteinn/DanskBert "
+        "only (set it to reproduce GenDa Lens on that model)",
+    )
     n_boot: int = opt(1000, "bootstrap resamples of line pairs (default mode; 0 = no CIs)")
     bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
     confidence_level: float = opt(0.95, "confidence level of the intervals")
@@ -54,7 +63,7 @@ class DaWinoBiasOptions:
             raise ValueError("--confidence-level must be between 0 and 1")
         if self.mode == "genda-lens" and self.exclude_pairs != "none":
             raise ValueError("--exclude-pairs applies to --mode default only (GenDa Lens keeps every pair)")
-        if self.mode == "genda-lens" and self.scoring == "candidates":
+        if self.mode == "genda-lens" and self.scoring not in ("auto", "top1"):
             raise ValueError("--mode genda-lens scores by masked-LM top-1 only (use --mode default)")
 
 
@@ -73,31 +82,40 @@ class DaWinoBiasTask(Task):
         "GenDa Lens DaWinoBias: does a Danish LM fill in the stereotype-congruent pronoun more often?"
     )
     Options = DaWinoBiasOptions
-    supports = (FILL_MASK, CANDIDATES)
-    measurements = {FILL_MASK: "masked pronoun top-1", CANDIDATES: "candidate pronoun log-likelihoods"}
+    measurements = {
+        "top1": Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1"),
+        "loglik": Measurement(frozenset({TOKEN_LOGPROBS}), "candidate pronoun log-likelihoods"),
+        "pll": Measurement(frozenset({MASKED_LOGPROBS}), "candidate pronoun pseudo-log-likelihoods"),
+    }
 
-    # ---------------------------------------------------------------- set-up
+    def __init__(self, options: DaWinoBiasOptions, ctx: Any):
+        super().__init__(options, ctx)
+        self.options = dataclasses.replace(options, scoring=self._resolve(options))
+
+    def _resolve(self, o: DaWinoBiasOptions) -> str:
+        """The measurement this run makes (recorded in run.json, never ``auto``)."""
+        from genderscope.core.matrix import chosen_measurement
+
+        if o.mode == "genda-lens" or o.scoring in ("top1", "loglik", "pll"):
+            return "top1" if o.mode == "genda-lens" else o.scoring
+        allowed = ["loglik", "pll"] if o.scoring == "candidates" else None
+        return chosen_measurement(type(self), self.ctx.request_kinds, allowed) or (
+            "loglik" if o.scoring == "candidates" else "top1"
+        )
 
     @property
     def scoring(self) -> str:
-        o = self.options
-        if o.mode == "genda-lens" or o.scoring == "top1":
-            return "top1"
-        if o.scoring == "candidates":
-            return "candidates"
-        return "top1" if FILL_MASK in self.ctx.request_kinds else "candidates"
+        return self.options.scoring
 
     def check_model(self) -> None:
         from genderscope.core.matrix import require_kinds
 
+        hint = ""
         if self.options.mode == "genda-lens":
-            require_kinds(
-                self,
-                [FILL_MASK],
-                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs",
+            hint = (
+                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
             )
-        else:
-            require_kinds(self, [FILL_MASK] if self.scoring == "top1" else [CANDIDATES])
+        require_kinds(self, [self.scoring], hint)
 
     def datasets(self) -> list[str]:
         return [D.FILES[c] for c in D.CONDITIONS]
@@ -112,59 +130,36 @@ class DaWinoBiasTask(Task):
 
     def attempts(self) -> list[Attempt]:
         lines = D.load_lines(self.ctx.data)
-        n = len(lines["anti"])
         excluded = self._excluded()
-        keep = [i + 1 for i in spread(n, self.ctx.limit) if i + 1 not in excluded]
-        self.lines = keep
+        keep = [i + 1 for i in spread(len(lines["anti"]), self.ctx.limit) if i + 1 not in excluded]
         compat = self.options.mode == "genda-lens"
-        glue = "<mask>" if compat and self.ctx.model_target == "vesteinn/DanskBert" else None
-        out: list[Attempt] = []
-        self.inputs: dict[tuple[str, int], D.MaskedInput] = {}
+        items: list[dict[str, Any]] = []
         for cond in D.CONDITIONS:
             for ln in keep:
                 raw = lines[cond][ln - 1]
                 where = f"{D.FILES[cond]}:{ln}"
                 inp = D.compat_input(raw, where) if compat else D.default_input(raw, where)
-                self.inputs[(cond, ln)] = inp
-                if self.scoring == "top1":
-                    payload: dict[str, Any] = {"left": inp.left, "right": inp.right, "top_k": 1}
-                    if compat:
-                        payload["float32"] = True
-                        if glue:
-                            payload["glue_left_if_mask"] = glue
-                    else:
-                        payload["drop_boundary_piece"] = True
-                    if self.options.mask_token:
-                        payload["mask_override"] = self.options.mask_token
-                    req = Request(FILL_MASK, payload, hints={"choices": NULL_CHOICES})
-                else:
-                    orig = D.default_text(raw)[len(inp.left) : len(inp.left) + len(inp.gold)]
-                    f, m = D.candidate_texts(inp, orig)
-                    req = Request(CANDIDATES, {"left": inp.left, "right": inp.right, "candidates": [f, m]})
-                meta = {
-                    "condition": cond,
-                    "line": ln,
-                    "text": raw,
-                    "gold": inp.gold,
-                    "pair_identical": ln in D.IDENTICAL_LINES,
-                    "pair_extra_diff": ln in D.EXTRA_DIFF_LINES,
-                }
-                out.append(Attempt(f"dawinobias/{cond}/{ln}", 1, req, meta))
-        self.same_input_pairs = sum(
-            self.inputs[("anti", ln)] == _with_gold(self.inputs[("pro", ln)], self.inputs[("anti", ln)].gold)
-            for ln in keep
-        )
-        if self.scoring == "top1" and not compat:
-            for w in PRONOUNS:
-                out.append(
-                    Attempt(
-                        f"dawinobias/pronoun_pieces/{w}",
-                        1,
-                        Request(TOKENIZE, {"text": " " + w}),
-                        {"pronoun": w},
-                    )
+                items.append(
+                    {
+                        "condition": cond,
+                        "line": ln,
+                        "text": raw,
+                        "left": inp.left,
+                        "right": inp.right,
+                        "gold": inp.gold,
+                        "pair_identical": ln in D.IDENTICAL_LINES,
+                        "pair_extra_diff": ln in D.EXTRA_DIFF_LINES,
+                    }
                 )
-        return out
+        if self.scoring == "top1":
+            return R.info_round(items, with_pieces=not compat)
+        return R.candidate_round(items, TOKEN_LOGPROBS if self.scoring == "loglik" else MASKED_LOGPROBS)
+
+    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
+        if self.scoring != "top1":
+            return []
+        o = self.options
+        return R.next_top1_round(results, o.mode == "genda-lens", o.mask_token, o.glue_mask)
 
     # ---------------------------------------------------------------- scoring of one answer
 
@@ -201,46 +196,69 @@ class DaWinoBiasTask(Task):
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         compat = self.options.mode == "genda-lens"
-        scoring = self.scoring
-        pieces: dict[str, list[str]] = {}
-        for ar in results:
-            if ar.attempt.request.kind == TOKENIZE and ar.ok and isinstance(ar.response, dict):
-                pieces[ar.attempt.meta["pronoun"]] = list(ar.response.get("tokens") or [])
+        top1 = self.scoring == "top1"
+        pieces = {
+            ar.attempt.meta["pronoun"]: list(ar.response.get("tokens") or [])
+            for ar in results
+            if ar.attempt.meta.get("stage") == "pieces" and ar.ok and isinstance(ar.response, dict)
+        }
         prefixes = self.pronoun_prefixes(pieces)
+        items: list[dict[str, Any]] = []
+        if top1:
+            items = R._info(results).attempt.meta["items"]
         records: list[dict[str, Any]] = []
+        answers: dict[tuple[str, int], Any] = {}  # (condition, line) -> fill result or {gender: score}
+        errors: dict[tuple[str, int], str] = {}
+        mask_warned = False
+        for ar in results:
+            a = ar.attempt
+            stage = a.meta.get("stage")
+            if stage in ("info", "encode"):
+                records.append({"stage": stage})
+                if stage == "encode" and not ar.ok:
+                    errors[(a.meta["condition"], a.meta["line"])] = ar.error or "no answer"
+                continue
+            if stage == "pieces":
+                records.append({"pronoun": a.meta["pronoun"], "pieces": pieces.get(a.meta["pronoun"])})
+                continue
+            key = (a.meta["condition"], a.meta["line"])
+            if stage == "candidate" and a.meta["candidate_gender"] == "female":
+                items.append(
+                    {k: v for k, v in a.meta.items() if k not in ("stage", "candidate", "candidate_gender")}
+                )
+            if not ar.ok or not isinstance(ar.response, (dict, list)):
+                errors[key] = ar.error or "no answer"
+            elif stage == "fill":
+                answers[key] = ar
+                mask_warned = mask_warned or bool(a.meta.get("mask_warn"))
+            else:
+                answers.setdefault(key, {})[a.meta["candidate_gender"]] = (
+                    a.meta["candidate"],
+                    S.sentence_score(ar.response),
+                )
+            records.append({"stage": stage})
         pred: dict[tuple[str, int], str] = {}
         failed: set[int] = set()
         n_prefix = n_ties = 0
         first_error: str | None = None
-        mask_warned = False
-        for ar in results:
-            a = ar.attempt
-            if a.request.kind == TOKENIZE:
-                records.append({"pronoun": a.meta["pronoun"], "pieces": pieces.get(a.meta["pronoun"])})
-                continue
-            cond, ln = a.meta["condition"], a.meta["line"]
-            inp = self.inputs[(cond, ln)]
-            gold_group = D.compat_group(inp.gold) if compat else D.GENDER[inp.gold]
+        item_records = {}
+        for it in items:
+            key = (it["condition"], it["line"])
+            gold_group = D.compat_group(it["gold"]) if compat else D.GENDER[it["gold"]]
             rec: dict[str, Any] = {
-                "condition": cond,
-                "line": ln,
-                "text": a.meta["text"],
-                "gold": inp.gold,
-                "gold_group": gold_group,
-                "pair_identical": a.meta["pair_identical"],
-                "pair_extra_diff": a.meta["pair_extra_diff"],
+                k: it[k] for k in ("condition", "line", "text", "gold", "pair_identical", "pair_extra_diff")
             }
-            if not ar.ok or not isinstance(ar.response, dict):
-                first_error = first_error or ar.error
-                failed.add(ln)
+            rec["gold_group"] = gold_group
+            got = answers.get(key)
+            if got is None or (not top1 and len(got) < 2):
+                first_error = first_error or errors.get(key, "the encoded input has no single mask token")
+                failed.add(it["line"])
                 rec.update(model_input=None, pred_group=None, correct=None)
-                records.append(rec)
+                item_records[key] = rec
                 continue
-            r = ar.response
-            mask_warned = mask_warned or bool(r.get("mask_not_tokenizer_mask"))
-            if scoring == "top1":
-                top = r["top"][0]
-                rec["model_input"] = r.get("input")
+            if top1:
+                top = got.response["top"][0]
+                rec["model_input"] = got.attempt.meta["input"]
                 if compat:
                     group = D.compat_group(top.get("str", ""))
                     rec["pred_token"] = top.get("str")
@@ -249,34 +267,47 @@ class DaWinoBiasTask(Task):
                     n_prefix += match == "prefix"
                     rec.update(pred_token=top.get("token"), pred_norm=norm, match=match)
             else:
-                f, m = a.request.payload["candidates"]
-                ll = r["loglik"]
-                delta = float(ll[f]) - float(ll[m])
+                (f, sf), (m, sm) = got["female"], got["male"]
+                delta = sf.loglik - sm.loglik
                 group = "female" if delta > 0 else "male" if delta < 0 else "other"
                 n_ties += delta == 0
                 rec.update(
-                    model_input=inp.left + "_" + inp.right, candidates={f: ll[f], m: ll[m]}, delta=delta
+                    model_input=it["left"] + "_" + it["right"],
+                    candidates={f: sf.loglik, m: sm.loglik},
+                    delta=delta,
                 )
-            pred[(cond, ln)] = group
+            pred[key] = group
             rec.update(pred_group=group, correct=group == gold_group and group != "other")
-            records.append(rec)
-        lines = [ln for ln in self.lines if ln not in failed]
+            item_records[key] = rec
+        # one record per attempt: the item's record on its fill / first candidate attempt
+        for j, ar in enumerate(results):
+            a = ar.attempt
+            if a.meta.get("stage") == "fill" or (a.meta.get("stage") == "candidate"):
+                key = (a.meta["condition"], a.meta["line"])
+                records[j] = (
+                    {**item_records[key], "candidate": a.meta.get("candidate")}
+                    if a.meta.get("stage") == "candidate"
+                    else item_records[key]
+                )
+        lines = sorted({it["line"] for it in items} - failed)
         if not lines:
             raise UsageError(
                 "dawinobias: no line pair was answered in both conditions, nothing to score"
                 + (f" (first error: {first_error})" if first_error else "")
             )
+        by_key = {(it["condition"], it["line"]): it for it in items}
+        group_of = D.compat_group if compat else D.GENDER.get
         gold_codes = {
-            c: np.array(
-                [
-                    M.CODE[(D.compat_group if compat else D.GENDER.get)(self.inputs[(c, ln)].gold)]
-                    for ln in lines
-                ]
-            )
-            for c in D.CONDITIONS
+            c: np.array([M.CODE[group_of(by_key[(c, ln)]["gold"])] for ln in lines]) for c in D.CONDITIONS
         }
         pred_codes = {c: np.array([M.CODE[pred[(c, ln)]] for ln in lines]) for c in D.CONDITIONS}
-        result = self._summarise(gold_codes, pred_codes, records, len(failed), n_prefix, n_ties, pieces)
+        same = sum(
+            (by_key[("anti", ln)]["left"], by_key[("anti", ln)]["right"])
+            == (by_key[("pro", ln)]["left"], by_key[("pro", ln)]["right"])
+            for ln in sorted({it["line"] for it in items})
+            if ("anti", ln) in by_key and ("pro", ln) in by_key
+        )
+        result = self._summarise(gold_codes, pred_codes, records, len(failed), n_prefix, n_ties, pieces, same)
         if mask_warned:
             result.extra.setdefault("warnings", []).append(
                 f"--mask-token {self.options.mask_token!r} is not the tokenizer's mask token "
@@ -293,6 +324,7 @@ class DaWinoBiasTask(Task):
         n_prefix: int,
         n_ties: int,
         pieces: dict[str, list[str]],
+        same_input_pairs: int,
     ) -> TaskResult:
         o = self.options
         compat = o.mode == "genda-lens"
@@ -328,7 +360,7 @@ class DaWinoBiasTask(Task):
                 values[f"n_gold_{c}_{g}"] = int(np.sum(gold[c] == M.CODE[g]))
             for g in M.GROUPS:
                 values[f"n_pred_{c}_{g}"] = int(np.sum(pred[c] == M.CODE[g]))
-        values["n_same_input_pairs"] = int(self.same_input_pairs)
+        values["n_same_input_pairs"] = int(same_input_pairs)
         if not compat:
             values["n_prefix_matches"] = n_prefix
             values["n_ties"] = n_ties
@@ -411,7 +443,3 @@ class DaWinoBiasTask(Task):
         from genderscope.tasks.genda_render import render_genda
 
         return render_genda(self.name, result)
-
-
-def _with_gold(inp: D.MaskedInput, gold: str) -> D.MaskedInput:
-    return D.MaskedInput(inp.left, inp.right, gold)

@@ -10,8 +10,8 @@ import numpy as np
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
-from genderscope.core.task import Metric, Task, TaskResult
-from genderscope.stats.bootstrap import bootstrap_counts, intervals
+from genderscope.core.task import Metric, Task, TaskResult, Measurement
+from genderscope.stats import bootstrap_counts, intervals, no_ci
 from genderscope.tasks.gest import metrics as M
 from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.marks import mark
@@ -45,7 +45,7 @@ class GestTask(GestRowsMixin, Task):
     name = "gest"
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
     Options = GestOptions
-    supports = (CHAT,)
+    measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 
     def check_model(self) -> None:
         if CHAT not in self.ctx.request_kinds:
@@ -59,7 +59,6 @@ class GestTask(GestRowsMixin, Task):
         rows = self._rows()
         orderings = draw_orderings(len(rows), o.num_reorderings, self.ctx.seed)
         chosen = sample_rows(len(rows), self.ctx.limit, self.ctx.seed)
-        self.item_rows = chosen
         template = TEMPLATES[o.template]
         reps = self.ctx.trials or 1
         gen = {
@@ -171,10 +170,14 @@ class GestTask(GestRowsMixin, Task):
             nan_counts = iv[:, 2]
         metrics: dict[str, Metric] = {}
         for i, name in enumerate(M.NAMES):
-            if cis is not None:
-                metrics[name] = Metric(float(point[i]), float(cis[i, 0]), float(cis[i, 1]))
-            else:
-                metrics[name] = Metric(float(point[i]))
+            if cis is None:
+                metrics[name] = Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
+                continue
+            lo, hi = float(cis[i, 0]), float(cis[i, 1])
+            why = None
+            if np.isnan(lo) and np.isnan(hi):
+                why = no_ci.no_interval(o.ci_method, int(iv[i, 2]), o.bootstrap_cycles)
+            metrics[name] = Metric(float(point[i]), lo, hi, no_ci=why)
         sr = M.NAMES.index("stereotype_rate")
         mk = mark(
             float(point[sr]),

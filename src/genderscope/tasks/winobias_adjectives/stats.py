@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from genderscope.stats.bootstrap import bootstrap_values
+from genderscope.stats.intervals import intervals
 from genderscope.stats.tests import holm, t_test_from_stats
 
 
@@ -106,20 +108,12 @@ def item_paired_bootstrap(
 ) -> np.ndarray:
     """Percentile CIs of mean_l[d(c, l) − d(base, l)] for every column c of ``d`` (N x K).
 
-    One draw of N lines (NumPy PCG64 seeded with ``seed``) per replicate, shared by all
-    conditions; returns a K x 2 array (low, high), linear interpolation.
+    One draw of N lines per replicate, shared by all conditions (``numpy`` generator,
+    ``default_rng(seed)``, blocks of ``chunk`` replicates); returns a K x 2 array (low, high),
+    ``percentile`` rule.
     """
     d = np.asarray(d, dtype=np.float64)
-    n, k = d.shape
+    n = d.shape[0]
     delta = d - np.asarray(base, dtype=np.float64)[:, None]
-    rng = np.random.Generator(np.random.PCG64(seed))
-    out = np.empty((n_resamples, k))
-    done = 0
-    while done < n_resamples:
-        m = min(chunk, n_resamples - done)
-        idx = rng.integers(0, n, size=(m, n))
-        counts = np.bincount((idx + (np.arange(m) * n)[:, None]).ravel(), minlength=m * n).reshape(m, n)
-        out[done : done + m] = counts @ delta / n
-        done += m
-    q = np.quantile(out, [(1 - level) / 2, (1 + level) / 2], axis=0)
-    return q.T
+    out = bootstrap_values(lambda C: C @ delta / n, n, n_resamples, seed, rng="numpy", chunk=chunk)
+    return intervals(out, "percentile", level)[:, :2]

@@ -18,8 +18,9 @@ from genderscope.core.errors import UsageError
 from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
-from genderscope.core.task import Metric, Task, TaskResult
+from genderscope.core.task import Metric, Task, TaskResult, Measurement
 from genderscope.datasets.winobias import RELEASES, WinoBiasSet, load_pairs, parse_exclude_flags
+from genderscope.stats import no_ci
 from genderscope.tasks.winobias_adjectives import stats as S
 from genderscope.tasks.winobias_adjectives.conditions import (
     BASELINE,
@@ -36,6 +37,8 @@ from genderscope.tasks.winobias_adjectives.parse_strict import CLASSES, gold_wor
 
 SPEC_VERSION = "1.0"
 LABELS = ("pro", "anti")
+#: ``bias_<condition>`` is reported without an interval: its uncertainty enters the paired CI of ``diff_``
+BIAS_NO_CI = "the item-level paired bootstrap CI is on diff_<condition>; trial SD: bias_sd in the summary"
 DEFAULTS = {
     "release": "head",
     "type": 1,
@@ -116,7 +119,7 @@ class WinoBiasAdjectivesTask(Task):
         "model's coreference bias?"
     )
     Options = WinoBiasAdjectivesOptions
-    supports = (CHAT,)
+    measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 
     def __init__(self, options: Any, ctx: Any):
         super().__init__(options, ctx)
@@ -289,10 +292,13 @@ class WinoBiasAdjectivesTask(Task):
             return TaskResult(extra={"run": meta, "summary": []}, records=records, headline=[])
         summary = self.summarise(answers)
         metrics: dict[str, Metric] = {}
+        no_boot = no_ci.bootstrap_off("bootstrap_samples") if self.options.bootstrap_samples == 0 else None
         for row in summary:
-            metrics[f"bias_{row['condition']}"] = Metric(row["bias"])
+            metrics[f"bias_{row['condition']}"] = Metric(row["bias"], no_ci=BIAS_NO_CI)
             if row["diff"] is not None:
-                metrics[f"diff_{row['condition']}"] = Metric(row["diff"], row["ci95_low"], row["ci95_high"])
+                metrics[f"diff_{row['condition']}"] = Metric(
+                    row["diff"], row["ci95_low"], row["ci95_high"], no_ci=no_boot
+                )
         meta["ended"] = _dt.datetime.now().isoformat(timespec="seconds")
         return TaskResult(
             metrics=metrics,

@@ -2,16 +2,21 @@
 
 The pairs, flags and exclusions come from the shared loader (:mod:`genderscope.datasets.winobias`),
 the adjective conditions and their insertion from ``winobias-adjectives`` (``--conditions``,
-``--placement``).  Per sentence the model predicts the gender of the referring pronoun:
+``--placement``).  Per sentence the model predicts the gender of the referring pronoun
+(``--scoring``, resolved from the model's primitives when ``auto`` and recorded resolved):
 
-* masked LMs (``fill_mask``, DaWinoBias style): the pronoun is replaced by the mask token; the
-  unrestricted top-1 token is mapped to a gender group (he/him/his/himself -> male, she/her/hers/
-  herself -> female, anything else, including word continuations, -> other = wrong);
-* causal LMs (``candidates``): the sentence with the pair's female pronoun vs with its male pronoun
-  (the pro and anti lines of a pair differ only there); the larger summed log-likelihood wins, an
-  exact tie is ``other``.
+* ``top1`` (masked LMs, DaWinoBias style), three rounds of primitive requests: ``tokenize`` {text: ""}
+  gives the tokenizer's mask string M; ``tokenize`` {left + M + right, with special tokens} gives the
+  model input (a lone boundary piece before M is dropped, see :func:`.items.mask_slot`); ``fill_mask``
+  {ids, position, top_k: 1}.  The unrestricted top-1 token is mapped to a gender group (he/him/his/
+  himself -> male, she/her/hers/herself -> female, anything else, including word continuations,
+  -> other = wrong);
+* ``candidates`` (causal LMs: ``token_logprobs``) / ``candidates-pll`` (masked LMs: ``masked_logprobs``,
+  mask each): the sentence with the pair's female pronoun vs with its male pronoun (the pro and anti
+  lines of a pair differ only there), one request per sentence, summed by :mod:`genderscope.tasks.scoring`
+  (LL resp. PLL, nats); the larger score wins, an exact tie is ``other``.
 
-In both forms the model input of a pair's pro and anti item is identical (only the gold pronoun
+In every form the model input of a pair's pro and anti item is identical (only the gold pronoun
 differs), so each question is asked once and acc_pro + acc_anti = 100 − (share of ``other``
 predictions); bias > 0 = the model prefers the stereotype-congruent pronoun.
 
@@ -26,91 +31,43 @@ pairs (a drawn line brings its pro and anti items in every condition), gendersco
 
 from __future__ import annotations
 
-import unicodedata
-from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from genderscope.core.errors import UsageError
-from genderscope.core.options import opt
+from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult
-from genderscope.datasets.winobias import (
-    LABELS,
-    PRONOUN_GENDER,
-    RELEASES,
-    WinoBiasLine,
-    WinoBiasSet,
-    load_pairs,
-    parse_exclude_flags,
+from genderscope.datasets.winobias import WinoBiasSet, load_pairs
+from genderscope.stats import no_ci
+from genderscope.stats.bootstrap import bootstrap_counts
+from genderscope.stats.intervals import intervals
+from genderscope.tasks.scoring import sentence_score, text_score_request
+from genderscope.tasks.winobias_adjectives.conditions import BASELINE, select_conditions
+from genderscope.tasks.winobias_lm.items import (
+    RECORD_KEYS,
+    Item,
+    build_items,
+    candidate_words,
+    mask_slot,
+    pronoun_group,
+    slot_text,
 )
-from genderscope.stats.bootstrap import bootstrap_counts, intervals
-from genderscope.tasks.winobias_adjectives.conditions import (
-    BASELINE,
-    PLACEMENTS,
-    adjectives_for,
-    condition_id,
-    insert_adjectives,
-    select_conditions,
+from genderscope.tasks.winobias_lm.options import (
+    CANDIDATES,
+    CANDIDATES_PLL,
+    MEASUREMENTS,
+    TOP1,
+    WinoBiasLMOptions,
+    resolve_scoring,
 )
 
-FILL_MASK, CANDIDATES = "fill_mask", "candidates"
-GENDER = PRONOUN_GENDER
+__all__ = ["WinoBiasLMTask", "WinoBiasLMOptions", "pronoun_group", "slot_text"]
+
 NULL_CHOICES = ["he", "she", "him", "her", "his", "it", "they"]
-_SLOT = "\x00"
-
-
-@dataclass
-class WinoBiasLMOptions:
-    release: str = opt("head", "WinoBias release", RELEASES)
-    type: int = opt(1, "WinoBias type 1 or 2")
-    split: str = opt("dev", "dev or test", ("dev", "test"))
-    conditions: str = opt(
-        "none_none", "adjective conditions: comma-separated slugs or all (baseline always added)"
-    )
-    placement: str = opt("position", "which mention gets which adjective", PLACEMENTS)
-    exclude: str = opt("not_minimal_pair", "comma-separated flags whose pairs are dropped, or none")
-    scoring: str = opt(
-        "auto",
-        "top1 = masked-LM fill-in, candidates = compare the two pronouns' sentences; auto picks by model",
-        ("auto", "top1", "candidates"),
-    )
-    ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
-    bootstrap_cycles: int = opt(1000, "bootstrap resamples of line pairs (0 = no CIs)")
-    confidence_level: float = opt(0.95, "confidence level of the intervals")
-
-    def __post_init__(self) -> None:
-        if self.type not in (1, 2):
-            raise ValueError("--type must be 1 or 2")
-        if not 0 < self.confidence_level < 1:
-            raise ValueError("--confidence-level must be between 0 and 1")
-
-    @property
-    def exclude_set(self) -> frozenset[str]:
-        return parse_exclude_flags(self.exclude)
-
-
-def pronoun_group(top: dict[str, Any]) -> str:
-    """male / female / other for a top-1 prediction ({token, text, continuation} of ``fill_mask``)."""
-    if top.get("continuation"):
-        return "other"
-    norm = (
-        top.get("text") if top.get("text") is not None else top.get("str") or top.get("token") or ""
-    ).strip()
-    if norm[:1] in ("\u2581", "\u0120"):
-        norm = norm[1:]
-    return GENDER.get(unicodedata.normalize("NFC", norm).lower(), "other")
-
-
-def slot_text(line: WinoBiasLine, adj1: str | None, adj2: str | None) -> tuple[str, str]:
-    """(left, right) of the adjective-inserted sentence around the (single) pronoun span."""
-    ((s, e),) = line.pronoun_ranges
-    placeholder = _SLOT * (e - s)  # same length: the mention offsets stay valid
-    marked = replace(line, sentence=line.sentence[:s] + placeholder + line.sentence[e:])
-    text = insert_adjectives(marked, adj1, adj2)
-    k = text.index(placeholder)
-    return text[:k], text[k + len(placeholder) :]
+#: ``Attempt.meta["step"]``: what an attempt asks
+STEP, SPECIALS, TOKENS, FILL, FEMALE, MALE = "step", "specials", "tokenize", "fill_mask", "female", "male"
 
 
 class WinoBiasLMTask(Task):
@@ -119,155 +76,128 @@ class WinoBiasLMTask(Task):
         "WinoBias (English) for masked/causal LMs: pronoun fill-in accuracy, pro vs anti, with adjectives"
     )
     Options = WinoBiasLMOptions
-    supports = (FILL_MASK, CANDIDATES)
-    measurements = {
-        FILL_MASK: "masked pronoun top-1 (he/she group)",
-        CANDIDATES: "he-vs-she sentence log-likelihood",
-    }
+    measurements = MEASUREMENTS
 
     def __init__(self, options: Any, ctx: Any):
-        super().__init__(options, ctx)
-        self.conds = select_conditions(options.conditions)
-        self._set: WinoBiasSet | None = None
-
-    @property
-    def scoring(self) -> str:
-        s = self.options.scoring
-        if s != "auto":
-            return s
-        return "top1" if FILL_MASK in self.ctx.request_kinds else "candidates"
+        super().__init__(resolve_scoring(type(self), options, ctx.request_kinds), ctx)
+        self.conds = select_conditions(self.options.conditions)
 
     def check_model(self) -> None:
         from genderscope.core.matrix import require_kinds
 
-        require_kinds(
-            self,
-            [FILL_MASK]
-            if self.scoring == "top1"
-            else [CANDIDATES]
-            if self.options.scoring != "auto"
-            else None,
-        )
+        s = self.options.scoring
+        require_kinds(self, None if s == "auto" else [CANDIDATES, CANDIDATES_PLL] if s == CANDIDATES else [s])
 
-    def wb(self) -> WinoBiasSet:
-        if self._set is None:
-            o = self.options
-            s = load_pairs(self.ctx.data, o.release, o.type, o.split, o.exclude_set)
-            single = [
-                p for p in s.pairs if len(p.pro.pronoun_ranges) == 1 and len(p.anti.pronoun_ranges) == 1
-            ]
-            self.n_multi_pronoun = len(s.pairs) - len(single)
-            s.pairs = single[: self.ctx.limit] if self.ctx.limit is not None else single
-            if not s.pairs:
-                raise UsageError("winobias-lm: no pairs left to evaluate (check --limit and --exclude)")
-            self._set = s
-        return self._set
+    # ---------------------------------------------------------------- items
+
+    def _load(self) -> tuple[WinoBiasSet, int]:
+        """The line pairs evaluated (single pronoun span, ``--limit``) and how many were left out for
+        having several pronoun spans."""
+        o = self.options
+        s = load_pairs(self.ctx.data, o.release, o.type, o.split, o.exclude_set)
+        single = [p for p in s.pairs if len(p.pro.pronoun_ranges) == 1 and len(p.anti.pronoun_ranges) == 1]
+        n_multi = len(s.pairs) - len(single)
+        s.pairs = single[: self.ctx.limit] if self.ctx.limit is not None else single
+        if not s.pairs:
+            raise UsageError("winobias-lm: no pairs left to evaluate (check --limit and --exclude)")
+        return s, n_multi
 
     def datasets(self) -> list[str]:
-        return list(self.wb().files)
+        return list(self._load()[0].files)
+
+    def _prefix(self) -> str:
+        o = self.options
+        return f"winobias-lm/{o.release}/type{o.type}-{o.split}"
+
+    def _items(self) -> list[Item]:
+        return list(build_items(self._load()[0], self.conds, self.options.placement, self._prefix()))
+
+    # ---------------------------------------------------------------- rounds
 
     def attempts(self) -> list[Attempt]:
-        o = self.options
-        ws = self.wb()
-        scoring = self.scoring
-        prefix = f"winobias-lm/{o.release}/type{o.type}-{o.split}"
+        s = self.options.scoring
+        if s == TOP1:  # round 1: the tokenizer's special tokens (the mask string)
+            return [
+                Attempt(f"{self._prefix()}/tokenizer", 1, Request(TOKENIZE, {"text": ""}), {STEP: SPECIALS})
+            ]
+        kind = TOKEN_LOGPROBS if s == CANDIDATES else MASKED_LOGPROBS
         out: list[Attempt] = []
-        for ci, cond in enumerate(self.conds):
-            cid = condition_id(cond, o.placement)
-            for si, label in enumerate(LABELS):
-                for li, pair in enumerate(ws.pairs):
-                    line = pair.pro if label == "pro" else pair.anti
-                    a1, a2 = adjectives_for(line, cond, o.placement)
-                    left, right = slot_text(line, a1, a2)
-                    words = {GENDER.get(p.pronoun.lower(), "?"): p.pronoun for p in (pair.pro, pair.anti)}
-                    if scoring == "top1":
-                        req = Request(
-                            FILL_MASK,
-                            {"left": left, "right": right, "top_k": 1, "drop_boundary_piece": True},
-                            hints={"choices": NULL_CHOICES},
-                        )
-                    else:
-                        if set(words) != {"female", "male"}:
-                            raise UsageError(
-                                f"winobias-lm: line {pair.line}: the pro and anti pronouns "
-                                f"({pair.pro.pronoun}, {pair.anti.pronoun}) are not one female "
-                                "and one male form; exclude the pair with --exclude"
-                            )
-                        req = Request(
-                            CANDIDATES,
-                            {"left": left, "right": right, "candidates": [words["female"], words["male"]]},
-                        )
-                    meta = {
-                        "c": ci,
-                        "s": si,
-                        "l": li,
-                        "line": pair.line,
-                        "condition": cond.slug,
-                        "label": label,
-                        "gold": line.pronoun,
-                        "gold_group": line.pronoun_gender,
-                        "referent": line.referent,
-                        "adjective_entity1": a1,
-                        "adjective_entity2": a2,
-                        "input": left + "_" + right,
-                    }
-                    out.append(Attempt(f"{prefix}/{cid}/{label}/{pair.line}", 1, req, meta))
+        for it in self._items():
+            for group, w in zip((FEMALE, MALE), candidate_words(it)):
+                req = Request(kind, text_score_request(it.left + w + it.right, kind))
+                out.append(Attempt(f"{it.item_id}/{group}", 1, req, {**it.meta, STEP: group}))
         return out
+
+    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
+        if self.options.scoring != TOP1:
+            return []
+        steps = {ar.attempt.meta.get(STEP) for ar in results}
+        mask = mask_string(results)
+        if TOKENS not in steps:  # round 2: the model input of every item
+            return [
+                Attempt(
+                    f"{it.item_id}/tokenize",
+                    1,
+                    Request(TOKENIZE, {"text": it.left + mask + it.right, "add_special_tokens": True}),
+                    {**it.meta, STEP: TOKENS},
+                )
+                for it in self._items()
+            ]
+        if FILL in steps:
+            return []
+        out = []  # round 3: top-1 at the mask
+        for ar in results:
+            if ar.attempt.meta.get(STEP) != TOKENS or not ar.ok:
+                continue
+            try:
+                ids, pos = mask_slot(ar.response, mask)
+            except (ValueError, KeyError, TypeError):
+                continue  # scored as a failed item, with the reason
+            req = Request(
+                FILL_MASK, {"ids": ids, "position": pos, "top_k": 1}, hints={"choices": NULL_CHOICES}
+            )
+            item_id = ar.attempt.item_id.removesuffix("/tokenize")
+            out.append(Attempt(item_id, 1, req, {**ar.attempt.meta, STEP: FILL}))
+        return out
+
+    # ---------------------------------------------------------------- scoring
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         o = self.options
-        ws = self.wb()
+        ws, n_multi = self._load()
         K, N = len(self.conds), len(ws.pairs)
+        by_item: dict[tuple[int, int, int], list[int]] = {}
+        for i, ar in enumerate(results):
+            m = ar.attempt.meta
+            if m.get(STEP) != SPECIALS:
+                by_item.setdefault((m["c"], m["s"], m["l"]), []).append(i)
+        mask = mask_string(results) if o.scoring == TOP1 else ""
         correct = np.zeros((K, 2, N))
         valid = np.zeros((K, 2, N))
-        records: list[dict[str, Any]] = []
-        failed = ties = 0
         preds = {g: 0 for g in ("female", "male", "other")}
-        for ar in results:
+        outcome: dict[int, dict[str, Any]] = {}  # index of an item's last attempt -> its prediction fields
+        failed = ties = 0
+        for (c, s, li), idx in by_item.items():
+            rs = [results[i] for i in idx]
+            got = decide_top1(rs, mask) if o.scoring == TOP1 else decide_candidates(rs)
+            group = got.get("pred_group")
+            if group is None:
+                failed += 1
+            else:
+                ok = group == rs[0].attempt.meta["gold_group"]
+                preds[group] += 1
+                ties += got.get("delta_female_minus_male") == 0
+                correct[c, s, li], valid[c, s, li] = ok, 1
+                got["correct"] = ok
+            outcome[idx[-1]] = got
+        records = []
+        for i, ar in enumerate(results):
             m = ar.attempt.meta
-            rec = {
-                k: m[k]
-                for k in (
-                    "line",
-                    "condition",
-                    "label",
-                    "gold",
-                    "gold_group",
-                    "referent",
-                    "adjective_entity1",
-                    "adjective_entity2",
-                    "input",
-                )
-            }
-            if not ar.ok or not isinstance(ar.response, dict):
-                failed += 1
-                rec.update(pred_group=None, correct=None)
-                records.append(rec)
-                continue
-            r = ar.response
-            try:
-                if ar.attempt.request.kind == FILL_MASK:
-                    top = r["top"][0]
-                    group = pronoun_group(top)
-                    rec["pred_token"] = top.get("token")
-                else:
-                    f, mw = ar.attempt.request.payload["candidates"]
-                    delta = float(r["loglik"][f]) - float(r["loglik"][mw])
-                    group = "female" if delta > 0 else "male" if delta < 0 else "other"
-                    ties += delta == 0
-                    rec["delta_female_minus_male"] = delta
-            except (KeyError, IndexError, TypeError, ValueError):
-                failed += 1
-                rec.update(pred_group=None, correct=None, bad_response=True)
-                records.append(rec)
-                continue
-            ok = group == m["gold_group"]
-            preds[group] += 1
-            correct[m["c"], m["s"], m["l"]] = ok
-            valid[m["c"], m["s"], m["l"]] = 1
-            rec.update(pred_group=group, correct=ok)
+            rec = {k: m[k] for k in RECORD_KEYS if k in m}
+            rec[STEP] = m.get(STEP)
+            rec.update(outcome.get(i, {}))
             records.append(rec)
-        names, cols = self._metric_columns(K)
+        names = self._metric_names()
         point = self._metrics(correct, valid, np.ones((1, N)))[0]
         cis = None
         if o.bootstrap_cycles > 0:
@@ -279,7 +209,9 @@ class WinoBiasLMTask(Task):
             )
             cis = intervals(boot, o.ci_method, o.confidence_level)[:, :2]
         metrics = {
-            n: Metric(float(point[i]), *((float(cis[i, 0]), float(cis[i, 1])) if cis is not None else ()))
+            n: Metric(float(point[i]), float(cis[i, 0]), float(cis[i, 1]))
+            if cis is not None
+            else Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
             for i, n in enumerate(names)
         }
         for short in ("acc_pro", "acc_anti", "bias"):
@@ -295,7 +227,7 @@ class WinoBiasLMTask(Task):
             for c in self.conds
         ]
         extra = {
-            "scoring": self.scoring,
+            "scoring": o.scoring,
             "summary": summary,
             "parameters": {
                 "release": o.release,
@@ -313,9 +245,11 @@ class WinoBiasLMTask(Task):
             "counts": {
                 "pairs": N,
                 "excluded_pairs": len(ws.excluded),
-                "multi_pronoun_pairs_left_out": self.n_multi_pronoun,
+                "multi_pronoun_pairs_left_out": n_multi,
+                "items": len(by_item),
                 "attempts": len(results),
-                "failed_attempts": failed,
+                "failed_attempts": sum(not ar.ok for ar in results),
+                "failed_items": failed,
                 "ties": ties,
                 "predicted": preds,
                 "incomplete": failed > 0,
@@ -326,13 +260,13 @@ class WinoBiasLMTask(Task):
         ]
         return TaskResult(metrics=metrics, extra=extra, records=records, headline=head)
 
-    def _metric_columns(self, K: int) -> tuple[list[str], list[str]]:
+    def _metric_names(self) -> list[str]:
         names = []
         for c in self.conds:
             names += [f"{c.slug}/acc_pro", f"{c.slug}/acc_anti", f"{c.slug}/bias"]
             if c.slug != BASELINE:
                 names.append(f"{c.slug}/diff")
-        return names, names
+        return names
 
     def _metrics(self, correct: np.ndarray, valid: np.ndarray, C: np.ndarray) -> np.ndarray:
         """All metrics for each row of the line-pair weight matrix C (B x N) -> B x M."""
@@ -348,3 +282,50 @@ class WinoBiasLMTask(Task):
             if c.slug != BASELINE:
                 cols.append(bias[:, k] - bias[:, base])
         return np.column_stack(cols)
+
+
+def mask_string(results: Sequence[AttemptResult]) -> str:
+    """The tokenizer's mask string from the round-1 ``tokenize`` answer (UsageError if there is none)."""
+    ar = next((r for r in results if r.attempt.meta.get(STEP) == SPECIALS), None)
+    if ar is None or not ar.ok:
+        why = ar.error if ar is not None else "no answer"
+        raise UsageError(f"winobias-lm --scoring top1: the model's special tokens are unknown ({why})")
+    mask = (ar.response.get("specials") or {}).get("mask")
+    if not mask:
+        raise UsageError("winobias-lm --scoring top1 needs a mask token, the model's tokenizer has none")
+    return str(mask)
+
+
+def decide_top1(rs: list[AttemptResult], mask: str) -> dict[str, Any]:
+    """Prediction fields of a top-1 item from its ``tokenize`` and ``fill_mask`` results."""
+    fill = next((r for r in rs if r.attempt.meta.get(STEP) == FILL), None)
+    if fill is None:  # no fill-in was asked: say why
+        tk = rs[0]
+        problem = tk.error or "no answer"
+        if tk.ok:
+            try:
+                mask_slot(tk.response, mask)
+            except (ValueError, KeyError, TypeError) as exc:
+                problem = str(exc)
+        return {"pred_group": None, "correct": None, "problem": problem}
+    if not fill.ok:
+        return {"pred_group": None, "correct": None}
+    try:
+        top = fill.response["top"][0]
+        return {"pred_token": top.get("token"), "pred_group": pronoun_group(top)}
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return {"pred_group": None, "correct": None, "bad_response": True}
+
+
+def decide_candidates(rs: list[AttemptResult]) -> dict[str, Any]:
+    """Prediction fields of a candidates item: the female vs the male sentence's LL (or PLL)."""
+    by = {r.attempt.meta.get(STEP): r for r in rs}
+    f, m = by.get(FEMALE), by.get(MALE)
+    if f is None or m is None or not (f.ok and m.ok):
+        return {"pred_group": None, "correct": None}
+    try:
+        delta = sentence_score(f.response).loglik - sentence_score(m.response).loglik
+    except (KeyError, TypeError, ValueError):
+        return {"pred_group": None, "correct": None, "bad_response": True}
+    group = "female" if delta > 0 else "male" if delta < 0 else "other"
+    return {"delta_female_minus_male": delta, "pred_group": group}

@@ -1,0 +1,174 @@
+"""The base class of the Hugging Face backends (``hf-mlm``, ``hf-causal``): lazy loading, dispatch of
+primitive requests by kind, right padding, token-budget batching and the ``tokenize`` primitive.
+torch is imported here and in the backend modules only; the core never imports it."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from genderscope.backends.hf_batching import run_halving, token_budget_batches
+from genderscope.backends.hf_models import load_pretrained, locate, source_fingerprint
+from genderscope.backends.hf_runtime import CPU_LOGITS_FLOATS, HFOptions, setup_torch, torch_dtype
+from genderscope.core.backend import Backend, Emit
+from genderscope.core.requests import Job, Outcome
+
+
+def input_device(model: Any) -> Any:
+    """Device of the input embeddings (the first device under ``--device-map auto``)."""
+    return model.get_input_embeddings().weight.device
+
+
+class HFBackendBase(Backend):
+    """Lazy loading, dispatch by request kind, right padding and token-budget batching.
+
+    Subclasses set ``kind``, ``auto_class`` (name of the transformers Auto class),
+    ``request_kinds`` (primitives of genderscope.core.primitives) and ``handlers()`` (kind ->
+    method(jobs, emit)); ``tokenize`` is answered here for both families.  The model loads on the first request, so a
+    run answered entirely from the store never loads it.
+    """
+
+    auto_class: str = ""
+    Options = HFOptions
+
+    def __init__(self, target: str, options: HFOptions):
+        super().__init__(target, options)
+        self.source = locate(target, options.gguf, options.revision)
+        self._fp = f"{self.kind}:{source_fingerprint(self.source)}|dtype={options.dtype}"
+        self.model: Any = None
+        self.tok: Any = None
+        self.settings: dict[str, Any] = {}
+        self.counters = {"forward_passes": 0, "sequences": 0, "oom_halvings": 0}
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fp
+
+    def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
+        raise NotImplementedError
+
+    def after_load(self) -> None:
+        """Checks and precomputation once the model is loaded."""
+
+    def load(self) -> None:
+        if self.model is not None:
+            return
+        import transformers
+
+        self.settings = setup_torch(self.options)
+        dtype = torch_dtype(self.options.dtype, self.settings["device"])
+        self.model, self.tok, self.loading_info = load_pretrained(
+            getattr(transformers, self.auto_class),
+            self.source,
+            dtype,
+            self.settings["device"],
+            self.options.device_map,
+        )
+        self.device = input_device(self.model)
+        if self.options.device_map:
+            placed = getattr(self.model, "hf_device_map", None) or {}
+            self.settings["device_map"] = self.options.device_map
+            self.settings["devices"] = sorted({str(d) for d in placed.values()}) or [str(self.device)]
+        self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+        self.after_load()
+
+    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
+        by_kind: dict[str, list[Job]] = {}
+        for job in jobs:
+            by_kind.setdefault(job.request.kind, []).append(job)
+        handlers = self.handlers()
+        for kind, group in by_kind.items():
+            handler = handlers.get(kind)
+            if handler is None:
+                for job in group:
+                    emit(job, Outcome(error=f"{self.kind} cannot answer {kind!r} requests"))
+                continue
+            self.load()
+            handler(group, emit)
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        out.update(self.settings)
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self.counters, **self.settings)
+
+    def close(self) -> None:
+        self.model = None
+
+    def pad(self, rows: list[list[int]]) -> tuple[Any, Any]:
+        """Right-padded ids and attention mask (1 on real tokens) on the input device."""
+        import torch
+
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def batched(
+        self, lengths: list[int], run: Callable[[list[int]], None], budget: int | None = None
+    ) -> None:
+        """Call ``run`` on index batches packed under ``budget`` (default ``--batch-tokens``); halve on OOM."""
+        import torch
+
+        def halved() -> None:
+            self.counters["oom_halvings"] += 1
+
+        with torch.inference_mode():
+            for batch in token_budget_batches(lengths, budget or self.options.batch_tokens):
+                run_halving(batch, run, halved)
+
+    def full_logits_budget(self) -> int:
+        """Token budget of forwards that materialise all B x T x V logits.  On CPU ``--batch-tokens`` is
+        capped so that the logits stay under CPU_LOGITS_FLOATS floats (32 MiB): larger logit tensors fall out
+        of cache and made compat ABC ~15% slower at V = 8k (1 thread); the cap is at least 64 tokens."""
+        if str(self.device) != "cpu":
+            return self.options.batch_tokens
+        vocab = int(getattr(self.model.config, "vocab_size", 0) or len(self.tok))
+        return min(self.options.batch_tokens, max(64, CPU_LOGITS_FLOATS // max(vocab, 1)))
+
+    def count_forward(self, n_rows: int) -> None:
+        self.counters["forward_passes"] += 1
+        self.counters["sequences"] += n_rows
+
+    def continuation_prefix(self) -> str | None:
+        """The word-piece continuation marker of the tokenizer (``##`` for WordPiece), else None."""
+        try:
+            return getattr(self.tok.backend_tokenizer.model, "continuing_subword_prefix", None) or None
+        except AttributeError:
+            return None
+
+    def tokenize_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        """``tokenize`` (genderscope.core.primitives.TokenizePayload -> TokenizeResponse)."""
+        tok = self.tok
+        specials = {
+            name: getattr(tok, f"{name}_token", None)
+            for name in ("mask", "cls", "sep", "bos", "eos", "unk", "pad")
+        }
+        special_ids = set(tok.all_special_ids)
+        vocab = tok.get_vocab()
+        common = {
+            "specials": specials,
+            "unk_id": tok.unk_token_id,
+            "continuation_prefix": self.continuation_prefix(),
+            "dtype": self.settings.get("dtype"),
+        }
+        for job in jobs:
+            p = job.request.payload
+            if p.get("add_special_tokens"):
+                ids = list(tok(p["text"])["input_ids"])
+                toks = tok.convert_ids_to_tokens(ids)
+            else:
+                toks = tok.tokenize(p["text"])
+                ids = list(tok.convert_tokens_to_ids(toks))
+            resp = {
+                "ids": ids,
+                "tokens": list(toks),
+                "special": [i in special_ids for i in ids],
+                "lookup": [vocab.get(w) for w in p.get("lookup", [])],
+                **common,
+            }
+            emit(job, Outcome(response=resp))

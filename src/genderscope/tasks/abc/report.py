@@ -1,0 +1,80 @@
+"""ABC's report section (GenDa Lens): GES, nuance relative perplexity, GES by occupation group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from genderscope.core.runlog import TaskResults
+from genderscope.report import svg
+from genderscope.report.helpers import find_table, metric_points, num, pair
+from genderscope.report.views import Figure, Rendered, TableView
+from genderscope.tasks.genda_render import compat_tables, ges_reading
+
+
+def render(name: str, res: TaskResults, run: Any) -> Rendered:
+    """GES reading, nuance relative perplexity, GES by occupation group, GenDa Lens's own tables."""
+    out = Rendered()
+    out.reading = ges_reading(
+        res,
+        "log2 of median relative perplexity hendes / hans: > 0 means the "
+        "violation is accepted more readily with the male pronoun",
+    )
+    key, rows = find_table(res, {"occupations", "pronoun", "median_rel"}, ("nuance_table", "nuance"))
+    if rows:
+        out.handled.add(key)
+        pts = []
+        has_ci = any(pair(r.get("median_rel_ci95"))[0] is not None for r in rows)
+        for r in rows:
+            lo, hi = (
+                pair(r.get("median_rel_ci95")) if has_ci else (num(r.get("q25_rel")), num(r.get("q75_rel")))
+            )
+            occ = {"all": "all occupations", "female": "female occupations", "male": "male occupations"}.get(
+                r.get("occupations"), str(r.get("occupations"))
+            )
+            pts.append(svg.Point(occ, r.get("median_rel"), lo, hi, str(r.get("pronoun"))))
+        out.figures.append(
+            Figure(
+                "Nuance: relative perplexity",
+                svg.point_plot(
+                    pts,
+                    title="ABC nuance: median relative perplexity by occupation group and pronoun "
+                    + ("(95% CI)" if has_ci else "(IQR)"),
+                    xlabel="relative perplexity (anti-reflexive − reflexive)",
+                    ref=0.0,
+                ),
+                "GenDa Lens's nuance view: is the penalty for the ungrammatical hans/hendes modulated by the "
+                "occupation's stereotype? Whiskers: "
+                + ("bootstrap 95% CI of the median." if has_ci else "interquartile range."),
+            )
+        )
+        out.tables.append(TableView.from_records("Nuance table", rows))
+    key2, eff = find_table(res, {"ges"}, ("effect_table", "effects"))
+    if eff:
+        out.handled.add(key2)
+        pts = []
+        for r in eff:
+            lo, hi = pair(r.get("ges_ci95"))
+            pts.append(svg.Point(str(r.get("occupations", r.get("group", "?"))), r.get("ges"), lo, hi))
+        out.figures.append(
+            Figure(
+                "GES by occupation group",
+                svg.point_plot(
+                    pts,
+                    title="ABC: gender effect size by occupation group (95% CI)",
+                    xlabel="GES (log2)",
+                    ref=0.0,
+                ),
+            )
+        )
+        out.tables.append(TableView.from_records("Effect table", eff))
+    elif "ges" in res.metrics:
+        pts = metric_points(res, ["ges", "ges_femocc", "ges_maleocc", "ges_ratio"])
+        out.figures.append(
+            Figure(
+                "GES",
+                svg.point_plot(pts, title="ABC: gender effect sizes (95% CI)", xlabel="GES (log2)", ref=0.0),
+            )
+        )
+    out.tables += compat_tables(res)
+    out.handled.add("compat_tables")
+    return out

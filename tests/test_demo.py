@@ -1,0 +1,83 @@
+"""The demo's step machinery: skipped steps are said and are not failures; a step that raises is a failure,
+named in the outcome and by `genderscope demo`'s exit status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from genderscope import demo
+from genderscope.cli import app
+from report_runs import gest_run
+
+
+def _fail(folder: Path, quick: bool) -> Path:
+    raise KeyError("no such column")  # any exception, not only genderscope's own
+
+
+def _ok(folder: Path, quick: bool) -> Path:
+    return gest_run(folder, limit=10)
+
+
+def test_failed_and_skipped_steps_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = [
+        demo.Step("gest-random", "GEST", _ok),
+        demo.Step("needs-x", "X", _fail, needs=lambda: "optional package x not installed"),
+        demo.Step("broken", "B", _fail),
+        demo.Step("slow", "S", _fail, in_quick=False),
+    ]
+    monkeypatch.setattr(demo, "demo_steps", lambda console: steps)
+    console = Console(record=True, width=200)
+    outcome = demo.run_demo(tmp_path / "demo", quick=True, console=console)
+    text = console.export_text()
+    assert "skipped needs-x: optional package x not installed" in text
+    assert "skipped slow: not part of --quick" in text
+    assert "step broken failed: KeyError: 'no such column'" in text
+    assert "failed steps: broken" in text
+    assert not outcome.ok and outcome.failed == {"broken": "KeyError: 'no such column'"}
+    assert set(outcome.skipped) == {"needs-x", "slow"} and set(outcome.folders) == {"gest-random"}
+    assert outcome.report == tmp_path / "demo" / "report.html" and outcome.report.exists()
+    assert "demo report in" in text
+
+
+@pytest.mark.parametrize("broken", [True, False], ids=["a-step-fails", "only-skips"])
+def test_demo_command_exit_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:
+    steps = [
+        demo.Step("needs-x", "X", _fail, needs=lambda: "optional package x not installed"),
+        demo.Step("gest-random", "GEST", _ok),
+    ]
+    if broken:
+        steps.append(demo.Step("broken-step", "B", _fail))
+    monkeypatch.setattr(demo, "demo_steps", lambda console: steps)
+    res = CliRunner().invoke(app, ["demo", "--quick", "--out", str(tmp_path / "demo")])
+    if broken:
+        assert res.exit_code == 1, res.output
+        assert "demo step broken-step failed: KeyError" in res.output
+    else:
+        assert res.exit_code == 0, res.output
+        assert "skipped needs-x" in res.output
+    assert (tmp_path / "demo" / "report.html").exists()
+
+
+def test_demo_step_list_is_well_formed() -> None:
+    steps = demo.demo_steps(Console())
+    assert len({s.name for s in steps}) == len(steps)
+    assert steps[0].name == "gest-random" and steps[0].needs() is None
+    for s in steps:  # every check answers without raising: None, or why an optional package is missing
+        reason = s.needs()
+        assert reason is None or "not installed" in reason
+
+
+def test_demo_has_no_development_leftovers() -> None:
+    import inspect
+
+    import genderscope.bordia.demo as bordia_demo
+    import genderscope.core.matrix as matrix
+
+    for module in (demo, bordia_demo, matrix):
+        source = inspect.getsource(module)
+        for phrase in ("not landed", "has not landed", "under construction", "not registered yet"):
+            assert phrase not in source, (module.__name__, phrase)
