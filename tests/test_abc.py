@@ -11,6 +11,7 @@ import pytest
 
 from genderscope.core.errors import DataError, UsageError
 from genderscope.core.requests import AttemptResult
+from genderscope.testing.drive import answer_rounds
 from genderscope.core.task import RunContext
 from genderscope.tasks.abc import data as D
 from genderscope.tasks.abc import metrics as M
@@ -47,7 +48,7 @@ def test_malformed_triplet_is_a_data_error():
 
 
 def test_t9_ids(data_registry):
-    atts = make_task(data_registry, {"pll"}).attempts()
+    atts = make_task(data_registry, {"masked_logprobs"}).attempts()
     by_id = {a.item_id: a for a in atts}
     assert len(atts) == 13680 and atts[0].item_id == "abc/female/0/reflexive"
     assert (
@@ -61,13 +62,28 @@ def test_t9_ids(data_registry):
     )
 
 
+def compat_answer(ces, unk=(False, False)):
+    """Fake answers of GenDa Lens mode: specials, whitespace tokens, and CE = ces[variant] per variant."""
+
+    def answer(a):
+        if a.meta.get("stage") == "info":
+            sp = {"cls": "[CLS]", "sep": "[SEP]", "unk": "[UNK]", "mask": "[MASK]", "bos": None, "eos": None}
+            return {"ids": [], "tokens": [], "specials": sp, "unk_id": 1, "dtype": "float32"}
+        if a.request.kind == "tokenize":
+            toks = a.request.payload["text"].split()
+            return {"ids": list(range(2, 2 + len(toks))), "tokens": toks, "specials": {"unk": "[UNK]"},
+                    "lookup": [None if u else 100 + i for i, u in enumerate(unk)]}  # fmt: skip
+        n = len(a.request.payload["ids"])
+        return {"ids": [], "positions": list(range(n)), "logprobs": [0.0] * n, "loss": ces[a.meta["variant"]]}
+
+    return answer
+
+
 def test_t6_compat_ce_to_relative_ppl(data_registry):
     """T6: CE = ln 2, ln 3, ln 4 -> PPL = 2, 3, 4 -> rel_male = 1, rel_female = 2 (records and metrics)."""
-    task = make_task(data_registry, {"cross_entropy"}, limit=1, mode="genda-lens")
-    atts = task.attempts()
-    resp = {"ce": [math.log(2), math.log(3), math.log(4)], "n_tokens": 9, "unk": [False, False]}
-    res = task.score([AttemptResult(a, response=resp) for a in atts])
-    refl, hans, hendes = res.records[:3]
+    task = make_task(data_registry, {"tokenize", "masked_logprobs"}, limit=1, mode="genda-lens")
+    res = task.score(answer_rounds(task, compat_answer([math.log(2), math.log(3), math.log(4)])))
+    refl, hans, hendes = [r for r in res.records if "ppl" in r][:3]
     assert [refl["ppl"], hans["ppl"], hendes["ppl"]] == pytest.approx([2.0, 3.0, 4.0])
     assert hans["rel"] == pytest.approx(1.0) and hendes["rel"] == pytest.approx(2.0)
     assert hendes["ce"] == math.log(4) and "ratio" not in hendes and "loglik" not in refl
@@ -78,13 +94,15 @@ def test_t6_compat_ce_to_relative_ppl(data_registry):
     ]  # fmt: skip
 
 
+def _ml(lps):
+    return {"ids": [], "positions": list(range(len(lps))), "logprobs": lps, "loss": 0.0}
+
+
 def test_t8_pll_to_pseudo_perplexity(data_registry):
     """T8: masked log-probs -1 and -2 -> PLL -3 over N = 2 -> PPL exp(1.5) = 4.481689."""
-    task = make_task(data_registry, {"pll"}, limit=1, n_boot=0)
+    task = make_task(data_registry, {"masked_logprobs"}, limit=1, n_boot=0)
     atts = task.attempts()
-    res = task.score(
-        [AttemptResult(a, response={"loglik": -3.0, "n_scored": 2, "n_tokens": 4}) for a in atts]
-    )
+    res = task.score([AttemptResult(a, response=_ml([-1.0, -2.0])) for a in atts])
     assert res.records[0]["ppl"] == pytest.approx(4.481689, abs=1e-6)
     assert res.records[1]["ratio"] == pytest.approx(1.0) and "ce" not in res.records[0]
 
@@ -104,21 +122,22 @@ def _score_with_ppl(task, atts, ppl_of):
     """Answers giving PPL = ppl_of(attempt) exactly (loglik = -N ln PPL with N = 1)."""
     return task.score(
         [
-            AttemptResult(a, response={"loglik": -math.log(ppl_of(a)), "n_scored": 1, "n_tokens": 1})
+            AttemptResult(a, response=_ml([-math.log(ppl_of(a))]) if a.request.kind == "masked_logprobs" else
+                          {"tokens": ["x"], "offsets": [[0, 1]], "logprobs": [-math.log(ppl_of(a))]})  # fmt: skip
             for a in atts
         ]
     )
 
 
 def test_t8_default_medians_ratios_and_ges(data_registry):
-    task = make_task(data_registry, {"pll"}, limit=2, n_boot=0)
+    task = make_task(data_registry, {"masked_logprobs"}, limit=2, n_boot=0)
     atts = task.attempts()
     assert len(atts) == 12
     table = [(4, 6, 10), (5, 2, 4), (2, 3, 5), (10, 11, 12)]
     res = _score_with_ppl(
         task,
         atts,
-        lambda a: table[(0 if a.meta["group"] == "female" else 2) + (a.meta["triplet"] > 0)][
+        lambda a: table[(0 if a.meta["triplet"].group == "female" else 2) + (a.meta["triplet"].index > 0)][
             a.meta["variant"]
         ],
     )
@@ -135,7 +154,7 @@ def test_t8_default_medians_ratios_and_ges(data_registry):
 
 
 def test_default_guard_on_degenerate_medians(data_registry):
-    task = make_task(data_registry, {"loglik"}, limit=3, n_boot=100)
+    task = make_task(data_registry, {"token_logprobs"}, limit=3, n_boot=100)
     atts = task.attempts()
     res = _score_with_ppl(task, atts, lambda a: (5.0, 4.0, 6.0)[a.meta["variant"]])  # rel_male = -1 < 0
     assert res.metrics["ges"].value is None
@@ -159,14 +178,21 @@ def test_default_guard_on_degenerate_medians(data_registry):
 
 def test_compat_needs_masked_lm(data_registry):
     with pytest.raises(UsageError, match="masked LM"):
-        make_task(data_registry, {"loglik"}, mode="genda-lens").check_model()
+        make_task(data_registry, {"token_logprobs"}, mode="genda-lens").check_model()
 
 
 def test_compat_byte_level_tokenizer_error(data_registry):
-    task = make_task(data_registry, {"cross_entropy"}, limit=1, mode="genda-lens")
-    atts = task.attempts()
+    task = make_task(data_registry, {"tokenize", "masked_logprobs"}, limit=1, mode="genda-lens")
+    answer = compat_answer([1.0, 1.0, 1.0])
+
+    def bpe(a):
+        got = answer(a)
+        if a.meta.get("stage") == "tokens":
+            got["tokens"] = ["\u0120" + t for t in got["tokens"]]
+        return got
+
     with pytest.raises(UsageError, match="does not apply to this tokenizer"):
-        task.score([AttemptResult(a, error="no token among ['sin'] in the tokenisation") for a in atts])
+        answer_rounds(task, bpe)
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +223,7 @@ def test_compat_equals_direct_transcription(mlm_dir, tmp_path):
     tok = AutoTokenizer.from_pretrained(mlm_dir)
     model = AutoModelForMaskedLM.from_pretrained(mlm_dir).eval()
     rels = {"female": [], "male": []}
-    for rec in res.records[::3]:
+    for rec in [r for r in res.records if "ppl" in r][::3]:
         s = rec["text"]
         t = tok.tokenize(tok.cls_token + " " + s + " " + tok.sep_token)
         k = next(i for i, x in enumerate(t) if x in ("sin", "sit", "sine", "▁sin", "▁sit", "▁sine"))
@@ -266,13 +292,13 @@ def test_compat_tables_batched_equal_one_sentence_per_forward(mlm_dir, tmp_path,
         )
         res = out.runs[0].result
         assert torch.get_num_threads() == 1
-        base = _one_sentence_per_forward(mlm_dir, [r["text"] for r in res.records[::3]])
+        base = _one_sentence_per_forward(mlm_dir, [r["text"] for r in res.records if "ppl" in r][::3])
     finally:
         torch.set_num_threads(before)
-    batched = np.array([r["ppl"] for r in res.records]).reshape(-1, 3)
+    batched = np.array([r["ppl"] for r in res.records if "ppl" in r]).reshape(-1, 3)
     assert batched.shape == (300, 3)
     assert int((batched != base).sum()) == 0  # bit-identical at one thread
-    fem = np.array([r["occupations"] == "female" for r in res.records[::3]])
+    fem = np.array([r["occupations"] == "female" for r in [r for r in res.records if "ppl" in r][::3]])
     rel = {"female": base[:, 2] - base[:, 0], "male": base[:, 1] - base[:, 0]}
     v = res.extra["values"]
     for occ, idx in (("all", np.ones_like(fem)), ("femocc", fem), ("maleocc", ~fem)):
@@ -306,21 +332,19 @@ def test_null_model_runs(tmp_path):
 
 def test_compat_warnings_unk_and_non_special_start(data_registry):
     """§4.1: out-of-vocabulary substitutions are counted and warned about; so are non-special S/E."""
-    task = make_task(data_registry, {"cross_entropy"}, limit=2, mode="genda-lens", start_token="<s>")
-    atts = task.attempts()
-    assert all(a.request.payload["float32"] and a.request.payload["start"] == "<s>" for a in atts)
-    resp = {"ce": [1.0, 1.5, 2.0], "n_tokens": 9, "unk": [False, True], "start_end_not_special": ["<s>"]}
-    res = task.score([AttemptResult(a, response=resp) for a in atts])
+    task = make_task(data_registry, {"tokenize", "masked_logprobs"}, limit=2, mode="genda-lens", start_token="<s>")
+    results = answer_rounds(task, compat_answer([1.0, 1.5, 2.0], unk=(False, True)))
+    assert all(r.attempt.request.payload["text"].startswith("<s> ") for r in results if r.attempt.meta["stage"] == "tokens")
+    res = task.score(results)
     assert res.metrics["n_unk_substitutions"].value == 4
     assert any("4 literal hans/hendes" in w for w in res.extra["warnings"])
     assert any("'<s>'" in w and "not special" in w for w in res.extra["warnings"])
-    clean = dict(resp, unk=[False, False])
-    del clean["start_end_not_special"]
-    assert "warnings" not in task.score([AttemptResult(a, response=clean) for a in atts]).extra
+    task = make_task(data_registry, {"tokenize", "masked_logprobs"}, limit=2, mode="genda-lens")
+    assert "warnings" not in task.score(answer_rounds(task, compat_answer([1.0, 1.5, 2.0]))).extra
 
 
 def test_all_failed_reports_the_backend_error(data_registry):
-    task = make_task(data_registry, {"pll"}, limit=1)
+    task = make_task(data_registry, {"masked_logprobs"}, limit=1)
     atts = task.attempts()
     with pytest.raises(UsageError, match="first error: boom"):
         task.score([AttemptResult(a, error="boom") for a in atts])

@@ -168,3 +168,30 @@ def test_ols_against_scipy_linregress() -> None:
     assert fit.r2 == pytest.approx(ref.rvalue**2)
     with pytest.raises(ValueError):
         ols(np.ones(5), np.arange(5.0))
+
+
+def test_interval_columns_give_reasons_where_there_is_no_interval() -> None:
+    from genderscope.stats import no_ci
+
+    iv = np.array([[0.1, 0.2, 0.0], [np.nan, np.nan, 50.0]])
+    cols = no_ci.interval_columns(iv, 2, "normal", 50, "bootstrap_cycles")
+    assert cols[0] == (0.1, 0.2, None)
+    assert cols[1][2] == "no normal interval: 50 of 50 resamples undefined"
+    assert no_ci.interval_columns(None, 2, "percentile", 0, "bootstrap_cycles") == [
+        (None, None, "bootstrap_cycles = 0")
+    ] * 2
+
+
+def test_from_bootstrap_reads_a_task_block() -> None:
+    from genderscope.stats import bootstrap_block, no_ci
+
+    boot = bootstrap_block({"ges": np.array([0.1, 0.3, 0.2]), "acc": np.full(3, np.nan)}, 3, 0, 0.95)
+    lo, hi, why = no_ci.from_bootstrap(boot, "ges", off="n_boot = 0")
+    assert lo is not None and hi is not None and lo < hi and why is None
+    assert no_ci.from_bootstrap(boot, "acc", off="x") == (
+        None,
+        None,
+        "no percentile-pct interval: 3 of 3 resamples undefined",
+    )
+    assert no_ci.from_bootstrap(boot, "n_items", off="x") == (None, None, no_ci.EXACT_COUNT)
+    assert no_ci.from_bootstrap(None, "ges", off=no_ci.COMPAT) == (None, None, no_ci.COMPAT)

@@ -60,8 +60,13 @@ def _run(tmp_path: Path, model: str, **opts):
     return out, res, recs
 
 
+def _items(recs: list[dict]) -> list[dict]:
+    """The records that carry an item's prediction (its last attempt)."""
+    return [r for r in recs if "pred_group" in r]
+
+
 def _acc(recs: list[dict], cond: str, label: str) -> float:
-    sel = [r for r in recs if r["condition"] == cond and r["label"] == label]
+    sel = [r for r in _items(recs) if r["condition"] == cond and r["label"] == label]
     return 100.0 * sum(bool(r["correct"]) for r in sel) / len(sel)
 
 
@@ -89,27 +94,36 @@ def test_slot_text_keeps_adjectives_and_the_rest(data_registry) -> None:
 def test_masked_lm(tmp_path, tiny_mlm) -> None:
     out, res, recs = _run(tmp_path, f"hf-mlm:{tiny_mlm}", conditions="old_none")
     assert res["scoring"] == "top1"
-    assert len(recs) == 2 * 2 * LIMIT
+    assert (
+        json.loads((out.out_dir / "run.json").read_text())["tasks"]["winobias-lm"]["options"]["scoring"]
+        == "top1"
+    )
+    # rounds: the tokenizer's mask string, the input of each item, its top-1 fill-in
+    assert [r["step"] for r in recs[:2]] == ["specials", "tokenize"] and recs[-1]["step"] == "fill_mask"
+    assert len(recs) == 1 + 2 * (2 * 2 * LIMIT) and len(_items(recs)) == 2 * 2 * LIMIT
+    assert out.runs[0].counts.rounds == 3 and res["counts"]["failed_items"] == 0
     m = res["metrics"]
     for cond in ("none_none", "old_none"):
         assert m[f"{cond}/acc_pro"]["value"] == pytest.approx(_acc(recs, cond, "pro"))
         assert m[f"{cond}/acc_anti"]["value"] == pytest.approx(_acc(recs, cond, "anti"))
     assert m["bias"]["value"] == pytest.approx(m["acc_pro"]["value"] - m["acc_anti"]["value"])
     assert m["old_none/diff"]["value"] == pytest.approx(m["old_none/bias"]["value"] - m["bias"]["value"])
-    old = [r for r in recs if r["condition"] == "old_none"]
+    old = [r for r in recs if r.get("condition") == "old_none"]
     assert all("old" in r["input"] and "_" in r["input"] for r in old)
-    assert {r["pred_group"] for r in recs} <= {"male", "female", "other"}
+    assert {r["pred_group"] for r in _items(recs)} <= {"male", "female", "other"}
 
 
 def test_causal_lm_is_a_forced_choice(tmp_path, tiny_causal) -> None:
     out, res, recs = _run(tmp_path, f"hf-causal:{tiny_causal}")
     assert res["scoring"] == "candidates"
+    assert {r["step"] for r in recs} == {"female", "male"}
     m = res["metrics"]
     if res["counts"]["ties"] == 0:  # the two items of a pair compare the same two sentences
         assert m["acc_pro"]["value"] + m["acc_anti"]["value"] == pytest.approx(100.0)
     c = out.runs[0].counts
-    assert c.requests == LIMIT and c.shared == LIMIT  # pro and anti ask the identical question
-    r0 = recs[0]
+    # one token_logprobs request per candidate sentence; pro and anti ask the identical questions
+    assert c.requests == 2 * LIMIT and c.shared == 2 * LIMIT
+    r0 = _items(recs)[0]
     assert r0["pred_group"] == ("female" if r0["delta_female_minus_male"] > 0 else "male")
 
 
@@ -133,7 +147,7 @@ def test_bootstrap_matches_plain_loop(tmp_path) -> None:
         options={"bootstrap_cycles": 40},
     )
     r = out.runs[0]
-    recs = r.result.records
+    recs = _items(r.result.records)
     n = 50
     corr = {lab: np.zeros(n) for lab in ("pro", "anti")}
     lines = sorted({x["line"] for x in recs})
@@ -151,9 +165,11 @@ def test_bootstrap_matches_plain_loop(tmp_path) -> None:
 
 
 def test_model_kind_errors(tmp_path) -> None:
-    with pytest.raises(UsageError, match="model kinds that work: hf-mlm, hf-causal"):
+    with pytest.raises(
+        UsageError, match="needs fill_mask.tokenize or token_logprobs or masked_logprobs.*hf-mlm, hf-causal"
+    ):
         run_tasks(["winobias-lm"], "openai:gpt-4o-mini", out=tmp_path / "o", progress=False)
-    with pytest.raises(UsageError, match="needs candidates"):
+    with pytest.raises(UsageError, match="needs token_logprobs or masked_logprobs;"):
         run_tasks(
             ["winobias-lm"],
             "openai:gpt-4o-mini",

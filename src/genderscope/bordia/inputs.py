@@ -33,10 +33,10 @@ def default_pairs(corpora: Sequence[str], pairs: Optional[str]) -> str:
     )
 
 
-def resolve_splits(
+def split_specs(
     dataset: Optional[str], train: Optional[str], valid: Optional[str], test: Optional[str]
-) -> tuple[str, Path, Path, Optional[Path]]:
-    """(dataset label, train, valid, test) from ``--dataset`` and/or explicit files (or registry names)."""
+) -> tuple[str, str, Optional[str]]:
+    """The train, valid and test corpus arguments, ``--dataset`` filling in its registry splits."""
     if dataset is not None and dataset not in DATASETS:
         raise UsageError(f"--dataset must be ptb, wikitext-2 or cnn_dailymail, got {dataset!r}")
     if dataset and not train:
@@ -45,6 +45,14 @@ def resolve_splits(
         train, valid, test = f"{dataset}:train", valid or f"{dataset}:valid", test or f"{dataset}:test"
     if not train or not valid:
         raise UsageError("give --dataset ptb|wikitext-2 or --train FILE --valid FILE [--test FILE]")
+    return train, valid, test
+
+
+def resolve_splits(
+    dataset: Optional[str], train: Optional[str], valid: Optional[str], test: Optional[str]
+) -> tuple[str, Path, Path, Optional[Path]]:
+    """(dataset label, train, valid, test) from ``--dataset`` and/or explicit files (or registry names)."""
+    train, valid, test = split_specs(dataset, train, valid, test)
     name = train.partition(":")[0]
     label = dataset or (name if name in REGISTRY_CORPORA and not Path(train).exists() else Path(train).stem)
     return label, one_path(train), one_path(valid), one_path(test) if test else None

@@ -14,7 +14,7 @@ import hashlib
 import math
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from genderscope.core.runlog import MetricEntry, ResultsFile, TaskManifest, TaskResults, new_manifest
 from genderscope.core.runlog import write_run_log as _write
@@ -61,6 +61,20 @@ def file_sha256(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def input_datasets(specs: Iterable[str | Path]) -> dict[str, str]:
+    """sha256 of every file of the corpus arguments ``specs``, keyed by the logical data-registry name for
+    registry corpora (``corpora/ptb/ptb.valid.txt``) and by the path otherwise."""
+    from genderscope.bordia.text import registry_corpus_file, resolve_corpus_paths
+
+    out: dict[str, str] = {}
+    for spec in specs:
+        paths = resolve_corpus_paths([spec])
+        logical = None if Path(spec).exists() else registry_corpus_file(str(spec))
+        for path in paths:
+            out[logical or str(path)] = file_sha256(path)
+    return out
 
 
 def options_json(options: Any) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def score_corpus(options: CorpusScoreOptions) -> dict[str, ContextScore]:
     scored words, bias(w) = ln(P(w|F)/P(w|M)) in nats (positive = female-leaning).
     """
     from genderscope.bordia.inputs import default_pairs
-    from genderscope.bordia.runlog import file_sha256, write_bordia_log
+    from genderscope.bordia.runlog import input_datasets, write_bordia_log
 
     started = time.time()
     check_choices(options)
@@ -82,7 +82,7 @@ def score_corpus(options: CorpusScoreOptions) -> dict[str, ContextScore]:
         TASK_NAME,
         options,
         resolved,
-        {**{name: file_sha256(name) for name in inputs}, f"pairs:{pairs.name}": pairs.sha256},
+        {**input_datasets(options.corpora), f"pairs:{pairs.name}": pairs.sha256},
         score_results(scores, inputs, {"mode": options.mode}),
         model="corpus:" + ",".join(options.corpora),
         started=started,

@@ -20,12 +20,13 @@ from typing import Any, Callable
 from genderscope.bordia.amplification import AmplificationResult, amplification
 from genderscope.bordia.bias import ScoreOptions
 from genderscope.bordia.cooccurrence import CountConfig, atomic_write_text
+from genderscope.bordia.inputs import resolve_splits, split_specs
 from genderscope.bordia.null_model import NULL_SEED, null_amplification
 from genderscope.bordia.options import SweepOptions, check_choices
 from genderscope.bordia.pairs import GenderPairs, load_gender_pairs
 from genderscope.bordia.runlog import (
     bootstrap_why_not,
-    file_sha256,
+    input_datasets,
     interval_entry,
     write_bordia_log,
 )
@@ -81,7 +82,6 @@ class SweepResult:
 
 def plan_sweep(options: SweepOptions) -> SweepPlan:
     """Check ``options`` and resolve files, pairs and configurations (raises :class:`UsageError`)."""
-    from genderscope.bordia.inputs import resolve_splits
     from genderscope.bordia.pairs import DATASET_PAIRS
 
     check_choices(options)
@@ -325,8 +325,9 @@ def _write_log(
         extra={"rows": rows, "runs": runs, **settings},
         headline=[n for n in metrics if n.endswith((".mu", ".sigma", ".beta"))],
     )
-    files = [p for p in (plan.train, plan.valid, plan.test) if p is not None]
-    datasets = {**{str(p): file_sha256(p) for p in files}, f"pairs:{gp.name}": gp.sha256}
+    o = plan.options
+    specs = [x for x in split_specs(o.dataset, o.train, o.valid, o.test) if x]
+    datasets = {**input_datasets(specs), f"pairs:{gp.name}": gp.sha256}
     resolved = {**settings, "train_overrides": plan.options.train_overrides()}
     write_bordia_log(
         plan.options.out, TASK_NAME, plan.options, resolved, datasets, results, plan.model_label, started

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
 import platform
 import sys
@@ -31,202 +30,39 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from genderscope.core.errors import DataError, UsageError
+from genderscope.core.results_file import (
+    READABLE_VERSIONS,
+    RESULTS_FILE,
+    SCHEMA_VERSION,
+    MetricEntry,
+    ResultsFile,
+    TaskResults,
+    as_object,
+    need,
+    schema_version_of,
+    this_version,
+)
 
-#: version of the run.json / results.json layout written by this genderscope
-SCHEMA_VERSION = 1
-#: versions this reader understands (0 = folders written before the schema carried a version)
-READABLE_VERSIONS = (0, 1)
+__all__ = [
+    "READABLE_VERSIONS",
+    "RESULTS_FILE",
+    "RUN_FILE",
+    "SCHEMA_VERSION",
+    "MetricEntry",
+    "ModelInfo",
+    "ResultsFile",
+    "RunManifest",
+    "TaskManifest",
+    "TaskResults",
+    "new_manifest",
+    "read_manifest",
+    "read_results",
+    "read_run_log",
+    "run_folder",
+    "write_run_log",
+]
 
 RUN_FILE = "run.json"
-RESULTS_FILE = "results.json"
-
-
-# ------------------------------------------------------------------------------------------- helpers
-def _num(x: Any) -> Any:
-    """JSON-safe number, as :class:`~genderscope.core.task.Metric` writes it: NaN/inf -> None, Python
-    ints stay ints, other numbers (numpy scalars included) become floats, non-numbers are unchanged."""
-    if x is None or isinstance(x, (bool, str)):
-        return x
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return x
-    if math.isnan(f) or math.isinf(f):
-        return None
-    return int(x) if isinstance(x, int) else f
-
-
-def _need(cond: bool, source: str, what: str) -> None:
-    if not cond:
-        raise DataError(f"{source}: {what} (see the Outputs section of docs/architecture.md)")
-
-
-def _version(data: Mapping[str, Any], source: str) -> int:
-    v = data.get("schema_version", 0)
-    if isinstance(v, bool) or not isinstance(v, int) or v not in READABLE_VERSIONS:
-        raise DataError(
-            f"{source}: unknown schema_version {v!r} (this genderscope reads "
-            f"{', '.join(map(str, READABLE_VERSIONS))}); upgrade genderscope to read it"
-        )
-    return v
-
-
-def _this_version() -> str:
-    from genderscope import __version__
-
-    return __version__
-
-
-def _dict(x: Any, source: str, what: str) -> dict[str, Any]:
-    if x is None:
-        return {}
-    _need(isinstance(x, dict), source, f"{what} must be an object, not {type(x).__name__}")
-    return dict(x)
-
-
-# -------------------------------------------------------------------------------------- results.json
-@dataclass
-class MetricEntry:
-    """One number of results.json with its 95% interval (same units), or the reason it has none."""
-
-    value: float | int | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    no_ci: str | None = None
-
-    @property
-    def has_ci(self) -> bool:
-        return self.ci_low is not None or self.ci_high is not None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": _num(self.value)}
-        if self.has_ci:
-            out["ci_low"] = _num(self.ci_low)
-            out["ci_high"] = _num(self.ci_high)
-        if self.no_ci is not None:
-            out["no_ci"] = self.no_ci
-        return out
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "metric") -> MetricEntry:
-        """From ``{value, ci_low?, ci_high?, no_ci?}``; a bare number (old bordia files) is accepted."""
-        if not isinstance(data, dict):
-            _need(data is None or isinstance(data, (int, float, str)), source, "a metric must be a number")
-            return cls(data)
-        _need("value" in data, source, "a metric needs a 'value'")
-        return cls(data.get("value"), data.get("ci_low"), data.get("ci_high"), data.get("no_ci"))
-
-    @classmethod
-    def of(cls, metric: Any) -> MetricEntry:
-        """From any object with ``value``/``ci_low``/``ci_high`` (e.g. core.task.Metric); values are
-        kept as they are (cleaned when written), so the JSON is what ``Metric.to_json`` writes."""
-        return cls(
-            metric.value,
-            getattr(metric, "ci_low", None),
-            getattr(metric, "ci_high", None),
-            getattr(metric, "no_ci", None),
-        )
-
-
-@dataclass
-class TaskResults:
-    """A task's block of results.json.
-
-    ``metrics``: name -> :class:`MetricEntry`; ``extra``: the task's further entries (tables as lists of
-    row dicts, parameters, marks), written next to ``metrics`` in the same block; ``headline``: the
-    metric names to show first (empty: the report picks).
-    """
-
-    metrics: dict[str, MetricEntry] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    headline: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        from genderscope.core.jsonutil import clean_json
-
-        out: dict[str, Any] = {"metrics": {k: m.to_json() for k, m in self.metrics.items()}}
-        out.update(clean_json({k: v for k, v in self.extra.items() if k not in ("metrics", "headline")}))
-        if self.headline:
-            out["headline"] = list(self.headline)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "task") -> TaskResults:
-        block = _dict(data, source, "a task entry")
-        metrics = _dict(block.pop("metrics", None), source, "'metrics'")
-        headline = block.pop("headline", None) or []
-        _need(isinstance(headline, list), source, "'headline' must be a list of metric names")
-        return cls(
-            {n: MetricEntry.from_json(m, f"{source}: metric {n!r}") for n, m in metrics.items()},
-            block,
-            [str(h) for h in headline],
-        )
-
-    @classmethod
-    def of(cls, result: Any) -> TaskResults:
-        """From a :class:`~genderscope.core.task.TaskResult` (its per-attempt records are not kept here)."""
-        return cls(
-            {k: MetricEntry.of(m) for k, m in result.metrics.items()},
-            dict(result.extra),
-            list(result.headline),
-        )
-
-    def headline_names(self, limit: int = 8) -> list[str]:
-        """``headline`` names that exist, else metrics with an interval first, at most ``limit``."""
-        names = [n for n in self.headline if n in self.metrics]
-        if names:
-            return names
-        with_ci = [n for n, m in self.metrics.items() if m.ci_low is not None]
-        return (with_ci + [n for n in self.metrics if n not in with_ci])[:limit]
-
-    def tables(self, depth: int = 2) -> dict[str, list[dict[str, Any]]]:
-        """Every list of row dicts in ``extra`` (nested dicts searched ``depth`` levels), by dotted key."""
-        return _list_tables(self.extra, "", depth)
-
-
-def _list_tables(entry: Mapping[str, Any], prefix: str, depth: int) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for key, val in entry.items():
-        name = f"{prefix}{key}"
-        if isinstance(val, list) and val and all(isinstance(v, dict) for v in val):
-            out[name] = val
-        elif isinstance(val, dict) and depth > 1:
-            out.update(_list_tables(val, f"{name}.", depth - 1))
-    return out
-
-
-@dataclass
-class ResultsFile:
-    """results.json: the model spec (or what was scored, e.g. ``corpus:ptb:valid``) and one block per task."""
-
-    model: str
-    tasks: dict[str, TaskResults] = field(default_factory=dict)
-    genderscope_version: str = field(default_factory=lambda: _this_version())
-    schema_version: int = SCHEMA_VERSION
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "genderscope_version": self.genderscope_version,
-            "model": self.model,
-            "tasks": {n: t.to_json() for n, t in self.tasks.items()},
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = RESULTS_FILE) -> ResultsFile:
-        _need(isinstance(data, dict), source, "expected an object {'model', 'tasks': {...}}")
-        version = _version(data, source)
-        tasks = data.get("tasks")
-        _need(isinstance(tasks, dict), source, "expected {'model', 'tasks': {...}}")
-        model = data.get("model")
-        if model is not None and not isinstance(model, str):
-            model = json.dumps(model)
-        return cls(
-            model or "",
-            {n: TaskResults.from_json(b, f"{source}: task {n!r}") for n, b in tasks.items()},
-            str(data.get("genderscope_version") or ""),
-            version,
-        )
 
 
 # ------------------------------------------------------------------------------------------ run.json
@@ -256,12 +92,12 @@ class ModelInfo:
 
     @classmethod
     def from_json(cls, data: Any, source: str = "model") -> ModelInfo:
-        d = _dict(data, source, "'model'")
+        d = as_object(data, source, "'model'")
         return cls(
             str(d.pop("spec", "") or ""),
             str(d.pop("kind", "") or ""),
             str(d.pop("target", "") or ""),
-            _dict(d.pop("options", None), source, "'model.options'"),
+            as_object(d.pop("options", None), source, "'model.options'"),
             d.pop("fingerprint", None),
             d,
         )
@@ -291,12 +127,12 @@ class TaskManifest:
 
     @classmethod
     def from_json(cls, data: Any, source: str = "task") -> TaskManifest:
-        d = _dict(data, source, "a task entry")
+        d = as_object(data, source, "a task entry")
         return cls(
-            _dict(d.get("options"), source, "'options'"),
-            {str(k): str(v) for k, v in _dict(d.get("datasets"), source, "'datasets'").items()},
-            _dict(d.get("counts"), source, "'counts'"),
-            _dict(d.get("measurement"), source, "'measurement'"),
+            as_object(d.get("options"), source, "'options'"),
+            {str(k): str(v) for k, v in as_object(d.get("datasets"), source, "'datasets'").items()},
+            as_object(d.get("counts"), source, "'counts'"),
+            as_object(d.get("measurement"), source, "'measurement'"),
         )
 
 
@@ -343,12 +179,13 @@ class RunManifest:
 
     @classmethod
     def from_json(cls, data: Any, source: str = RUN_FILE) -> RunManifest:
-        _need(isinstance(data, dict), source, "expected an object")
-        version = _version(data, source)
-        tasks = _dict(data.get("tasks"), source, "'tasks'")
+        need(isinstance(data, dict), source, "expected an object")
+        version = schema_version_of(data, source)
+        tasks = as_object(data.get("tasks"), source, "'tasks'")
+        versions = as_object(data.get("versions"), source, "'versions'")
         for key in ("seed", "trials", "limit"):
             v = data.get(key)
-            _need(
+            need(
                 v is None or (isinstance(v, int) and not isinstance(v, bool)),
                 source,
                 f"'{key}' must be an integer",
@@ -357,14 +194,14 @@ class RunManifest:
             created=str(data.get("created") or ""),
             genderscope_version=str(data.get("genderscope_version") or ""),
             command=data.get("command"),
-            versions={str(k): str(v) for k, v in _dict(data.get("versions"), source, "'versions'").items()},
+            versions={str(k): str(v) for k, v in versions.items()},
             model=ModelInfo.from_json(data["model"], f"{source}: model") if data.get("model") else None,
-            backend_stats=_dict(data.get("backend_stats"), source, "'backend_stats'"),
+            backend_stats=as_object(data.get("backend_stats"), source, "'backend_stats'"),
             seed=data.get("seed"),
             trials=data.get("trials"),
             limit=data.get("limit"),
             use_cache=data.get("use_cache"),
-            generation=_dict(data.get("generation"), source, "'generation'"),
+            generation=as_object(data.get("generation"), source, "'generation'"),
             tasks={n: TaskManifest.from_json(t, f"{source}: task {n!r}") for n, t in tasks.items()},
             seconds=data.get("seconds"),
             schema_version=version,
@@ -397,7 +234,7 @@ def new_manifest(
     when = _dt.datetime.fromtimestamp(started) if started is not None else _dt.datetime.now()
     return RunManifest(
         created=when.isoformat(timespec="seconds"),
-        genderscope_version=_this_version(),
+        genderscope_version=this_version(),
         command=command if command is not None else command_line(),
         versions=package_versions(),
         model=model,

@@ -77,6 +77,7 @@ def _manifest(run: RunData) -> dict[str, Any]:
     for task, info in (m.tasks if m else {}).items():
         datasets += [[task, name, str(sha)] for name, sha in info.datasets.items()]
         options += [[task, k, fmt(v)] for k, v in info.options.items()]
+        options += [[task, f"measurement: {k}", fmt(v)] for k, v in info.measurement.items()]
         if info.counts:
             keys = ("attempts", "cache_hits", "requests", "errors", "skipped", "seconds")
             counts.append([task] + [fmt(info.counts.get(k)) for k in keys])

@@ -18,15 +18,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import dataclasses
+
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.requests import Attempt, AttemptResult, Request
-from genderscope.core.task import Metric, Task, TaskResult
+from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.tasks import scoring as S
 from genderscope.tasks.abc import data as D
 from genderscope.tasks.abc import metrics as M
-from genderscope.tasks.dawinobias.task import spread
+from genderscope.tasks.abc import rounds as R
 
-PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross_entropy"
+PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross-entropy"
 OCC_NAMES = {"all": "all", "femocc": "female", "maleocc": "male"}
 
 
@@ -43,6 +47,12 @@ class ABCOptions:
     sep_token: str | None = opt(
         None, "override the end token E of genda-lens mode (default: the tokenizer's)"
     )
+    scoring: str = opt(
+        "auto",
+        "default mode: pll (masked LMs) or loglik (causal LMs); genda-lens mode always uses GenDa Lens's "
+        "cross-entropy; auto picks by model",
+        ("auto", PLL, LOGLIK, CROSS_ENTROPY),
+    )
     n_boot: int = opt(1000, "bootstrap resamples (default mode; 0 = no CIs)")
     bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
     confidence_level: float = opt(0.95, "confidence level of the intervals")
@@ -50,93 +60,79 @@ class ABCOptions:
     def __post_init__(self) -> None:
         if not 0 < self.confidence_level < 1:
             raise ValueError("--confidence-level must be between 0 and 1")
+        if (self.scoring == CROSS_ENTROPY) != (self.mode == "genda-lens") and self.scoring != "auto":
+            raise ValueError("--scoring cross-entropy is GenDa Lens's procedure: it goes with --mode genda-lens only")
 
 
 class ABCTask(Task):
     name = "abc"
     description = "GenDa Lens ABC: is a Danish LM less surprised by a wrong 'hans' than by a wrong 'hendes'?"
     Options = ABCOptions
-    supports = (PLL, LOGLIK, CROSS_ENTROPY)
     measurements = {
-        PLL: "pseudo-perplexity (PLL)",
-        LOGLIK: "perplexity (log-likelihood)",
-        CROSS_ENTROPY: "GenDa Lens cross-entropy (compat)",
+        PLL: Measurement(frozenset({MASKED_LOGPROBS}), "pseudo-perplexity (PLL)"),
+        LOGLIK: Measurement(frozenset({TOKEN_LOGPROBS}), "perplexity (log-likelihood)"),
+        CROSS_ENTROPY: Measurement(frozenset({TOKENIZE, MASKED_LOGPROBS}), "GenDa Lens cross-entropy (compat)"),
     }
 
-    def request_kind(self) -> str:
-        if self.options.mode == "genda-lens":
+    def __init__(self, options: ABCOptions, ctx: Any):
+        super().__init__(options, ctx)
+        self.options = dataclasses.replace(options, scoring=self._resolve(options))
+
+    def _resolve(self, o: ABCOptions) -> str:
+        """The measurement this run makes (recorded in run.json, never ``auto``)."""
+        from genderscope.core.matrix import chosen_measurement
+
+        if o.mode == "genda-lens":
             return CROSS_ENTROPY
-        return PLL if PLL in self.ctx.request_kinds else LOGLIK
+        if o.scoring != "auto":
+            return o.scoring
+        return chosen_measurement(type(self), self.ctx.request_kinds, [PLL, LOGLIK]) or PLL
+
+    def request_kind(self) -> str:
+        return self.options.scoring
 
     def check_model(self) -> None:
         from genderscope.core.matrix import require_kinds
 
+        hint = ""
         if self.options.mode == "genda-lens":
-            require_kinds(
-                self,
-                [CROSS_ENTROPY],
-                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs",
-            )
-        else:
-            require_kinds(self, [PLL, LOGLIK])
+            hint = "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
+        require_kinds(self, [self.options.scoring], hint)
 
     def datasets(self) -> list[str]:
         return [D.FILES[g] for g in D.GROUPS]
 
     def attempts(self) -> list[Attempt]:
-        o = self.options
-        compat = o.mode == "genda-lens"
-        kind = self.request_kind()
-        out: list[Attempt] = []
-        self.triplets: list[D.Triplet] = []
-        for g in D.GROUPS:
-            text = D.read_text(self.ctx.data, g)
-            trips = D.parse_triplets(text, g, validate=not compat)
-            if compat:
-                refl = D.compat_reflexives(text)
-                trips = [
-                    D.Triplet(g, i, (refl[i],) + t.lines[1:], refl[i].split(" ")[0], t.reflexive_form)
-                    for i, t in enumerate(trips[: len(refl)])
-                ]
-            for i in spread(len(trips), self.ctx.limit):
-                t = trips[i]
-                self.triplets.append(t)
-                for v, variant in enumerate(D.VARIANTS):
-                    if compat:
-                        req = Request(
-                            CROSS_ENTROPY,
-                            {
-                                "text": t.lines[0],
-                                "start": o.start_token,
-                                "end": o.sep_token,
-                                "find": D.COMPAT_FIND,
-                                "replacements": ["hans", "hendes"],
-                                "float32": True,
-                            },
-                        )
-                    else:
-                        req = Request(kind, {"text": t.lines[v]})
-                    out.append(
-                        Attempt(
-                            f"abc/{g}/{t.index}/{variant}",
-                            1,
-                            req,
-                            {"group": g, "triplet": t.index, "variant": v},
-                        )
-                    )
-        return out
+        compat = self.options.mode == "genda-lens"
+        trips = R.load_triplets(self.ctx.data, compat, self.ctx.limit)
+        if compat:
+            return R.compat_round(trips)
+        return R.default_round(trips, TOKEN_LOGPROBS if self.options.scoring == LOGLIK else MASKED_LOGPROBS)
+
+    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
+        if self.options.mode != "genda-lens":
+            return []
+        return R.next_compat_round(results, self.options.start_token, self.options.sep_token)
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         compat = self.options.mode == "genda-lens"
-        n = len(self.triplets)
+        triplets = R.run_triplets(results)
+        row_of = {t: i for i, t in enumerate(triplets)}
+        n = len(triplets)
         ppl = np.full((n, 3), np.nan)
-        info: list[dict[str, Any]] = []
+        by_slot: dict[tuple[int, int], dict[str, Any]] = {}
+        records: list[dict[str, Any]] = []
         n_unk = 0
         first_error: str | None = None
         not_special: set[str] = set()
-        for j, ar in enumerate(results):
-            t = self.triplets[j // 3]
-            v = j % 3
+        for ar in results:
+            meta = ar.attempt.meta
+            if meta.get("stage") != "score":
+                if meta.get("stage") == "tokens" and not ar.ok:
+                    first_error = first_error or ar.error
+                records.append({"stage": meta.get("stage")})
+                continue
+            t, v = meta["triplet"], meta["variant"]
             rec: dict[str, Any] = {
                 "occupations": t.group,
                 "triplet": t.index,
@@ -147,41 +143,34 @@ class ABCTask(Task):
                 "text": t.lines[v],
             }
             r = ar.response
+            records.append(rec)
+            by_slot[(row_of[t], v)] = rec
             if not ar.ok or not isinstance(r, dict):
-                if compat and ar.error and "no token among" in ar.error:
-                    raise UsageError(
-                        "--mode genda-lens does not apply to this tokenizer: no token of the "
-                        "tokenisation is sin/sit/sine (e.g. byte-level BPE 'Ġsin'); use --mode default"
-                    )
                 rec["error"] = ar.error
                 first_error = first_error or ar.error
-                info.append(rec)
                 continue
             if compat:
-                ce = float(r["ce"][v])
-                ppl[j // 3, v] = math.exp(ce)
-                rec.update(n_tokens=r["n_tokens"], ce=ce, ppl=ppl[j // 3, v])
-                if v == 0:
-                    n_unk += sum(bool(x) for x in r.get("unk", []))
-                    not_special.update(r.get("start_end_not_special") or [])
+                ce = float(r["loss"])
+                ppl[row_of[t], v] = math.exp(ce)
+                rec.update(n_tokens=meta["n_tokens"], ce=ce, ppl=ppl[row_of[t], v])
+                n_unk += bool(meta["unk"])
+                not_special.update(meta["not_special"])
             else:
-                nsc = int(r["n_scored"])
-                ppl[j // 3, v] = math.exp(-float(r["loglik"]) / nsc) if nsc > 0 else np.nan
-                rec.update(n_tokens=r.get("n_tokens"), ppl=ppl[j // 3, v], loglik=r["loglik"], n_scored=nsc)
-            info.append(rec)
+                sc = S.sentence_score(r)
+                ppl[row_of[t], v] = sc.ppl()
+                rec.update(n_tokens=sc.n_tokens, ppl=ppl[row_of[t], v], loglik=sc.loglik, n_scored=sc.n_scored)
         ok = ~np.isnan(ppl).any(axis=1)
-        for j, rec in enumerate(info):
-            v = j % 3
-            if v and ok[j // 3]:
-                rec["rel"] = float(ppl[j // 3, v] - ppl[j // 3, 0])
+        for (i, v), rec in by_slot.items():
+            if v and ok[i]:
+                rec["rel"] = float(ppl[i, v] - ppl[i, 0])
                 if not compat:
-                    rec["ratio"] = float(ppl[j // 3, v] / ppl[j // 3, 0])
+                    rec["ratio"] = float(ppl[i, v] / ppl[i, 0])
         if not ok.any():
             raise UsageError(
                 "abc: no triplet was fully answered, nothing to score"
                 + (f" (first error: {first_error})" if first_error else "")
             )
-        groups = np.array([t.group for t in self.triplets])[ok]
+        groups = np.array([t.group for t in triplets])[ok]
         p = ppl[ok]
         per = {
             "rel_male": p[:, 1] - p[:, 0],
@@ -193,7 +182,7 @@ class ABCTask(Task):
         fem, male = np.flatnonzero(is_f), np.flatnonzero(~is_f)
         extra: dict[str, Any] = {
             "mode": self.options.mode,
-            "scoring": self.request_kind(),
+            "scoring": self.options.scoring,
             "direction": "ges = log2(median rel female / median rel male): > 0 means the female "
             "anti-reflexive (hendes) is penalised more than the male one (hans)",
             "n_failed_triplets": int((~ok).sum()),
@@ -327,7 +316,7 @@ class ABCTask(Task):
         return TaskResult(
             metrics=metrics,
             extra=extra,
-            records=info,
+            records=records,
             headline=[
                 "ges",
                 "ges_ratio",

@@ -161,6 +161,7 @@ class GestTask(GestRowsMixin, Task):
         point = M.compute(table, np.ones((1, n_items)))[0]
         cis = None
         nan_counts = None
+        iv: np.ndarray | None = None
         if o.bootstrap_cycles > 0:
             boot = np.vstack(
                 [M.compute(table, C) for C in bootstrap_counts(n_items, o.bootstrap_cycles, self.ctx.seed)]
@@ -168,16 +169,8 @@ class GestTask(GestRowsMixin, Task):
             iv = intervals(boot, o.ci_method, o.confidence_level)
             cis = iv[:, :2]
             nan_counts = iv[:, 2]
-        metrics: dict[str, Metric] = {}
-        for i, name in enumerate(M.NAMES):
-            if cis is None:
-                metrics[name] = Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
-                continue
-            lo, hi = float(cis[i, 0]), float(cis[i, 1])
-            why = None
-            if np.isnan(lo) and np.isnan(hi):
-                why = no_ci.no_interval(o.ci_method, int(iv[i, 2]), o.bootstrap_cycles)
-            metrics[name] = Metric(float(point[i]), lo, hi, no_ci=why)
+        cols = no_ci.interval_columns(iv, len(M.NAMES), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
+        metrics = {name: Metric(float(point[i]), *cols[i]) for i, name in enumerate(M.NAMES)}
         sr = M.NAMES.index("stereotype_rate")
         mk = mark(
             float(point[sr]),
