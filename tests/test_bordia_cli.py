@@ -383,3 +383,50 @@ def test_published_table_matches_spec():
             seen += 1
     assert seen == sum(len(v) for v in PUBLISHED.values()) == 22
     assert published_rows("ptb")[0] == ["train", "0.83", "1.00", "–", "3.81", "4.65", "–", "–"]
+
+
+def test_library_functions_match_the_cli(tmp_path, data_registry):
+    """score_corpus(CorpusScoreOptions) is what `bordia score` runs; the options are declared once."""
+    import dataclasses
+
+    from genderscope.bordia import CorpusScoreOptions, SweepOptions, score_corpus
+
+    r = invoke(
+        ["bordia", "score", "ptb:valid", "--context", "fixed", "--bootstrap", "20", "-o", str(tmp_path / "c")]
+    )
+    assert r.exit_code == 0, r.output
+    scores = score_corpus(
+        CorpusScoreOptions(corpora=["ptb:valid"], context="fixed", bootstrap=20, out=tmp_path / "l")
+    )
+    cli = json.loads((tmp_path / "c" / "results.json").read_text())["tasks"]["bordia-score"]["metrics"]
+    lib = json.loads((tmp_path / "l" / "results.json").read_text())["tasks"]["bordia-score"]["metrics"]
+    assert cli == lib and lib["fixed.mu"]["value"] == scores["fixed"].bias.mu
+    for cls in (CorpusScoreOptions, SweepOptions):  # every option has its help text
+        assert all(f.metadata.get("help") for f in dataclasses.fields(cls)), cls
+
+
+def test_option_errors_are_usage_errors(tmp_path):
+    from genderscope.core.errors import UsageError
+
+    for args, message in (
+        (["bordia", "sweep", "--dataset", "ptb", "--lambdas", "0,x"], "--lambdas must be a comma-separated"),
+        (
+            ["bordia", "sweep", "--dataset", "ptb", "--outliers", "maybe"],
+            "--outliers must be none or residual",
+        ),
+        (["bordia", "score", "ptb:valid", "--context", "half"], "--context must be"),
+        (["bordia", "score", "ptb:valid", "--mode", "reference", "--boundary", "line"], "needs --mode paper"),
+    ):
+        r = invoke(args + ["--out", str(tmp_path / "o")])
+        assert isinstance(r.exception, UsageError) and message in str(r.exception), (args, r.exception)
+
+
+def test_bordia_demo_score_step_uses_the_library(tmp_path, data_registry):
+    from rich.console import Console
+
+    from genderscope.bordia.demo import run_bordia_score_demo
+
+    out = run_bordia_score_demo(tmp_path / "s", Console(record=True))
+    assert (out / "run.json").exists() and (out / "fixed" / "bias.tsv").exists()
+    res = json.loads((out / "results.json").read_text())
+    assert res["model"] == "corpus:wikitext-2:valid"

@@ -177,9 +177,10 @@ def test_interval_columns_give_reasons_where_there_is_no_interval() -> None:
     cols = no_ci.interval_columns(iv, 2, "normal", 50, "bootstrap_cycles")
     assert cols[0] == (0.1, 0.2, None)
     assert cols[1][2] == "no normal interval: 50 of 50 resamples undefined"
-    assert no_ci.interval_columns(None, 2, "percentile", 0, "bootstrap_cycles") == [
-        (None, None, "bootstrap_cycles = 0")
-    ] * 2
+    assert (
+        no_ci.interval_columns(None, 2, "percentile", 0, "bootstrap_cycles")
+        == [(None, None, "bootstrap_cycles = 0")] * 2
+    )
 
 
 def test_from_bootstrap_reads_a_task_block() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, List, Optional
@@ -159,48 +158,16 @@ def reparse_cmd(
 
     A run of several tasks is reparsed into one subfolder per task.
     """
-    import dataclasses
+    from genderscope.core.reparse import reparse_run
 
-    from genderscope.core.engine import run_tasks
-
-    if not (run_dir / "run.json").is_file() or not (run_dir / "attempts.jsonl").is_file():
-        raise UsageError(f"{run_dir} is not a run folder: it needs run.json and attempts.jsonl")
-    try:
-        manifest = json.loads((run_dir / "run.json").read_text())
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{run_dir / 'run.json'}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    changes = {k.lstrip("-").replace("-", "_"): v for k, v in parse_extra(list(ctx.args)).items()}
+    changes = parse_extra(list(ctx.args))
     target = out_dir or Path(str(run_dir).rstrip("/") + "-reparsed")
-    task_names = list(manifest.get("tasks") or {})
-    known = {f.name for t in task_names for f in dataclasses.fields(registry.task_class(t).Options)}
-    unknown = sorted(set(changes) - known)
-    if unknown:
-        raise UsageError(
-            f"no task of this run ({', '.join(task_names)}) has the option "
-            f"--{unknown[0].replace('_', '-')}; see `genderscope tasks --options`"
-        )
-    for task in task_names:
-        names = {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
-        opts = {**manifest["tasks"][task]["options"], **{k: v for k, v in changes.items() if k in names}}
-        gen = manifest.get("generation") or {}  # so the reparsed run records the same sampling parameters
-        output = run_tasks(
-            [task],
-            f"replay:{run_dir / 'attempts.jsonl'}",
-            trials=manifest.get("trials"),
-            limit=manifest.get("limit"),
-            seed=manifest.get("seed", 123),
-            temperature=gen.get("temperature"),
-            max_tokens=gen.get("max_tokens"),
-            out=target if len(task_names) == 1 else target / task,
-            use_cache=False,
-            options={**opts, "replay_missing": "skip"},
-            progress=False,
-        )
+    for output in reparse_run(run_dir, changes, target):
         for r in output.runs:
             out.print(r.task.render(r.result))
             if r.counts.skipped:
                 err.print(
-                    f"[yellow]{task}: {r.counts.skipped} attempts had no recorded answer and were "
+                    f"[yellow]{r.task.name}: {r.counts.skipped} attempts had no recorded answer and were "
                     "left out[/yellow]"
                 )
     out.print(f"results in [bold]{target}[/bold]")

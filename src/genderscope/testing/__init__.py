@@ -1,1 +1,6 @@
-"""Test helpers that benchmarks and downstream users may import (no test framework needed)."""
+"""Test helpers that tests, benchmarks, the demo and downstream users may import (no test framework needed).
+
+* :mod:`genderscope.testing.tiny_models`: tiny random-initialised Hugging Face models (masked and causal)
+  built on the fly, never downloaded.
+* :mod:`genderscope.testing.fake_openai`: a local OpenAI-compatible chat server with scripted faults.
+"""

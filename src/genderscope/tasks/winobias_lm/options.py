@@ -12,13 +12,13 @@ from genderscope.core.task import Measurement
 from genderscope.datasets.winobias import RELEASES, parse_exclude_flags
 from genderscope.tasks.winobias_adjectives.conditions import PLACEMENTS
 
-TOP1, CANDIDATES, CANDIDATES_PLL = "top1", "candidates", "candidates-pll"
+TOP1, CANDIDATES, LOGLIK, PLL = "top1", "candidates", "loglik", "pll"
 
 #: measurement (= resolved ``scoring`` value) -> the primitive kinds it needs, in order of preference
 MEASUREMENTS: dict[str, Measurement] = {
     TOP1: Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1 (he/she group)"),
-    CANDIDATES: Measurement(frozenset({TOKEN_LOGPROBS}), "he-vs-she sentence log-likelihood"),
-    CANDIDATES_PLL: Measurement(frozenset({MASKED_LOGPROBS}), "he-vs-she sentence pseudo-log-likelihood"),
+    LOGLIK: Measurement(frozenset({TOKEN_LOGPROBS}), "he-vs-she sentence log-likelihood"),
+    PLL: Measurement(frozenset({MASKED_LOGPROBS}), "he-vs-she sentence pseudo-log-likelihood"),
 }
 
 
@@ -34,9 +34,10 @@ class WinoBiasLMOptions:
     exclude: str = opt("not_minimal_pair", "comma-separated flags whose pairs are dropped, or none")
     scoring: str = opt(
         "auto",
-        "top1 = masked-LM fill-in; candidates = compare the two pronouns' sentences (log-likelihood, "
-        "or pseudo-log-likelihood = candidates-pll on masked LMs); auto picks by model",
-        ("auto", TOP1, CANDIDATES, CANDIDATES_PLL),
+        "top1 = masked-LM fill-in; loglik / pll = compare the log-likelihoods (causal LMs) or "
+        "pseudo-log-likelihoods (masked LMs) of the two pronouns' sentences; candidates = whichever of "
+        "those the model gives; auto = the first the model gives of top1, loglik, pll",
+        ("auto", TOP1, CANDIDATES, LOGLIK, PLL),
     )
     ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
     bootstrap_cycles: int = opt(1000, "bootstrap resamples of line pairs (0 = no CIs)")
@@ -55,12 +56,17 @@ class WinoBiasLMOptions:
 
 def resolve_scoring(task_cls: type, options: Any, answered: Iterable[str]) -> Any:
     """A copy of ``options`` with ``scoring`` resolved for a model answering ``answered``: ``auto`` ->
-    the first measurement it can make, ``candidates`` -> ``candidates-pll`` on a model with
-    ``masked_logprobs`` but no ``token_logprobs``.  Left as it is when nothing fits (check_model
+    the first measurement it can make, ``candidates`` -> ``loglik``, else ``pll`` (a model with
+    ``masked_logprobs`` but no ``token_logprobs``).  Left as it is when nothing fits (check_model
     then says why)."""
     from genderscope.core.matrix import chosen_measurement
 
     s = options.scoring
-    allowed = None if s == "auto" else [CANDIDATES, CANDIDATES_PLL] if s == CANDIDATES else [s]
+    allowed = allowed_measurements(s)
     got = chosen_measurement(task_cls, answered, allowed)
     return dataclasses.replace(options, scoring=got) if got and got != s else options
+
+
+def allowed_measurements(scoring: str) -> list[str] | None:
+    """The measurements a ``scoring`` option value admits (None: any the task declares)."""
+    return None if scoring == "auto" else [LOGLIK, PLL] if scoring == CANDIDATES else [scoring]

@@ -55,11 +55,11 @@ from genderscope.tasks.winobias_lm.items import (
     slot_text,
 )
 from genderscope.tasks.winobias_lm.options import (
-    CANDIDATES,
-    CANDIDATES_PLL,
+    LOGLIK,
     MEASUREMENTS,
     TOP1,
     WinoBiasLMOptions,
+    allowed_measurements,
     resolve_scoring,
 )
 
@@ -85,8 +85,7 @@ class WinoBiasLMTask(Task):
     def check_model(self) -> None:
         from genderscope.core.matrix import require_kinds
 
-        s = self.options.scoring
-        require_kinds(self, None if s == "auto" else [CANDIDATES, CANDIDATES_PLL] if s == CANDIDATES else [s])
+        require_kinds(self, allowed_measurements(self.options.scoring))
 
     # ---------------------------------------------------------------- items
 
@@ -120,7 +119,7 @@ class WinoBiasLMTask(Task):
             return [
                 Attempt(f"{self._prefix()}/tokenizer", 1, Request(TOKENIZE, {"text": ""}), {STEP: SPECIALS})
             ]
-        kind = TOKEN_LOGPROBS if s == CANDIDATES else MASKED_LOGPROBS
+        kind = TOKEN_LOGPROBS if s == LOGLIK else MASKED_LOGPROBS
         out: list[Attempt] = []
         for it in self._items():
             for group, w in zip((FEMALE, MALE), candidate_words(it)):

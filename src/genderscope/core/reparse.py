@@ -1,0 +1,65 @@
+"""Re-score a recorded run from its answers, with changed task options, without calling any model.
+
+The run's ``attempts.jsonl`` is replayed (``replay:`` answers every primitive kind by item id and
+trial) through the same tasks with the options recorded in ``run.json`` (resolved, never ``auto``,
+so the task asks exactly the questions it asked before), updated by ``changes``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from genderscope import registry
+from genderscope.core.errors import UsageError
+
+
+def reparse_run(
+    run_dir: str | Path,
+    changes: dict[str, Any] | None = None,
+    out: str | Path | None = None,
+    progress: bool | None = False,
+) -> list[Any]:
+    """Reparse ``run_dir`` into ``out`` (default ``RUN_DIR-reparsed``; one subfolder per task when the
+    run had several); returns the :class:`~genderscope.core.engine.RunOutput` of each task."""
+    from genderscope.core.engine import run_tasks
+    from genderscope.core.runlog import read_manifest
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "run.json").is_file() or not (run_dir / "attempts.jsonl").is_file():
+        raise UsageError(f"{run_dir} is not a run folder: it needs run.json and attempts.jsonl")
+    manifest = read_manifest(run_dir)
+    if manifest is None or not manifest.tasks:
+        raise UsageError(f"{run_dir / 'run.json'} records no task run (bordia folders cannot be reparsed)")
+    changes = {k.lstrip("-").replace("-", "_"): v for k, v in (changes or {}).items()}
+    target = Path(out) if out else Path(str(run_dir).rstrip("/") + "-reparsed")
+    names = list(manifest.tasks)
+    known = {f.name for t in names for f in dataclasses.fields(registry.task_class(t).Options)}
+    unknown = sorted(set(changes) - known)
+    if unknown:
+        raise UsageError(
+            f"no task of this run ({', '.join(names)}) has the option "
+            f"--{unknown[0].replace('_', '-')}; see `genderscope tasks --options`"
+        )
+    outputs = []
+    gen = manifest.generation or {}  # so the reparsed run records the same sampling parameters
+    for task in names:
+        fields = {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
+        opts = {**manifest.tasks[task].options, **{k: v for k, v in changes.items() if k in fields}}
+        outputs.append(
+            run_tasks(
+                [task],
+                f"replay:{run_dir / 'attempts.jsonl'}",
+                trials=manifest.trials,
+                limit=manifest.limit,
+                seed=manifest.seed if manifest.seed is not None else 123,
+                temperature=gen.get("temperature"),
+                max_tokens=gen.get("max_tokens"),
+                out=target if len(names) == 1 else target / task,
+                use_cache=False,
+                options={**opts, "replay_missing": "skip"},
+                progress=progress,
+            )
+        )
+    return outputs
