@@ -3,7 +3,8 @@
 Model: one fixed random-initialised BERT-style masked LM (4 layers, hidden 256, vocabulary 8,000,
 built on the fly, nothing downloaded).  Two comparisons, each printed with its ratio:
 
-1. compat ABC (4,560 triplets): batched ``cross_entropy`` requests vs GenDa Lens's procedure, one
+1. compat ABC (4,560 triplets): the abc task's rounds of primitive requests (``tokenize``, then
+   ``masked_logprobs`` with nothing masked), answered in batches, vs GenDa Lens's procedure, one
    unpadded sentence per forward pass (3 passes per triplet).  The baseline runs on the first
    ``--baseline-triplets`` triplets (all 4,560 with ``--baseline-triplets 4560``; otherwise extrapolated
    linearly, said in the output).  On those triplets it prints how many per-sentence cross-entropies are
@@ -50,7 +51,12 @@ def main() -> None:
 
     from genderscope.backends.hf_mlm import HFMaskedLMBackend, MLMOptions
     from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.core.primitives import MASKED_LOGPROBS
     from genderscope.core.requests import Job, Request
+    from genderscope.core.runner import execute_task
+    from genderscope.core.task import RunContext
+    from genderscope.tasks.abc.task import ABCOptions, ABCTask
+    from genderscope.tasks.scoring import sentence_score
     from genderscope.data.registry import DataRegistry
     from genderscope.tasks.abc import data as D
 
@@ -65,7 +71,7 @@ def main() -> None:
         vocab_size=8000,
         seed=0,
     )
-    triplets = [t for g in D.GROUPS for t in D.parse_triplets(D.read_text(data, g), g)]
+    default_triplets = [t for g in D.GROUPS for t in D.parse_triplets(D.read_text(data, g), g)]
     b = HFMaskedLMBackend(str(model_dir), MLMOptions(threads=args.threads, batch_tokens=4096))
     b.load()
     threads = torch.get_num_threads()
@@ -75,16 +81,15 @@ def main() -> None:
     )
 
     # ---------------------------------------------------------------- 1. compat ABC
-    reqs = [
-        Request(
-            "cross_entropy", {"text": t.lines[0], "find": D.COMPAT_FIND, "replacements": ["hans", "hendes"]}
-        )
-        for t in triplets
-    ]
-    out: dict[int, object] = {}
+    # the abc task's own rounds (tokenize specials, tokenize S text E, masked_logprobs with nothing masked),
+    # answered by the loaded backend without the response store
+    task = ABCTask(ABCOptions(mode="genda-lens"), RunContext(data=data, request_kinds=b.request_kinds))
     t0 = time.perf_counter()
-    b.answer([Job(i, r, 1, str(i)) for i, r in enumerate(reqs)], lambda j, o: out.__setitem__(j.index, o))
+    ex = execute_task(task, b, None, use_cache=False)
+    recs = [r for r in task.score(ex.results).records if "ce" in r]
     t_batched = time.perf_counter() - t0
+    triplets = [D.Triplet(r["occupations"], r["triplet"], (r["text"], "", ""), "", "") for r in recs[::3]]
+    out = {i: [recs[3 * i + v]["ce"] for v in range(3)] for i in range(len(triplets))}
 
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
@@ -106,7 +111,7 @@ def main() -> None:
                 row.append(float(loss(logits, target)))  # float32 CE, as GenDa Lens
             base_ce.append(row)
     t_base = (time.perf_counter() - t0) * len(triplets) / n_base
-    batched_ce = [list(out[i].response["ce"]) for i in range(n_base)]  # type: ignore[attr-defined]
+    batched_ce = [out[i] for i in range(n_base)]
     n_vals = 3 * n_base
     n_bits = sum(a != b for ra, rb in zip(batched_ce, base_ce) for a, b in zip(ra, rb))
     maxrel = max(
@@ -142,13 +147,20 @@ def main() -> None:
                 print(f"    {k}: batched {tables_b[k]!r} vs one-per-forward {tables_s[k]!r}")
 
     # ---------------------------------------------------------------- 2. default-mode PLL
-    sents = [s for t in triplets for s in t.lines]
+    sents = [s for t in default_triplets for s in t.lines]
     if args.pll_sentences:
         sents = sents[: args.pll_sentences]
-    n_copies = sum(len(b.encode_scored(s)[1]) for s in dict.fromkeys(sents))
+    uniq = list(dict.fromkeys(sents))
+    n_copies = sum(len(b._encode({"text": s})[1]) for s in uniq)
     fw0 = b.counters["forward_passes"]
+    got: dict[int, object] = {}
     t0 = time.perf_counter()
-    res = b.pll_many(sents)
+    jobs = [
+        Job(i, Request(MASKED_LOGPROBS, {"text": s, "mask": "each"}), 1, str(i)) for i, s in enumerate(uniq)
+    ]
+    b.answer(jobs, lambda j, o: got.__setitem__(j.index, o))
+    pll = {s: sentence_score(got[i].response).loglik for i, s in enumerate(uniq)}  # type: ignore[attr-defined]
+    res = [{"loglik": pll[s]} for s in sents]
     t_pll = time.perf_counter() - t0
     fw = b.counters["forward_passes"] - fw0
     n_b = min(args.baseline_sentences, len(sents))
@@ -157,7 +169,7 @@ def main() -> None:
     t0 = time.perf_counter()
     with torch.inference_mode():
         for s in sents[:n_b]:  # all masked copies of one sentence in one forward, full head (B x T x V)
-            ids, scored = b.encode_scored(s)
+            ids, scored = b._encode({"text": s})
             x = torch.tensor([ids] * len(scored))
             x[torch.arange(len(scored)), torch.tensor(scored)] = tok.mask_token_id
             logp = torch.log_softmax(

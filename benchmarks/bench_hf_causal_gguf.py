@@ -34,6 +34,7 @@ def main() -> None:
     from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
     from genderscope.data.registry import DataRegistry
     from genderscope.tasks.abc import data as D
+    from genderscope.tasks.scoring import sentence_score
 
     data = DataRegistry()
     sents = [s for g in D.GROUPS for t in D.parse_triplets(D.read_text(data, g), g) for s in t.lines]
@@ -46,16 +47,16 @@ def main() -> None:
         f"$GENDERSCOPE_HOME/models); threads {b.settings['num_threads']}"
     )
     t0 = time.perf_counter()
-    batched = b.loglik_many(sents)
+    batched = [sentence_score(r).loglik for r in b.token_logprobs_many(sents)]
     t_b = time.perf_counter() - t0
     one = HFCausalLMBackend(str(gguf), CausalOptions(batch_tokens=1, threads=args.threads))
     one.model, one.tok, one.device, one.pad_id = b.model, b.tok, b.device, b.pad_id
     one.prefix_id = b.prefix_id
     n = min(args.baseline, len(sents))
     t0 = time.perf_counter()
-    single = one.loglik_many(sents[:n])
+    single = [sentence_score(r).loglik for r in one.token_logprobs_many(sents[:n])]
     t_1 = time.perf_counter() - t0
-    maxrel = max(abs(a["loglik"] - s["loglik"]) / abs(s["loglik"]) for a, s in zip(batched, single))
+    maxrel = max(abs(a - s) / abs(s) for a, s in zip(batched, single))
     print(
         f"batched ({args.batch_tokens} tokens/batch): {len(sents)} sentences in {t_b:.2f} s = "
         f"{len(sents) / t_b:.1f} sentences/s ({b.counters['forward_passes']} forwards)"

@@ -212,10 +212,13 @@ def test_unparseable_answers_are_undetected_never_a_crash(tmp_path):
             "gest", model=f"replay:{path}", limit=4, parser=parser, bootstrap_cycles=20, write=False
         )
         block = res.results["gest"]
-        assert block["counts"]["failed_attempts"] == 0
+        # answers that are not text (42, an object, a list, true) fail their kind's check: failed attempts
+        # with a clear error, never stored, never a crash; every text answer is parsed or undetected
+        assert block["counts"]["failed_attempts"] == 9
+        assert all("malformed chat answer" in r["error"] for r in res.attempts if r.get("error"))
         und = block["metrics"]["undetected_rate_attempts"]["value"]
         assert 0.5 < und <= 1.0
-        assert all(a["parsed_option"] in (None, "male", "female", "neither") for a in res.attempts)
+        assert all(a.get("parsed_option") in (None, "male", "female", "neither") for a in res.attempts)
 
 
 @pytest.mark.parametrize(

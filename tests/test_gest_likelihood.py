@@ -200,9 +200,9 @@ def test_needs_log_probabilities_without_scores(tmp_path) -> None:
     with pytest.raises(UsageError) as exc:  # raised before the backend is created: no server needed
         run_tasks(["gest-likelihood"], "openai:gpt-4o-mini", out=tmp_path / "o", progress=False)
     msg = str(exc.value)
-    assert "cannot run on openai" in msg and "masked_pair_logprob" in msg and "--scores" in msg
-    assert "model kinds that work: hf-mlm, hf-causal" in msg
-    with pytest.raises(UsageError, match="needs continuation_logprobs"):
+    assert "cannot run on openai" in msg and "masked_logprobs+tokenize or token_logprobs" in msg
+    assert "--scores" in msg and "hf-mlm, hf-causal" in msg
+    with pytest.raises(UsageError, match="needs token_logprobs;"):
         run_tasks(
             ["gest-likelihood"],
             "openai:gpt-4o-mini",

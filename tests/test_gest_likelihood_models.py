@@ -1,5 +1,5 @@
-"""gest-likelihood on the tiny masked and causal test models: the backend kinds against a direct,
-unbatched computation, and the task end to end through the engine."""
+"""gest-likelihood on the tiny masked and causal test models: the primitive answers the task combines
+against a direct, unbatched computation, and the task end to end through the engine."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from genderscope.core.engine import run_tasks  # noqa: E402
-from genderscope.core.requests import CONTINUATION_LOGPROBS, MASKED_PAIR_LOGPROB, Job, Request  # noqa: E402
+from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE  # noqa: E402
+from genderscope.core.requests import Job, Request  # noqa: E402
+from genderscope.tasks.gest_likelihood.rounds import differing_positions  # noqa: E402
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED  # noqa: E402
+from genderscope.tasks.scoring import continuation_score, mean_logprob  # noqa: E402
 from genderscope.testing.tiny_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402
 
 SENTENCES = [
@@ -63,49 +66,56 @@ def _direct_masked(model, tok, a: str, b: str) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def _masked_pair(be, a: str, b: str) -> tuple[float | None, float | None]:
+    """The task's masked-pair log-probs through the primitives: tokenize both, masked_logprobs at Δ."""
+    u, v = (
+        r["ids"]
+        for r in _answer(
+            be, TOKENIZE, [{"text": a, "add_special_tokens": True}, {"text": b, "add_special_tokens": True}]
+        )
+    )
+    delta = differing_positions(u, v)
+    if not delta:
+        return None, None
+    got = _answer(be, MASKED_LOGPROBS, [{"ids": x, "positions": delta, "mask": "all"} for x in (u, v)])
+    return mean_logprob(got[0]), mean_logprob(got[1])
+
+
 def test_masked_pair_logprob_matches_direct(tiny_mlm) -> None:
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     be = _backend("hf-mlm", tiny_mlm, batch_tokens=64)  # small budget: several batches, padding
-    payloads = [
-        {"text_a": a, "text_b": b} for s in SENTENCES for a, b in (t.render(s) for t in MASKED.values())
-    ]
-    got = _answer(be, MASKED_PAIR_LOGPROB, payloads)
+    pairs = [t.render(s) for s in SENTENCES for t in MASKED.values()]
     model = AutoModelForMaskedLM.from_pretrained(tiny_mlm).eval()
     tok = AutoTokenizer.from_pretrained(tiny_mlm)
-    for p, g in zip(payloads, got):
-        want = _direct_masked(model, tok, p["text_a"], p["text_b"])
-        assert g[0] == pytest.approx(want[0], abs=1e-4) and g[1] == pytest.approx(want[1], abs=1e-4)
+    for a, b in pairs:
+        got, want = _masked_pair(be, a, b), _direct_masked(model, tok, a, b)
+        assert got[0] == pytest.approx(want[0], abs=1e-4) and got[1] == pytest.approx(want[1], abs=1e-4)
     # identical texts: no differing position -> nulls
-    assert _answer(be, MASKED_PAIR_LOGPROB, [{"text_a": "I overreacted.", "text_b": "I overreacted."}]) == [
-        [None, None]
-    ]
+    assert _masked_pair(be, "I overreacted.", "I overreacted.") == (None, None)
 
 
-def test_continuation_logprobs_matches_direct(tiny_causal) -> None:
+def test_continuation_logprobs_match_direct(tiny_causal) -> None:
+    """ln p(word | start token, prompt): teacher-forced sum over the word's tokens, the prompt preceded by
+    the model's start token (BOS), as the sentence log-likelihood."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     be = _backend("hf-causal", tiny_causal, batch_tokens=40)
-    payloads = [
-        {"context": t.render(s), "continuations": [t.male, t.female]}
-        for s in SENTENCES
-        for t in CAUSAL.values()
-    ]
-    payloads.append({"context": '"I overreacted.",', "continuations": [" he said", " she"]})  # 2 tokens
-    got = _answer(be, CONTINUATION_LOGPROBS, payloads)
+    cases = [(t.render(s), w) for s in SENTENCES for t in CAUSAL.values() for w in (t.male, t.female)]
+    cases.append(('"I overreacted.",', " he said"))  # 2 tokens
+    got = _answer(be, TOKEN_LOGPROBS, [{"text": c + w} for c, w in cases])
     model = AutoModelForCausalLM.from_pretrained(tiny_causal).eval()
     tok = AutoTokenizer.from_pretrained(tiny_causal)
-    for p, g in zip(payloads, got):
-        ctx = tok(p["context"])["input_ids"]
-        for j, cont in enumerate(p["continuations"]):
-            cids = tok(cont, add_special_tokens=False)["input_ids"]
-            with torch.no_grad():
-                logits = model(input_ids=torch.tensor([ctx + cids])).logits[0]
-            lp = torch.log_softmax(logits.double(), -1)
-            want = sum(float(lp[len(ctx) - 1 + k, c]) for k, c in enumerate(cids))
-            assert g["logprobs"][j] == pytest.approx(want, abs=1e-4)
-            assert g["n_tokens"][j] == len(cids)
-    assert got[-1]["n_tokens"] == [2, 1]
+    for (ctx, word), g in zip(cases, got):
+        sc = continuation_score(g, len(ctx))
+        ids = [tok.bos_token_id] + tok(ctx, add_special_tokens=False)["input_ids"]
+        cids = tok(word, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([ids + cids])).logits[0]
+        lp = torch.log_softmax(logits.double(), -1)
+        want = sum(float(lp[len(ids) - 1 + k, c]) for k, c in enumerate(cids))
+        assert sc.loglik == pytest.approx(want, abs=1e-4) and sc.n_scored == len(cids)
+    assert continuation_score(got[-1], len(cases[-1][0])).n_scored == 2
 
 
 def test_task_end_to_end_masked_and_causal(tmp_path, tiny_mlm, tiny_causal) -> None:
@@ -121,18 +131,27 @@ def test_task_end_to_end_masked_and_causal(tmp_path, tiny_mlm, tiny_causal) -> N
         res = json.loads((out.out_dir / "results.json").read_text())["tasks"]["gest-likelihood"]
         assert res["parameters"]["templates"] == list(range(n_templates))
         recs = [json.loads(x) for x in (out.out_dir / "attempts.jsonl").read_text().splitlines()]
-        assert len(recs) == 40 * n_templates
-        scores = [r["score"] for r in recs]
-        assert sum(s is not None and math.isfinite(s) for s in scores) == len(recs)
+        items = [r for r in recs if "score" in r]  # an item's score is on its last attempt
+        per_item = 4 if spec.startswith("hf-mlm") else 2  # tokenize + masked_logprobs / one per word
+        assert len(items) == 40 * n_templates and len(recs) == per_item * len(items)
+        assert res["parameters"]["form"] == ("masked" if spec.startswith("hf-mlm") else "causal")
+        scores = [r["score"] for r in items]
+        assert sum(s is not None and math.isfinite(s) for s in scores) == len(items)
         assert res["metrics"]["g_s_mean"]["value"] is not None
-        # the per-sentence score is the response turned into a log10 difference
-        r0 = recs[0]
+        # the per-sentence score is the answers turned into a log10 difference
+        male, female = recs[recs.index(items[0]) - 1], items[0]
+        assert (male["side"], female["side"]) == ("male", "female")
         if spec.startswith("hf-mlm"):
-            assert r0["score"] == pytest.approx((r0["response"][0] - r0["response"][1]) / math.log(10))
+            assert female["step"] == "masked_logprobs"
+            want = mean_logprob(male["response"]) - mean_logprob(female["response"])
         else:
-            lp = r0["response"]["logprobs"]
-            assert r0["score"] == pytest.approx((lp[0] - lp[1]) / math.log(10))
-            assert r0["n_tokens"] == [1, 1]
+            ctx = male["prompt"][: -len(CAUSAL[0].male)]
+            want = (
+                continuation_score(male["response"], len(ctx)).loglik
+                - continuation_score(female["response"], len(ctx)).loglik
+            )
+            assert female["n_tokens"] == [1, 1]
+        assert female["score"] == pytest.approx(want / math.log(10), rel=1e-12)
         # a second run comes from the response store
         again = run_tasks(
             ["gest-likelihood"],
@@ -142,4 +161,4 @@ def test_task_end_to_end_masked_and_causal(tmp_path, tiny_mlm, tiny_causal) -> N
             progress=False,
             options={"bootstrap_cycles": 0},
         )
-        assert again.runs[0].counts.cache_hits == 40 * n_templates
+        assert again.runs[0].counts.cache_hits == len(recs) and again.runs[0].counts.requests == 0

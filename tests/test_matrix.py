@@ -73,7 +73,7 @@ def test_require_kinds_returns_first_declared_kind() -> None:
 
     t = GestLikelihoodTask(
         GestLikelihoodOptions(),
-        RunContext(request_kinds=frozenset({"continuation_logprobs", "masked_pair_logprob"}), model_kind="x"),
+        RunContext(request_kinds=frozenset({"token_logprobs", "tokenize", "masked_logprobs"}), model_kind="x"),
     )
-    assert require_kinds(t) == "masked_pair_logprob"
+    assert require_kinds(t) == "masked"
     assert working_model_kinds(GestLikelihoodTask) == ["hf-mlm", "hf-causal"]

@@ -115,7 +115,7 @@ def test_masked_lm(tmp_path, tiny_mlm) -> None:
 
 def test_causal_lm_is_a_forced_choice(tmp_path, tiny_causal) -> None:
     out, res, recs = _run(tmp_path, f"hf-causal:{tiny_causal}")
-    assert res["scoring"] == "candidates"
+    assert res["scoring"] == "loglik"
     assert {r["step"] for r in recs} == {"female", "male"}
     m = res["metrics"]
     if res["counts"]["ties"] == 0:  # the two items of a pair compare the same two sentences
@@ -125,6 +125,21 @@ def test_causal_lm_is_a_forced_choice(tmp_path, tiny_causal) -> None:
     assert c.requests == 2 * LIMIT and c.shared == 2 * LIMIT
     r0 = _items(recs)[0]
     assert r0["pred_group"] == ("female" if r0["delta_female_minus_male"] > 0 else "male")
+
+
+def test_candidates_on_a_masked_lm_compare_plls(tmp_path, tiny_mlm) -> None:
+    from genderscope.tasks.scoring import sentence_score
+
+    out, res, recs = _run(tmp_path, f"hf-mlm:{tiny_mlm}", scoring="candidates")
+    assert res["scoring"] == "pll"  # recorded resolved: a reparse asks the same primitives
+    assert (
+        json.loads((out.out_dir / "run.json").read_text())["tasks"]["winobias-lm"]["options"]["scoring"]
+        == "pll"
+    )
+    f, m = recs[0], recs[1]
+    assert (f["step"], m["step"]) == ("female", "male") and "pred_group" in m
+    delta = sentence_score(f["response"]).loglik - sentence_score(m["response"]).loglik
+    assert m["delta_female_minus_male"] == pytest.approx(delta, rel=1e-12)
 
 
 def test_null_model_no_bias(tmp_path) -> None:

@@ -150,12 +150,12 @@ def _bordia_sweep(console: Console) -> Callable[[Path, bool], Path]:
     return go
 
 
-def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], Path]:
+def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], list[Path]]:
     """Build a 2-layer random BERT over the GenDa Lens vocabulary, then run dawinobias + abc on it."""
 
-    def go(folder: Path, quick: bool) -> Path:
-        from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    def go(folder: Path, quick: bool) -> list[Path]:
         from genderscope.data.registry import DataRegistry
+        from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
 
         model_dir = build_tiny_mlm(
             folder.parent / "tiny-mlm-model", words_of(genda_lens_texts(DataRegistry()))

@@ -24,13 +24,13 @@ def reparse_run(
     """Reparse ``run_dir`` into ``out`` (default ``RUN_DIR-reparsed``; one subfolder per task when the
     run had several); returns the :class:`~genderscope.core.engine.RunOutput` of each task."""
     from genderscope.core.engine import run_tasks
-    from genderscope.core.runlog import read_manifest
+    from genderscope.core.runlog import RunManifest, _load_json
 
     run_dir = Path(run_dir)
     if not (run_dir / "run.json").is_file() or not (run_dir / "attempts.jsonl").is_file():
         raise UsageError(f"{run_dir} is not a run folder: it needs run.json and attempts.jsonl")
-    manifest = read_manifest(run_dir)
-    if manifest is None or not manifest.tasks:
+    manifest = RunManifest.from_json(_load_json(run_dir / "run.json"), str(run_dir / "run.json"))
+    if not manifest.tasks:
         raise UsageError(f"{run_dir / 'run.json'} records no task run (bordia folders cannot be reparsed)")
     changes = {k.lstrip("-").replace("-", "_"): v for k, v in (changes or {}).items()}
     target = Path(out) if out else Path(str(run_dir).rstrip("/") + "-reparsed")

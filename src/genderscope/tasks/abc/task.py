@@ -25,6 +25,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
 from genderscope.tasks.abc import data as D
 from genderscope.tasks.abc import metrics as M
@@ -61,7 +62,9 @@ class ABCOptions:
         if not 0 < self.confidence_level < 1:
             raise ValueError("--confidence-level must be between 0 and 1")
         if (self.scoring == CROSS_ENTROPY) != (self.mode == "genda-lens") and self.scoring != "auto":
-            raise ValueError("--scoring cross-entropy is GenDa Lens's procedure: it goes with --mode genda-lens only")
+            raise ValueError(
+                "--scoring cross-entropy is GenDa Lens's procedure: it goes with --mode genda-lens only"
+            )
 
 
 class ABCTask(Task):
@@ -71,7 +74,9 @@ class ABCTask(Task):
     measurements = {
         PLL: Measurement(frozenset({MASKED_LOGPROBS}), "pseudo-perplexity (PLL)"),
         LOGLIK: Measurement(frozenset({TOKEN_LOGPROBS}), "perplexity (log-likelihood)"),
-        CROSS_ENTROPY: Measurement(frozenset({TOKENIZE, MASKED_LOGPROBS}), "GenDa Lens cross-entropy (compat)"),
+        CROSS_ENTROPY: Measurement(
+            frozenset({TOKENIZE, MASKED_LOGPROBS}), "GenDa Lens cross-entropy (compat)"
+        ),
     }
 
     def __init__(self, options: ABCOptions, ctx: Any):
@@ -96,7 +101,9 @@ class ABCTask(Task):
 
         hint = ""
         if self.options.mode == "genda-lens":
-            hint = "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
+            hint = (
+                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
+            )
         require_kinds(self, [self.options.scoring], hint)
 
     def datasets(self) -> list[str]:
@@ -158,7 +165,9 @@ class ABCTask(Task):
             else:
                 sc = S.sentence_score(r)
                 ppl[row_of[t], v] = sc.ppl()
-                rec.update(n_tokens=sc.n_tokens, ppl=ppl[row_of[t], v], loglik=sc.loglik, n_scored=sc.n_scored)
+                rec.update(
+                    n_tokens=sc.n_tokens, ppl=ppl[row_of[t], v], loglik=sc.loglik, n_scored=sc.n_scored
+                )
         ok = ~np.isnan(ppl).any(axis=1)
         for (i, v), rec in by_slot.items():
             if v and ok[i]:
@@ -282,9 +291,8 @@ class ABCTask(Task):
                 extra["ges_undefined_reason"] = reasons["ges"]
             extra["ges_undefined_reasons"] = reasons
             if self.options.n_boot > 0 and fem.size and male.size:
-                boot = M.bootstrap(
-                    per, is_f, self.options.n_boot, self.options.bootstrap_seed, self.options.confidence_level
-                )
+                o = self.options
+                boot = M.bootstrap(per, is_f, o.n_boot, o.bootstrap_seed, o.confidence_level, ppl=p)
                 extra["bootstrap"] = boot
                 for r in rows:
                     sfx = (
@@ -307,12 +315,18 @@ class ABCTask(Task):
             ]
         extra["nuance_table"] = rows
         metrics: dict[str, Metric] = {}
+        why_no_boot = (
+            no_ci.COMPAT
+            if compat
+            else no_ci.bootstrap_off("n_boot")
+            if self.options.n_boot <= 0
+            else "the bootstrap needs sentences of both occupation files"
+        )
         for k, v in values.items():
             if isinstance(v, (str, list)):
                 extra.setdefault("values", {})[k] = v
                 continue
-            ci = boot["ci95"].get(k) if boot else None
-            metrics[k] = Metric(v, ci[0], ci[1]) if ci and ci[0] is not None else Metric(v)
+            metrics[k] = Metric(v, *no_ci.from_bootstrap(boot, k, off=why_no_boot))
         return TaskResult(
             metrics=metrics,
             extra=extra,

