@@ -1,5 +1,6 @@
-"""hf-mlm backend on a tiny random BERT: batched PLL = naive loop, batch-size invariance, fill-mask,
-compat cross-entropy, caching, thread/option handling."""
+"""hf-mlm backend on a tiny random BERT: its primitives (fill_mask, masked_logprobs, tokenize): batched PLL
+= naive loop, batch-size invariance, fill-mask, GenDa Lens cross-entropy as masked_logprobs with nothing
+masked, thread/option handling."""
 
 from __future__ import annotations
 
@@ -41,6 +42,14 @@ def ask(b, reqs):
     return [out[i] for i in range(len(reqs))]
 
 
+def PLL(text):
+    return Request("masked_logprobs", {"text": text, "mask": "each"})
+
+
+def pll_of(outcome):
+    return sum(outcome.response["logprobs"])
+
+
 def naive_pll(path, text):
     """One masked copy per forward, full model, no batching (Salazar et al. 2020)."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer
@@ -62,32 +71,57 @@ def naive_pll(path, text):
 
 
 def test_batched_pll_equals_naive_loop(mlm_dir):
-    res = ask(backend(mlm_dir), [Request("pll", {"text": s}) for s in SENTS])
+    res = ask(backend(mlm_dir), [PLL(s) for s in SENTS])
     for s, r in zip(SENTS, res):
         assert r.ok, r.error
-        assert r.response["loglik"] == pytest.approx(naive_pll(mlm_dir, s), rel=1e-5)
-        assert r.response["n_scored"] == r.response["n_tokens"] - 2
+        assert pll_of(r) == pytest.approx(naive_pll(mlm_dir, s), rel=1e-5)
+        assert len(r.response["positions"]) == len(r.response["ids"]) - 2  # CLS and SEP are not scored
 
 
-@pytest.mark.parametrize("kind", ["pll", "fill_mask", "cross_entropy"])
+def _ce_requests(b):
+    """GenDa Lens's ABC step as primitives: tokenize S text E, substitute, score with nothing masked."""
+    out = []
+    for s in SENTS:
+        if " sin " not in s and " sit " not in s:
+            continue
+        t = ask(b, [Request("tokenize", {"text": f"[CLS] {s} [SEP]", "lookup": ["hans", "hendes"]})])[
+            0
+        ].response
+        k = next(i for i, x in enumerate(t["tokens"]) if x in ("sin", "sit"))
+        for rid in [None] + t["lookup"]:
+            ids = list(t["ids"])
+            if rid is not None:
+                ids[k] = rid
+            n = len(ids)
+            out.append(
+                Request(
+                    "masked_logprobs",
+                    {"ids": ids, "positions": list(range(n)), "targets": t["ids"], "mask": "none"},
+                )
+            )
+    return out
+
+
+@pytest.mark.parametrize("kind", ["pll", "fill_mask", "cross_entropy", "masked_all"])
 def test_batch_size_invariance(mlm_dir, kind):
     if kind == "pll":
-        reqs = [Request("pll", {"text": s, "per_token": True}) for s in SENTS]
+        reqs = [PLL(s) for s in SENTS]
     elif kind == "fill_mask":
         reqs = [
             Request(
-                "fill_mask",
-                {"left": s.split(" ")[0] + " ", "right": " " + " ".join(s.split(" ")[1:]), "top_k": 3},
+                "fill_mask", {"text": s.split(" ")[0] + " [MASK] " + " ".join(s.split(" ")[1:]), "top_k": 3}
             )
             for s in SENTS
             if " " in s
         ]
-    else:
+    elif kind == "masked_all":
         reqs = [
-            Request("cross_entropy", {"text": s, "find": ["sin", "sit"], "replacements": ["hans", "hendes"]})
+            Request("masked_logprobs", {"text": s, "positions": [1, 2], "mask": "all"})
             for s in SENTS
-            if " sin " in s or " sit " in s
+            if " " in s
         ]
+    else:
+        reqs = _ce_requests(backend(mlm_dir))
     small = backend(mlm_dir, batch_tokens=8)
     big = backend(mlm_dir, batch_tokens=100000)
     a, b = ask(small, reqs), ask(big, reqs)
@@ -112,9 +146,9 @@ def test_fill_mask_is_argmax_of_unbatched_forward(mlm_dir):
 
     tok = AutoTokenizer.from_pretrained(mlm_dir)
     model = AutoModelForMaskedLM.from_pretrained(mlm_dir).eval()
-    r = ask(backend(mlm_dir), [Request("fill_mask", {"left": "hun tog ", "right": " bil .", "top_k": 2})])[0]
-    assert r.response["input"] == "hun tog [MASK] bil ."
-    enc = tok(r.response["input"], return_tensors="pt")
+    r = ask(backend(mlm_dir), [Request("fill_mask", {"text": "hun tog [MASK] bil .", "top_k": 2})])[0]
+    enc = tok("hun tog [MASK] bil .", return_tensors="pt")
+    assert r.response["ids"] == enc["input_ids"][0].tolist()
     pos = enc["input_ids"][0].tolist().index(tok.mask_token_id)
     with torch.inference_mode():
         logits = model(**enc).logits[0, pos]
@@ -123,49 +157,41 @@ def test_fill_mask_is_argmax_of_unbatched_forward(mlm_dir):
 
 
 def test_fill_mask_needs_exactly_one_mask(mlm_dir):
-    r = ask(backend(mlm_dir), [Request("fill_mask", {"left": "hun [MASK] ", "right": " bil", "top_k": 1})])[0]
+    r = ask(backend(mlm_dir), [Request("fill_mask", {"text": "hun [MASK] [MASK] bil", "top_k": 1})])[0]
     assert not r.ok and "2 mask tokens" in r.error
 
 
 def test_cross_entropy_matches_spec_procedure(mlm_dir):
+    """GenDa Lens's CE (spec §4.1) = the loss of masked_logprobs with nothing masked, bit for bit."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(mlm_dir)
     model = AutoModelForMaskedLM.from_pretrained(mlm_dir).eval()
     s = "bibliotekaren mistede sin tegnebog ved huset."
-    r = ask(
-        backend(mlm_dir),
-        [
-            Request(
-                "cross_entropy",
-                {"text": s, "find": ["sin", "sit", "sine"], "replacements": ["hans", "hendes"]},
-            )
-        ],
-    )[0].response
+    b = backend(mlm_dir)
+    t = ask(b, [Request("tokenize", {"text": "[CLS] " + s + " [SEP]", "lookup": ["hans", "hendes"]})])[
+        0
+    ].response
     toks = tok.tokenize("[CLS] " + s + " [SEP]")
-    assert r["tokens"] == toks and r["index"] == 3 and r["n_tokens"] == 9
+    assert t["tokens"] == toks and t["tokens"].index("sin") == 3 and len(toks) == 9
+    assert t["specials"]["cls"] == "[CLS]" and t["lookup"] == tok.convert_tokens_to_ids(["hans", "hendes"])
     target = torch.tensor(tok.convert_tokens_to_ids(toks))
-    for v, word in enumerate([None, "hans", "hendes"]):
+    for word in [None, "hans", "hendes"]:
         tv = list(toks)
         if word:
             tv[3] = word
+        ids = tok.convert_tokens_to_ids(tv)
+        payload = {"ids": ids, "positions": list(range(9)), "targets": t["ids"], "mask": "none"}
+        r = ask(b, [Request("masked_logprobs", payload)])[0].response
         with torch.inference_mode():
-            logits = model(torch.tensor([tok.convert_tokens_to_ids(tv)])).logits[0]
-        ce = float(torch.nn.CrossEntropyLoss()(logits, target))
-        assert r["ce"][v] == pytest.approx(ce, rel=1e-6)
-
-
-def test_cross_entropy_without_reflexive_is_an_error(mlm_dir):
-    r = ask(
-        backend(mlm_dir),
-        [Request("cross_entropy", {"text": "hun tog hans bil.", "find": ["sin"], "replacements": ["hans"]})],
-    )[0]
-    assert not r.ok and "no token among" in r.error
+            logits = model(torch.tensor([ids])).logits[0]
+        assert r["loss"] == float(torch.nn.CrossEntropyLoss()(logits, target))
+        assert -sum(r["logprobs"]) / 9 == pytest.approx(r["loss"], rel=1e-6)
 
 
 def test_tokenize_reports_continuation_prefix(mlm_dir):
     r = ask(backend(mlm_dir), [Request("tokenize", {"text": " hendes"})])[0].response
-    assert r == {"tokens": ["hendes"], "continuation_prefix": "##"}
+    assert r["tokens"] == ["hendes"] and r["continuation_prefix"] == "##" and r["dtype"] == "float32"
 
 
 def test_fingerprint_changes_with_weights_and_dtype(mlm_dir, tmp_path):
@@ -180,10 +206,10 @@ def test_threads_explicit_option_then_env(mlm_dir, monkeypatch):
     monkeypatch.setenv("GENDERSCOPE_TORCH_THREADS", "1")
     before = torch.get_num_threads()
     b = backend(mlm_dir)
-    ask(b, [Request("pll", {"text": "hun tog hans bil."})])
+    ask(b, [PLL("hun tog hans bil.")])
     assert b.stats()["num_threads"] == 1 and torch.get_num_threads() == 1  # env replaces the default
     b = backend(mlm_dir, threads=2)
-    ask(b, [Request("pll", {"text": "hun tog hans bil."})])
+    ask(b, [PLL("hun tog hans bil.")])
     assert b.stats()["num_threads"] == 2  # an explicit --threads wins
     torch.set_num_threads(before)
 
@@ -201,10 +227,10 @@ def test_oom_halves_the_batch(mlm_dir, monkeypatch):
         return real(self, rows, positions)
 
     monkeypatch.setattr(hf_mlm.HFMaskedLMBackend, "_logits_at", flaky)
-    got = ask(b, [Request("pll", {"text": s}) for s in SENTS[:3]])
+    got = ask(b, [PLL(s) for s in SENTS[:3]])
     assert b.counters["oom_halvings"] > 0
-    ref = ask(backend(mlm_dir), [Request("pll", {"text": s}) for s in SENTS[:3]])
-    assert [g.response["loglik"] for g in got] == pytest.approx([r.response["loglik"] for r in ref], rel=1e-5)
+    ref = ask(backend(mlm_dir), [PLL(s) for s in SENTS[:3]])
+    assert [pll_of(g) for g in got] == pytest.approx([pll_of(r) for r in ref], rel=1e-5)
 
 
 def test_missing_model_is_a_clear_error(tmp_path):
@@ -225,8 +251,8 @@ def test_checkpoint_without_mlm_head_is_refused(mlm_dir, tmp_path):
     AutoTokenizer.from_pretrained(mlm_dir).save_pretrained(headless)
     b = backend(headless)
     with pytest.raises(BackendError, match="lacks weights of the masked-LM head"):
-        ask(b, [Request("pll", {"text": "hun tog hans bil."})])
-    ask(backend(mlm_dir), [Request("pll", {"text": "hun tog hans bil."})])  # the full checkpoint loads
+        ask(b, [PLL("hun tog hans bil.")])
+    ask(backend(mlm_dir), [PLL("hun tog hans bil.")])  # the full checkpoint loads
 
 
 def test_device_map_auto_is_accepted_and_recorded_on_cpu(mlm_dir, tmp_path):
@@ -259,48 +285,27 @@ def test_device_map_auto_is_accepted_and_recorded_on_cpu(mlm_dir, tmp_path):
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     assert run["model"]["options"]["device_map"] == "auto"
     assert run["backend_stats"]["device_map"] == "auto" and run["backend_stats"]["devices"] == ["cpu"]
-    with_map = ask(backend(mlm_dir, device_map="auto"), [Request("pll", {"text": SENTS[0]})])[0]
-    plain = ask(backend(mlm_dir), [Request("pll", {"text": SENTS[0]})])[0]
-    assert with_map.response["loglik"] == pytest.approx(plain.response["loglik"], rel=1e-6)
+    with_map = ask(backend(mlm_dir, device_map="auto"), [PLL(SENTS[0])])[0]
+    plain = ask(backend(mlm_dir), [PLL(SENTS[0])])[0]
+    assert pll_of(with_map) == pytest.approx(pll_of(plain), rel=1e-6)
     with pytest.raises(ValueError, match="only 'auto'"):
         backend(mlm_dir, device_map="balanced")
 
 
-def test_compat_requests_refuse_reduced_precision(mlm_dir):
-    """Spec §7: GenDa Lens parity is float32 only; reduced precision is for the default mode."""
-    from genderscope.core.errors import BackendError
+def test_compat_mode_refuses_reduced_precision(mlm_dir, tmp_path):
+    """Spec §7: GenDa Lens parity is float32 only (the backend reports its precision in tokenize answers);
+    reduced precision is for the default mode."""
+    from genderscope.core.engine import run_tasks
+    from genderscope.core.errors import UsageError
 
-    ce = {"text": SENTS[0], "find": ["sin"], "replacements": ["hans", "hendes"]}
-    b = backend(mlm_dir, dtype="bfloat16")
-    with pytest.raises(BackendError, match="--dtype float32"):
-        ask(b, [Request("cross_entropy", dict(ce, float32=True))])
-    with pytest.raises(BackendError, match="--dtype float32"):
-        ask(b, [Request("fill_mask", {"left": "hun ", "right": " bil", "top_k": 1, "float32": True})])
-    assert ask(b, [Request("cross_entropy", ce)])[0].ok  # default-mode style requests run in bfloat16
-    assert ask(backend(mlm_dir), [Request("cross_entropy", dict(ce, float32=True))])[0].ok
-
-
-def test_overrides_that_are_not_special_tokens_are_flagged(mlm_dir):
-    b = backend(mlm_dir)
-    r = ask(
-        b,
-        [
-            Request(
-                "cross_entropy", {"text": SENTS[0], "start": "<s>", "find": ["sin"], "replacements": ["hans"]}
-            )
-        ],
-    )
-    assert r[0].response["start_end_not_special"] == ["<s>"]
-    r = ask(b, [Request("cross_entropy", {"text": SENTS[0], "find": ["sin"], "replacements": ["hans"]})])
-    assert "start_end_not_special" not in r[0].response
-    r = ask(
-        b, [Request("fill_mask", {"left": "hun ", "right": " bil", "top_k": 1, "mask_override": "[MASK]"})]
-    )
-    assert "mask_not_tokenizer_mask" not in r[0].response
-    r = ask(
-        b, [Request("fill_mask", {"left": "hun", "right": " bil", "top_k": 1, "mask_override": " [MASK]"})]
-    )
-    assert r[0].ok and r[0].response["mask_not_tokenizer_mask"] is True
+    r = ask(backend(mlm_dir, dtype="bfloat16"), [Request("tokenize", {"text": ""})])[0].response
+    assert r["dtype"] == "bfloat16"
+    with pytest.raises(UsageError, match="--dtype float32"):
+        run_tasks(["abc"], f"hf-mlm:{mlm_dir}", limit=1, options={"mode": "genda-lens", "dtype": "bfloat16"},
+                  out=tmp_path / "r", progress=False, use_cache=False)  # fmt: skip
+    out = run_tasks(["abc"], f"hf-mlm:{mlm_dir}", limit=1, options={"dtype": "bfloat16", "n_boot": 0},
+                    out=tmp_path / "d", progress=False, use_cache=False)  # fmt: skip
+    assert out.runs[0].counts.errors == 0
 
 
 def test_byte_level_piece_decodes_with_its_leading_space():
@@ -324,7 +329,7 @@ def test_byte_level_piece_decodes_with_its_leading_space():
 
 
 def test_full_logits_budget_caps_only_large_batches(mlm_dir):
-    from genderscope.backends import hf_common as C
+    from genderscope.backends import hf_runtime as C
 
     big = backend(mlm_dir, batch_tokens=10**7)
     big.load()

@@ -47,10 +47,10 @@ def test_readme_has_the_current_table() -> None:
 @pytest.mark.parametrize(
     "task,model,works",
     [
-        ("abc", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
-        ("gest-likelihood", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
-        ("winobias-lm", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
-        ("dawinobias", "openai:gpt-4o-mini", "hf-mlm, hf-causal"),
+        ("abc", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
+        ("gest-likelihood", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
+        ("winobias-lm", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
+        ("dawinobias", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
     ],
 )
 def test_nonsense_combination_fails_before_the_model_loads(tmp_path, task, model, works) -> None:
@@ -73,7 +73,9 @@ def test_require_kinds_returns_first_declared_kind() -> None:
 
     t = GestLikelihoodTask(
         GestLikelihoodOptions(),
-        RunContext(request_kinds=frozenset({"token_logprobs", "tokenize", "masked_logprobs"}), model_kind="x"),
+        RunContext(
+            request_kinds=frozenset({"token_logprobs", "tokenize", "masked_logprobs"}), model_kind="x"
+        ),
     )
     assert require_kinds(t) == "masked"
-    assert working_model_kinds(GestLikelihoodTask) == ["hf-mlm", "hf-causal"]
+    assert working_model_kinds(GestLikelihoodTask) == ["random", "replay", "hf-mlm", "hf-causal"]

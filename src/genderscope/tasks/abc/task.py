@@ -91,7 +91,7 @@ class ABCTask(Task):
             return CROSS_ENTROPY
         if o.scoring != "auto":
             return o.scoring
-        return chosen_measurement(type(self), self.ctx.request_kinds, [PLL, LOGLIK]) or PLL
+        return chosen_measurement(type(self), self.ctx.request_kinds, [PLL, LOGLIK]) or "auto"  # check_model fails
 
     def request_kind(self) -> str:
         return self.options.scoring
@@ -104,7 +104,8 @@ class ABCTask(Task):
             hint = (
                 "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
             )
-        require_kinds(self, [self.options.scoring], hint)
+        scoring = self.options.scoring
+        require_kinds(self, [PLL, LOGLIK] if scoring == "auto" else [scoring], hint)
 
     def datasets(self) -> list[str]:
         return [D.FILES[g] for g in D.GROUPS]

@@ -10,7 +10,6 @@ sentences (pro over anti).
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -21,12 +20,13 @@ import dataclasses
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import Attempt, AttemptResult, Request
+from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
 from genderscope.tasks.dawinobias import data as D
 from genderscope.tasks.dawinobias import metrics as M
+from genderscope.tasks.dawinobias import reading as G
 from genderscope.tasks.dawinobias import rounds as R
 
 PRONOUNS, NULL_CHOICES = R.PRONOUNS, R.NULL_CHOICES
@@ -100,9 +100,7 @@ class DaWinoBiasTask(Task):
         if o.mode == "genda-lens" or o.scoring in ("top1", "loglik", "pll"):
             return "top1" if o.mode == "genda-lens" else o.scoring
         allowed = ["loglik", "pll"] if o.scoring == "candidates" else None
-        return chosen_measurement(type(self), self.ctx.request_kinds, allowed) or (
-            "loglik" if o.scoring == "candidates" else "top1"
-        )
+        return chosen_measurement(type(self), self.ctx.request_kinds, allowed) or o.scoring  # check_model fails
 
     @property
     def scoring(self) -> str:
@@ -116,7 +114,8 @@ class DaWinoBiasTask(Task):
             hint = (
                 "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
             )
-        require_kinds(self, [self.scoring], hint)
+        allowed = {"auto": None, "candidates": ["loglik", "pll"]}.get(self.scoring, [self.scoring])
+        require_kinds(self, allowed, hint)
 
     def datasets(self) -> list[str]:
         return [D.FILES[c] for c in D.CONDITIONS]
@@ -164,35 +163,8 @@ class DaWinoBiasTask(Task):
 
     # ---------------------------------------------------------------- scoring of one answer
 
-    @staticmethod
-    def pronoun_prefixes(pieces: dict[str, list[str]]) -> dict[str, set[str]]:
-        """First piece -> genders, for pronouns split into several pieces (§3.2 step 5.3)."""
-        out: dict[str, set[str]] = {}
-        for w, ps in pieces.items():
-            if ps and ps[0] in ("\u2581", "\u0120"):
-                ps = ps[1:]
-            if len(ps) > 1:
-                out.setdefault(ps[0], set()).add(D.GENDER[w])
-        return out
-
-    @staticmethod
-    def robust_group(top: dict[str, Any], prefixes: dict[str, set[str]]) -> tuple[str, str, str]:
-        """(group, normalised text, match kind full/prefix/none) of a top-1 prediction (§3.2 step 5)."""
-        raw = top.get("token") or ""
-        text = top.get("text") or ""
-        norm = text.strip()
-        if norm[:1] in ("\u2581", "\u0120"):
-            norm = norm[1:]
-        norm = unicodedata.normalize("NFC", norm).lower()
-        if top.get("continuation"):
-            return "other", norm, "none"
-        if norm in D.GENDER:
-            return D.GENDER[norm], norm, "full"
-        genders = prefixes.get(raw)
-        if genders and len(genders) == 1:
-            return next(iter(genders)), norm, "prefix"
-        return "other", norm, "none"
-
+    pronoun_prefixes = staticmethod(G.pronoun_prefixes)
+    robust_group = staticmethod(G.robust_group)
     # ---------------------------------------------------------------- scoring
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
@@ -395,7 +367,7 @@ class DaWinoBiasTask(Task):
             for g in ("female", "male")
         ]
         if compat:
-            extra["compat_tables"] = self.compat_tables(values)
+            extra["compat_tables"] = G.compat_tables(values, self.ctx.model_target or self.ctx.model_kind)
         else:
             extra["pronoun_pieces"] = pieces or None
             extra["exclude_pairs"] = o.exclude_pairs
@@ -414,33 +386,6 @@ class DaWinoBiasTask(Task):
                 "f1_anti_male",
             ],
         )
-
-    def compat_tables(self, v: dict[str, Any]) -> dict[str, Any]:
-        """GenDa Lens's two DataFrames (§3.4): column labels, index name and rows [label, cells...]."""
-        model = self.ctx.model_target or self.ctx.model_kind
-        ges = v["ges"]
-        return {
-            "simple": {
-                "columns": ["", "DaWinoBias"],
-                "index_name": f"Simple Output for {model}",
-                "rows": [
-                    ["Gender Effect Size", "", ges],
-                    ["Condition", "Anti-stereotypical", "Pro-stereotypical"],
-                    ["Accuracy", v["acc_anti"], v["acc_pro"]],
-                ],
-            },
-            "detailed": {
-                "columns": ["", "DaWinoBias", "", ""],
-                "index_name": f"Detailed Output for {model}",
-                "rows": [
-                    ["Gender Effect Size", "", ges, "", ""],
-                    ["Condition", "Anti-stereotypical", "", "Pro-stereotypical", ""],
-                    ["Accuracy", v["acc_anti"], "", v["acc_pro"], ""],
-                    ["Pronouns", "Female", "Male", "Female", "Male"],
-                    ["F1", v["f1_anti_female"], v["f1_anti_male"], v["f1_pro_female"], v["f1_pro_male"]],
-                ],
-            },
-        }
 
     def render(self, result: TaskResult) -> Any:
         from genderscope.tasks.genda_render import render_genda
