@@ -8,12 +8,12 @@ later turns :class:`~genderscope.core.requests.AttemptResult` objects into a
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
 from genderscope.core.options import NoOptions
+from genderscope.core.results_file import _num as _clean
 from genderscope.core.requests import AttemptResult, Attempt
 
 
@@ -35,23 +35,6 @@ class Metric:
         if self.no_ci is not None:
             out["no_ci"] = self.no_ci
         return out
-
-
-def _clean(x: Any) -> Any:
-    """NaN/inf become JSON null; numpy scalars become Python numbers."""
-    if x is None:
-        return None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return x
-    if math.isnan(f) or math.isinf(f):
-        return None
-    if isinstance(x, (bool,)):
-        return x
-    if float(f).is_integer() and isinstance(x, int):
-        return int(x)
-    return f
 
 
 @dataclass
