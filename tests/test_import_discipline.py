@@ -71,7 +71,13 @@ def test_probe_can_fail(tmp_path):
     assert '"spacy"' in proc.stdout
 
 
-CLI_MODULES = {"genderscope.cli", "genderscope.bordia.cli"}
+CLI_MODULES = {
+    "genderscope.cli",
+    "genderscope.cli_console",
+    "genderscope.cli_data",
+    "genderscope.cli_results",
+    "genderscope.bordia.cli",
+}
 
 
 def _imported_modules(path, package: str) -> set[str]:

@@ -7,10 +7,20 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from genderscope import registry
+from genderscope.cli_console import err, out
+from genderscope.cli_data import (  # noqa: F401  (re-exported)
+    cache_app,
+    cache_clear,
+    cache_info,
+    data_app,
+    data_fetch,
+    data_list,
+    data_verify,
+)
+from genderscope.cli_results import compare, export, report
 from genderscope.core.errors import GenderscopeError, UsageError
 
 app = typer.Typer(
@@ -24,15 +34,11 @@ app = typer.Typer(
     "* `genderscope run gest --model openai:gpt-4o-mini --concurrency 32`\n\n"
     "* `genderscope demo`",
 )
-data_app = typer.Typer(no_args_is_help=True, help="Dataset files: list, fetch, verify.")
-cache_app = typer.Typer(no_args_is_help=True, help="The response store: info, clear.")
 app.add_typer(data_app, name="data")
 app.add_typer(cache_app, name="cache")
 from genderscope.bordia.cli import bordia_app  # noqa: E402  (no torch import at module level)
 
 app.add_typer(bordia_app, name="bordia")
-out = Console()
-err = Console(stderr=True)
 
 
 def parse_extra(args: list[str]) -> dict[str, Any]:
@@ -220,150 +226,9 @@ def tasks(
                 out.print(t)
 
 
-@data_app.command("list")
-def data_list() -> None:
-    """List every pinned dataset file and where it is found (mirror, cache, missing, corrupt)."""
-    from genderscope.data.registry import DataRegistry
-
-    reg = DataRegistry()
-    table = Table(title=f"dataset files (mirror: {reg.mirror or 'not set'})")
-    for col in ("name", "bytes", "status", "sha256", "license"):
-        table.add_column(col)
-    for name, e in reg.files.items():
-        table.add_row(name, str(e.bytes), reg.status(name), e.sha256[:12], e.license)
-    out.print(table)
-
-
-@data_app.command("fetch")
-def data_fetch(names: List[str] = typer.Argument(None, help="files or folders (default: all)")) -> None:
-    """Make dataset files available in the cache (from the mirror or by download, sha256-checked).
-
-    Example: `genderscope data fetch gest/gest.csv`
-    """
-    import shutil
-
-    from genderscope.data.registry import DataRegistry
-
-    reg = DataRegistry()
-    chosen = [
-        n for n in reg.files if not names or any(n == x or n.startswith(x.rstrip("/") + "/") for x in names)
-    ]
-    if names and not chosen:
-        raise UsageError(f"no dataset file matches {' '.join(names)} (see `genderscope data list`)")
-    failed = 0
-    for name in chosen:
-        try:
-            path = reg.path(name)
-            target = reg.cache / name
-            if path != target:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-            out.print(f"[green]ok[/green] {name}")
-        except GenderscopeError as exc:
-            failed += 1
-            err.print(f"[red]missing[/red] {exc}")
-    if failed:
-        raise typer.Exit(2)
-
-
-@data_app.command("verify")
-def data_verify() -> None:
-    """Check the sha256 of every dataset file found in the mirror and the cache."""
-    from genderscope.data.registry import DataRegistry
-
-    reg = DataRegistry()
-    bad = 0
-    for name in reg.files:
-        status = reg.status(name)
-        colour = {"mirror": "green", "cache": "green", "missing": "yellow", "corrupt": "red"}[status]
-        out.print(f"[{colour}]{status:8}[/{colour}] {name}")
-        bad += status == "corrupt"
-    if bad:
-        err.print(f"{bad} corrupted file(s): delete them and run `genderscope data fetch`")
-        raise typer.Exit(2)
-
-
-@cache_app.command("info")
-def cache_info() -> None:
-    """Show the response store's path, size and responses per model."""
-    from genderscope.core.store import ResponseStore
-
-    store = ResponseStore()
-    info = store.info()
-    out.print(f"store: {info['path']} ({info['bytes'] / 1e6:.1f} MB, {info['responses']} responses)")
-    table = Table()
-    for col in ("model fingerprint", "kind", "responses"):
-        table.add_column(col)
-    for row in info["by_model"]:
-        table.add_row(row["fingerprint"], row["kind"], str(row["responses"]))
-    out.print(table)
-
-
-@cache_app.command("clear")
-def cache_clear(
-    model: Optional[str] = typer.Option(None, help="only responses whose fingerprint starts with this"),
-    yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
-) -> None:
-    """Delete stored responses (all, or one model's).
-
-    Example: `genderscope cache clear --model openai:gpt-4o-mini --yes`
-    """
-    from genderscope.core.store import ResponseStore
-
-    if not yes and not typer.confirm("delete stored responses?"):
-        raise typer.Exit(1)
-    n = ResponseStore().clear(model)
-    out.print(f"deleted {n} responses")
-
-
-@app.command()
-def report(
-    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
-    output: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write"),
-    title: str = typer.Option("genderscope report", help="page title"),
-) -> None:
-    """Write one self-contained HTML report (figures, tables, manifest, comparison) over RUN_DIR...
-
-    Example: `genderscope report runs/gest-a runs/gest-b -o report.html`
-    """
-    from genderscope.report.html import write_report
-
-    path = write_report(list(run_dirs), output, title)
-    out.print(f"report in [bold]{path}[/bold] (open it in a browser; it needs no network)")
-
-
-@app.command()
-def compare(
-    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
-    all_metrics: bool = typer.Option(False, "--all", help="every metric, not only the headline ones"),
-    task: Optional[List[str]] = typer.Option(None, "--task", help="only these tasks"),
-) -> None:
-    """Headline metrics of several runs side by side (rows = metrics, columns = runs).
-
-    Example: `genderscope compare runs/gest-a runs/gest-b`
-    """
-    from genderscope.report.compare import rich_table
-    from genderscope.report.runs import load_runs
-
-    out.print(rich_table(load_runs(list(run_dirs)), all_metrics, task or None))
-
-
-@app.command()
-def export(
-    run_dir: Path = typer.Argument(..., help="a run folder"),
-    fmt: str = typer.Option("csv", "--format", "-f", help="csv or parquet"),
-    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="folder (default RUN_DIR/export)"),
-    no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl"),
-) -> None:
-    """Export every table of a run (metrics, task tables, attempts) to CSV or Parquet files.
-
-    Example: `genderscope export runs/x --format parquet -o runs/x/tables`
-    """
-    from genderscope.report.export import export_run
-
-    files = export_run(run_dir, fmt, out_dir, attempts=not no_attempts)
-    for f in files:
-        out.print(f"wrote {f}")
+app.command()(report)
+app.command()(compare)
+app.command()(export)
 
 
 @app.command()

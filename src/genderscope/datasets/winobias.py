@@ -9,113 +9,33 @@ flags, located mentions in the normalised sentence); pro line N and anti line N 
 """
 
 from __future__ import annotations
-
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 from genderscope.core.errors import DataError, UsageError
-
-#: release id -> data directory (logical-name prefix)
-RELEASE_DIRS = {"head": "winobias", "2018-03": "winobias-2018", "2018-03-authors": "winobias-2018"}
-RELEASES = tuple(RELEASE_DIRS)
-LABELS = ("pro", "anti")
-SPLITS = ("dev", "test")
-TYPES = (1, 2)
-
-PRONOUN_GENDER = {
-    "he": "male",
-    "him": "male",
-    "his": "male",
-    "himself": "male",
-    "she": "female",
-    "her": "female",
-    "hers": "female",
-    "herself": "female",
-}
-
-#: misspelled form -> canonical occupation (2018-03 releases only, §2.3)
-MISSPELLINGS = {
-    "houskeeper": "housekeeper",
-    "housekeepr": "housekeeper",
-    "house keeper": "housekeeper",
-    "cachier": "cashier",
-    "sherrif": "sheriff",
-    "designar": "designer",
-    "desinger": "designer",
-    "assiatant": "assistant",
-    "laywer": "lawyer",
-    "lawywer": "lawyer",
-    "libarian": "librarian",
-    "managered": "manager",
-    "analyist": "analyst",
-    "carpetner": "carpenter",
-    "larorer": "laborer",
-    "machanic": "mechanic",
-    "salesperon": "salesperson",
-    "conselor": "counselor",
-}
-
-#: canonical occupation names (``male_occupations.txt`` / ``female_occupations.txt`` of ``head``, lower-cased)
-MALE_OCCUPATIONS = (
-    "driver",
-    "supervisor",
-    "janitor",
-    "cook",
-    "mover",
-    "laborer",
-    "construction worker",
-    "chief",
-    "developer",
-    "carpenter",
-    "manager",
-    "lawyer",
-    "farmer",
-    "salesperson",
-    "physician",
-    "guard",
-    "analyst",
-    "mechanic",
-    "sheriff",
-    "ceo",
+from genderscope.datasets.winobias_records import (  # noqa: F401  (re-exported)
+    OCCUPATIONS,
+    Mention,
+    WinoBiasLine,
+    WinoBiasPair,
+    WinoBiasParseError,
+    WinoBiasSet,
+    _LineError,
+    _Occupations,
 )
-FEMALE_OCCUPATIONS = (
-    "attendant",
-    "cashier",
-    "teacher",
-    "nurse",
-    "assistant",
-    "secretary",
-    "auditor",
-    "cleaner",
-    "receptionist",
-    "clerk",
-    "counselor",
-    "designer",
-    "hairdresser",
-    "writer",
-    "housekeeper",
-    "baker",
-    "accountant",
-    "editor",
-    "librarian",
-    "tailor",
-)
-
-#: flags of §2.6 (line- and pair-level)
-FLAGS = (
-    "not_minimal_pair",
-    "label_inconsistent",
-    "mixed_pronoun_gender",
-    "text_mismatch",
-    "pronoun_count_mismatch",
-    "extra_occupation",
-    "doubled_determiner",
-    "determiner_outside_bracket",
-    "no_determiner",
-    "misspelled_occupation",
-    "cross_split_duplicate",
+from genderscope.datasets.winobias_tables import (  # noqa: F401  (re-exported)
+    AUTHOR_EDITS,
+    FEMALE_OCCUPATIONS,
+    FLAGS,
+    LABELS,
+    MALE_OCCUPATIONS,
+    MISSPELLINGS,
+    PRONOUN_GENDER,
+    RELEASES,
+    RELEASE_DIRS,
+    SPLITS,
+    TYPES,
 )
 
 
@@ -132,155 +52,6 @@ def parse_exclude_flags(raw: str | None) -> frozenset[str]:
         )
     return names
 
-
-#: 2018-03-authors edits of 2018-03 type 1 test: (line, labels, old, new)   (§2.8)
-AUTHOR_EDITS: tuple[tuple[int, tuple[str, ...], str, str], ...] = (
-    (53, ("pro", "anti"), "designar", "designer"),
-    (100, ("pro", "anti"), "always ask ", "always asks "),
-    (101, ("pro", "anti"), "always ask ", "always asks "),
-    (141, ("pro", "anti"), "The baker yelled at [the mover]", "[The baker] yelled at the mover"),
-    (218, ("pro", "anti"), "becasue", "because"),
-    (225, ("pro",), "laywer", "lawyer"),
-    (240, ("anti",), "thanked  the nurse", "thanked the nurse"),
-    (241, ("pro", "anti"), "lawywer", "lawyer"),
-)
-
-
-class WinoBiasParseError(DataError):
-    """One or more WinoBias lines failed the checks of spec §2.4 (every failure is listed)."""
-
-    def __init__(self, failures: list[str]):
-        self.failures = failures
-        head = (
-            f"{len(failures)} WinoBias line(s) cannot be parsed (pass --on-parse-error exclude to drop "
-            "their pairs): "
-        )
-        super().__init__(head + "; ".join(failures[:20]) + (" ..." if len(failures) > 20 else ""))
-
-
-class _LineError(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class Mention:
-    """A located mention in the normalised sentence: name at [start, end), optional determiner."""
-
-    occupation: str  # canonical name
-    start: int
-    end: int
-    det_start: int | None  # offset of "the"/"a"/"an" before it, or None
-    det: str | None  # the determiner as written
-
-
-@dataclass(frozen=True)
-class WinoBiasLine:
-    """One parsed sentence (spec §2.4).  Offsets refer to ``sentence``."""
-
-    release: str
-    file: str  # e.g. "pro_stereotyped_type1.txt.dev"
-    line: int  # 1-based position
-    label: str  # "pro" | "anti" (from the file name)
-    raw: str  # the line as stored (after the 2018-03-authors edits), without the number prefix
-    sentence: str  # normalised sentence, brackets removed (§3.4)
-    entity1: str
-    entity2: str
-    referent: str
-    other: str
-    referent_gender: str  # stereotype gender of the referent: "male" | "female"
-    pronoun_spans: tuple[str, ...]
-    pronoun: str  # text of the last span
-    pronoun_gender: str
-    mention1: Mention
-    mention2: Mention
-    pronoun_ranges: tuple[tuple[int, int], ...]
-    flags: tuple[str, ...] = ()
-
-    @property
-    def entities(self) -> tuple[str, str]:
-        return (self.entity1, self.entity2)
-
-    @property
-    def female_first(self) -> bool:
-        return OCCUPATIONS.gender(self.entity1) == "female"
-
-    def masked(self) -> str:
-        """The sentence with pronoun spans replaced by a placeholder (for pro/anti text comparison)."""
-        out, last = [], 0
-        for s, e in self.pronoun_ranges:
-            out.append(self.sentence[last:s])
-            out.append("\x00")
-            last = e
-        out.append(self.sentence[last:])
-        return "".join(out)
-
-
-@dataclass(frozen=True)
-class WinoBiasPair:
-    """Pro line N and anti line N; ``flags`` = union of both lines' flags and the pair-level flags."""
-
-    line: int
-    pro: WinoBiasLine
-    anti: WinoBiasLine
-    flags: tuple[str, ...] = ()
-
-
-@dataclass
-class WinoBiasSet:
-    """The evaluated pairs of one (release, type, split) plus what was excluded and why."""
-
-    release: str
-    wb_type: int
-    split: str
-    pairs: list[WinoBiasPair]
-    excluded: list[dict[str, Any]] = field(default_factory=list)
-    flag_counts: dict[str, int] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)  # logical names read
-
-    @property
-    def n_female_first(self) -> int:
-        return sum(p.pro.female_first for p in self.pairs)
-
-
-class _Occupations:
-    """The 40 occupation names (``winobias/male_occupations.txt``, ``female_occupations.txt``)."""
-
-    def __init__(self) -> None:
-        self.male: tuple[str, ...] = MALE_OCCUPATIONS
-        self.female: tuple[str, ...] = FEMALE_OCCUPATIONS
-        self._gender = {n: "male" for n in self.male} | {n: "female" for n in self.female}
-        self._regex: dict[bool, re.Pattern[str]] = {}
-        self._checked = False
-
-    def load(self, data: Any) -> None:
-        """Check the occupation files of ``head`` against the built-in lists (sha256-verified files)."""
-        if self._checked:
-            return
-        for g, expected in (("male", self.male), ("female", self.female)):
-            name = f"winobias/{g}_occupations.txt"
-            text = data.path(name).read_text(encoding="utf-8")
-            names = tuple(w.strip().lower() for w in text.split("\n") if w.strip())
-            if names != expected:
-                raise DataError(f"{name}: occupation list differs from the built-in one ({len(names)} names)")
-        self._checked = True
-
-    def gender(self, canonical: str) -> str:
-        return self._gender[canonical]
-
-    @property
-    def all(self) -> tuple[str, ...]:
-        return self.male + self.female
-
-    def regex(self, misspellings: bool) -> re.Pattern[str]:
-        if misspellings not in self._regex:
-            forms = list(self.all) + (list(MISSPELLINGS) if misspellings else [])
-            forms.sort(key=len, reverse=True)
-            alt = "|".join(re.escape(f).replace(r"\ ", " ") for f in forms)
-            self._regex[misspellings] = re.compile(rf"(?<![^\W_])({alt})(?![^\W_])", re.IGNORECASE)
-        return self._regex[misspellings]
-
-
-OCCUPATIONS = _Occupations()
 
 _DOUBLED_DET = re.compile(r"(?<![^\W_])(?:the|a|an) +(?=(?:the|a|an) )", re.IGNORECASE)
 _DET_BEFORE = re.compile(r"(?:^|(?<=\s))(the|a|an)\s+$", re.IGNORECASE)
@@ -519,7 +290,8 @@ def _plain_key(raw: str) -> str:
 def load_file(
     data: Any, release: str, label: str, wb_type: int, split: str
 ) -> tuple[list[WinoBiasLine | None], list[str]]:
-    """Parse one file: (lines, None where the line failed; failure messages ``release/file:line: reason: raw``)."""
+    """Parse one file: (lines, None where the line failed; failure messages
+    ``release/file:line: reason: raw``)."""
     OCCUPATIONS.load(data)
     fname = file_name(label, wb_type, split)
     failures: list[str] = []

@@ -11,170 +11,42 @@ in the ASGD phase; with the vocabulary), ``last.pt`` (everything to resume), ``h
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import time
 import warnings
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from genderscope.bordia.cooccurrence import atomic_write_json, atomic_write_text
+from genderscope.bordia.lm.checkpoint import (  # noqa: F401  (re-exported)
+    Checkpoint,
+    _atomic_save,
+    _averaged_state,
+    build_model,
+    load_checkpoint,
+)
+from genderscope.bordia.lm.config import (  # noqa: F401  (re-exported)
+    PRESETS,
+    TrainConfig,
+    preset_config,
+    set_threads,
+)
 from genderscope.bordia.lm.data import LMCorpus, batchify, load_corpus
+from genderscope.bordia.lm.evaluation import evaluate, evaluate_run, perplexity  # noqa: F401  (re-exported)
 from genderscope.bordia.lm.model import AWDLSTM, detach_hidden
 from genderscope.bordia.lm.regularizer import BiasRegularizer, check_finite
 from genderscope.core.errors import UsageError
-
-#: hyperparameter presets (spec §7.4, §7.6); ``batch_size`` of paper/reproduction is 40 for PTB, 80 otherwise
-_PAPER: dict[str, Any] = dict(
-    emsize=400,
-    nhid=1150,
-    nlayers=3,
-    lr=30.0,
-    batch_size=80,
-    epochs=750,
-    bptt=70,
-    dropout=0.4,
-    dropouth=0.3,
-    dropouti=0.65,
-    dropoute=0.1,
-    wdrop=0.5,
-    alpha=2.0,
-    beta=1.0,
-    wdecay=1.2e-6,
-    clip=0.25,
-    eval_batch_size=10,
-    test_batch_size=1,
-    seed=1111,
-)
-
-PRESETS: dict[str, dict[str, Any]] = {
-    "paper": _PAPER,
-    # same as the paper but fewer epochs and another seed
-    "reproduction": {**_PAPER, "epochs": 200, "seed": 147},
-    # the paper's regularisation at toy size
-    "tiny": {
-        **_PAPER,
-        "emsize": 16,
-        "nhid": 32,
-        "batch_size": 4,
-        "epochs": 2,
-        "bptt": 12,
-        "eval_batch_size": 2,
-        "test_batch_size": 2,
-        "threads": 1,
-    },
-}
-
-
-@dataclass
-class TrainConfig:
-    """Everything that determines a trained model (plus ``device``, which does not enter the hash)."""
-
-    train: str = ""
-    valid: str = ""
-    test: Optional[str] = None
-    pairs: str = "penn"
-    fix_wife_husband: bool = False
-    preset: str = "tiny"
-    emsize: int = 16
-    nhid: int = 32
-    nlayers: int = 3
-    lr: float = 30.0
-    batch_size: int = 4
-    epochs: int = field(default=2, metadata={"hash": False})  # a budget: more epochs resume the run
-    bptt: int = 12
-    dropout: float = 0.4
-    dropouth: float = 0.3
-    dropouti: float = 0.65
-    dropoute: float = 0.1
-    wdrop: float = 0.5
-    alpha: float = 2.0
-    beta: float = 1.0
-    wdecay: float = 1.2e-6
-    clip: float = 0.25
-    eval_batch_size: int = 2
-    test_batch_size: int = 2
-    seed: int = 1111
-    nonmono: int = 5
-    patience: Optional[int] = field(default=None, metadata={"hash": False})
-    lam: float = 0.0
-    kappa: str = "variance"
-    var_ratio: float = 0.5
-    normalize: bool = True
-    detach_subspace: bool = False
-    tie_weights: bool = True
-    debias: str = "encoder"
-    eval_bptt: int = 70
-    device: str = field(default="cpu", metadata={"hash": False})
-    threads: Optional[int] = field(default=None, metadata={"hash": False})
-
-    def config_hash(self) -> str:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("hash", True)}
-        d["train"], d["valid"] = _file_id(self.train), _file_id(self.valid)
-        d["test"] = _file_id(self.test) if self.test else None
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _file_id(path: str) -> str:
-    """A file's identity for hashes: its sha256 (so moving a file does not invalidate a run)."""
-    from genderscope.data.registry import sha256_file
-
-    return sha256_file(Path(path)) if Path(path).is_file() else str(path)
-
-
-def preset_config(preset: str, dataset: str | None = None, **overrides: Any) -> TrainConfig:
-    """A TrainConfig from a preset, with ``overrides`` (None values ignored)."""
-    if preset not in PRESETS:
-        raise UsageError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    values = dict(PRESETS[preset])
-    if preset != "tiny" and dataset == "ptb":
-        values["batch_size"] = 40
-    if preset == "reproduction" and dataset == "cnn_dailymail":
-        values["epochs"] = 150
-    values["preset"] = preset
-    names = {f.name for f in fields(TrainConfig)}
-    for k, v in overrides.items():
-        if v is None:
-            continue
-        if k not in names:
-            raise UsageError(f"unknown training option {k!r}")
-        values[k] = v
-    return TrainConfig(**values)
 
 
 def should_switch_to_asgd(history: list[float], val_loss: float, nonmono: int = 5) -> bool:
     """The non-monotone trigger: len(H) > nonmono and v > min(H[:−nonmono]) (H = SGD-phase losses)."""
     return len(history) > nonmono and val_loss > min(history[:-nonmono])
-
-
-def set_threads(threads: int | None = None) -> None:
-    """Thread count: env GENDERSCOPE_TORCH_THREADS > ``threads`` > torch's default (0/None)."""
-    env = os.environ.get("GENDERSCOPE_TORCH_THREADS")
-    n = int(env) if env else threads
-    if n:
-        torch.set_num_threads(n)
-
-
-def build_model(cfg: TrainConfig, ntoken: int) -> AWDLSTM:
-    return AWDLSTM(
-        ntoken,
-        cfg.emsize,
-        cfg.nhid,
-        cfg.nlayers,
-        cfg.dropout,
-        cfg.dropouth,
-        cfg.dropouti,
-        cfg.dropoute,
-        cfg.wdrop,
-        cfg.tie_weights,
-    )
 
 
 def debias_matrices(model: AWDLSTM, debias: str) -> list[torch.Tensor]:
@@ -190,48 +62,11 @@ def debias_matrices(model: AWDLSTM, debias: str) -> list[torch.Tensor]:
     }[debias]
 
 
-@torch.no_grad()
-def evaluate(model: AWDLSTM, data: torch.Tensor, bptt: int) -> float:
-    """Mean cross-entropy per predicted token over bptt chunks, hidden state carried (eval mode)."""
-    model.eval()
-    hidden = model.init_hidden(data.size(1))
-    total, count = 0.0, 0
-    for i in range(0, data.size(0) - 1, bptt):
-        seq_len = min(bptt, data.size(0) - 1 - i)
-        x, y = data[i : i + seq_len], data[i + 1 : i + 1 + seq_len]
-        out = model(x, hidden)
-        hidden = out.hidden
-        total += float(F.cross_entropy(out.logits.reshape(-1, model.ntoken), y.reshape(-1), reduction="sum"))
-        count += y.numel()
-    return total / max(count, 1)
-
-
-def _atomic_save(obj: Any, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def _averaged_state(model: AWDLSTM, optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
-    """The model's state dict with ASGD averages in place of the raw parameters."""
-    averages = {
-        id(p): optimizer.state[p]["ax"] for p in model.parameters() if "ax" in optimizer.state.get(p, {})
-    }
-    state = {}
-    for name, tensor in model.state_dict(keep_vars=True).items():
-        state[name] = averages.get(id(tensor), tensor).detach().clone()
-    return state
-
-
 def _make_optimizer(cfg: TrainConfig, model: AWDLSTM, phase: str) -> torch.optim.Optimizer:
     params = list(model.parameters())
     if phase == "asgd":
         return torch.optim.ASGD(params, lr=cfg.lr, t0=0, lambd=0.0, weight_decay=cfg.wdecay)
     return torch.optim.SGD(params, lr=cfg.lr, weight_decay=cfg.wdecay)
-
-
-def perplexity(loss: float) -> float:
-    return math.exp(loss) if loss < 700 else math.inf
 
 
 class Trainer:
@@ -494,30 +329,6 @@ class Trainer:
         return metrics
 
 
-@dataclass
-class Checkpoint:
-    model: AWDLSTM
-    vocab: list[str]
-    config: TrainConfig
-    sha256: str
-
-
-def load_checkpoint(run_dir: Path, device: str | torch.device = "cpu") -> Checkpoint:
-    """The best model of a run directory, in eval mode."""
-    from genderscope.core.errors import DataError
-    from genderscope.data.registry import sha256_file
-
-    path = Path(run_dir) / "best.pt"
-    if not path.exists():
-        raise DataError(f"{run_dir}: no best.pt (train first: genderscope bordia train ... --out {run_dir})")
-    ck = torch.load(path, map_location=device, weights_only=False)
-    cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k in {f.name for f in fields(TrainConfig)}})
-    model = build_model(cfg, len(ck["vocab"])).to(device)
-    model.load_state_dict(ck["model"])
-    model.eval()
-    return Checkpoint(model, list(ck["vocab"]), cfg, sha256_file(path))
-
-
 def train_lm(cfg: TrainConfig, run_dir: Path, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Train (or resume, or just re-evaluate a finished run) and return metrics.json's content."""
     run_dir = Path(run_dir)
@@ -527,23 +338,3 @@ def train_lm(cfg: TrainConfig, run_dir: Path, log: Callable[[str], None] | None 
         if done.get("config_hash") == cfg.config_hash() and done.get("epochs", 0) >= cfg.epochs:
             return done
     return Trainer(cfg, run_dir, log).run()
-
-
-def evaluate_run(
-    run_dir: Path, device: str = "cpu", valid: Path | None = None, test: Path | None = None
-) -> dict[str, float]:
-    """Valid/test perplexity of a run's best checkpoint (optionally on other files, same vocabulary)."""
-    set_threads()
-    ck = load_checkpoint(run_dir, device)
-    cfg = ck.config
-    valid_path = Path(valid or cfg.valid)
-    test_path = Path(test or cfg.test or valid_path)
-    try:
-        corpus = load_corpus(Path(cfg.train), valid_path, test_path, vocab=ck.vocab)
-    except KeyError as exc:
-        raise UsageError(
-            f"the evaluation files contain {exc.args[0]!r}, which is not in the model's vocabulary"
-        ) from None
-    v = evaluate(ck.model, batchify(corpus.valid, cfg.eval_batch_size).to(device), cfg.eval_bptt)
-    t = evaluate(ck.model, batchify(corpus.test, cfg.test_batch_size).to(device), cfg.eval_bptt)
-    return {"valid_loss": v, "valid_ppl": perplexity(v), "test_loss": t, "test_ppl": perplexity(t)}

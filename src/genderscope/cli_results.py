@@ -1,0 +1,60 @@
+"""``genderscope report``, ``compare`` and ``export``: commands over finished run folders.
+
+Plain functions; ``genderscope.cli`` registers them on the app.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from genderscope.cli_console import out
+
+
+def report(
+    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+    output: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write"),
+    title: str = typer.Option("genderscope report", help="page title"),
+) -> None:
+    """Write one self-contained HTML report (figures, tables, manifest, comparison) over RUN_DIR...
+
+    Example: `genderscope report runs/gest-a runs/gest-b -o report.html`
+    """
+    from genderscope.report.html import write_report
+
+    path = write_report(list(run_dirs), output, title)
+    out.print(f"report in [bold]{path}[/bold] (open it in a browser; it needs no network)")
+
+
+def compare(
+    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+    all_metrics: bool = typer.Option(False, "--all", help="every metric, not only the headline ones"),
+    task: Optional[List[str]] = typer.Option(None, "--task", help="only these tasks"),
+) -> None:
+    """Headline metrics of several runs side by side (rows = metrics, columns = runs).
+
+    Example: `genderscope compare runs/gest-a runs/gest-b`
+    """
+    from genderscope.report.compare import rich_table
+    from genderscope.report.runs import load_runs
+
+    out.print(rich_table(load_runs(list(run_dirs)), all_metrics, task or None))
+
+
+def export(
+    run_dir: Path = typer.Argument(..., help="a run folder"),
+    fmt: str = typer.Option("csv", "--format", "-f", help="csv or parquet"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="folder (default RUN_DIR/export)"),
+    no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl"),
+) -> None:
+    """Export every table of a run (metrics, task tables, attempts) to CSV or Parquet files.
+
+    Example: `genderscope export runs/x --format parquet -o runs/x/tables`
+    """
+    from genderscope.report.export import export_run
+
+    files = export_run(run_dir, fmt, out_dir, attempts=not no_attempts)
+    for f in files:
+        out.print(f"wrote {f}")
