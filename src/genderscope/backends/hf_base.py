@@ -23,8 +23,8 @@ class HFBackendBase(Backend):
 
     Subclasses set ``kind``, ``auto_class`` (name of the transformers Auto class),
     ``request_kinds`` (primitives of genderscope.core.primitives) and ``handlers()`` (kind ->
-    method(jobs, emit)); ``tokenize`` is answered here for both families.  The model loads on the first request, so a
-    run answered entirely from the store never loads it.
+    method(jobs, emit)); ``tokenize`` is answered here for both families.  The model loads on the first
+    request, so a run answered entirely from the store never loads it.
     """
 
     auto_class: str = ""
@@ -111,7 +111,8 @@ class HFBackendBase(Backend):
     def batched(
         self, lengths: list[int], run: Callable[[list[int]], None], budget: int | None = None
     ) -> None:
-        """Call ``run`` on index batches packed under ``budget`` (default ``--batch-tokens``); halve on OOM."""
+        """Call ``run`` on index batches packed under ``budget`` (default ``--batch-tokens``); halve on
+        out-of-memory."""
         import torch
 
         def halved() -> None:
@@ -149,7 +150,8 @@ class HFBackendBase(Backend):
             for name in ("mask", "cls", "sep", "bos", "eos", "unk", "pad")
         }
         special_ids = set(tok.all_special_ids)
-        vocab = tok.get_vocab()
+        # the whole vocabulary as a dict only when some job looks token strings up
+        vocab = tok.get_vocab() if any(j.request.payload.get("lookup") for j in jobs) else {}
         common = {
             "specials": specials,
             "unk_id": tok.unk_token_id,

@@ -58,6 +58,7 @@ class HFMaskedLMBackend(HFBackendBase):
             )
         if self.tok.mask_token_id is None:
             raise BackendError(f"{self.target}: the tokenizer has no mask token")
+        self.special_ids = frozenset(self.tok.all_special_ids)
         self.encoder, self.head = self._split(torch)
         self.settings["split_head"] = self.encoder is not None
 
@@ -102,7 +103,7 @@ class HFMaskedLMBackend(HFBackendBase):
     def _encode(self, p: dict[str, Any]) -> tuple[list[int], list[int]]:
         """(input ids, non-special positions) of a payload's ``text`` (special tokens added) or ``ids``."""
         if "ids" in p:
-            special = set(self.tok.all_special_ids)
+            special = self.special_ids
             return list(p["ids"]), [i for i, t in enumerate(p["ids"]) if t not in special]
         enc = self.tok(p["text"], return_special_tokens_mask=True)
         return list(enc["input_ids"]), [i for i, s in enumerate(enc["special_tokens_mask"]) if not s]

@@ -67,7 +67,7 @@ def masked_text(left: str, right: str, mask: str, glue: bool) -> str:
     return left + mask + right
 
 
-def _info(results: Sequence[AttemptResult]) -> AttemptResult:
+def info_result(results: Sequence[AttemptResult]) -> AttemptResult:
     info = next(r for r in results if r.attempt.meta.get("stage") == "info")
     if not info.ok or not isinstance(info.response, dict):
         raise UsageError(
@@ -81,7 +81,7 @@ def next_top1_round(
 ) -> list[Attempt]:
     """Rounds 2 and 3 of top-1 scoring (see the module docstring); [] when done."""
     stages = {r.attempt.meta.get("stage") for r in results}
-    info = _info(results)
+    info = info_result(results)
     if "fill" in stages:
         return []
     if "encode" in stages:

@@ -100,7 +100,8 @@ class DaWinoBiasTask(Task):
         if o.mode == "genda-lens" or o.scoring in ("top1", "loglik", "pll"):
             return "top1" if o.mode == "genda-lens" else o.scoring
         allowed = ["loglik", "pll"] if o.scoring == "candidates" else None
-        return chosen_measurement(type(self), self.ctx.request_kinds, allowed) or o.scoring  # check_model fails
+        # a model that answers none keeps o.scoring, and check_model names the model kinds that work
+        return chosen_measurement(type(self), self.ctx.request_kinds, allowed) or o.scoring
 
     @property
     def scoring(self) -> str:
@@ -178,7 +179,7 @@ class DaWinoBiasTask(Task):
         prefixes = self.pronoun_prefixes(pieces)
         items: list[dict[str, Any]] = []
         if top1:
-            items = R._info(results).attempt.meta["items"]
+            items = R.info_result(results).attempt.meta["items"]
         records: list[dict[str, Any]] = []
         answers: dict[tuple[str, int], Any] = {}  # (condition, line) -> fill result or {gender: score}
         errors: dict[tuple[str, int], str] = {}
