@@ -4,9 +4,15 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Point the data registry at the shared mirror when it sits beside the clone.
+# Point the data registry at the shared mirror when it sits beside the clone (and no mirror is set in the
+# environment); otherwise genderscope uses its own setting (`genderscope data mirror PATH`, or
+# $GENDERSCOPE_HOME/mirror).
 MIRROR := $(abspath ../shared/data)
-export GENDERSCOPE_DATA_MIRROR ?= $(if $(wildcard $(MIRROR)/MANIFEST.tsv),$(MIRROR),)
+ifeq ($(origin GENDERSCOPE_DATA_MIRROR),undefined)
+ifneq ($(wildcard $(MIRROR)/MANIFEST.tsv),)
+export GENDERSCOPE_DATA_MIRROR := $(MIRROR)
+endif
+endif
 PYTEST_ARGS ?= -n 2
 
 .PHONY: demo test venv lint bench clean
@@ -32,7 +38,7 @@ demo: venv $(DEMO_MODELS)
 	$(BIN)/genderscope demo
 
 test: venv
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks

@@ -79,7 +79,9 @@ def run_ours(
         lambda: execute(attempts, backend, store, use_cache=store is not None), len(attempts)
     )
     # identical requests are sent once and shared, so check each answer belongs to its prompt
-    bad = [r for r in ex.results if f"[{prompt_ref(r.attempt.request.prompt_text)}]" not in (r.response or "")]
+    bad = [
+        r for r in ex.results if f"[{prompt_ref(r.attempt.request.prompt_text)}]" not in (r.response or "")
+    ]
     assert not bad and ex.counts.errors == 0, f"{len(bad)} wrong answers"
     return rate, cpu
 

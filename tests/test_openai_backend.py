@@ -336,7 +336,7 @@ def test_key_is_sent_but_never_written(server: FakeOpenAIServer, tmp_path: Path,
 def test_fingerprint_and_description_hold_no_secret(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-hidden")
     b = OpenAIChatBackend("gpt-4o-mini", OpenAIOptions(base_url="https://user:pw@api.example.com:8443/v1"))
-    assert b.fingerprint == "openai:gpt-4o-mini@api.example.com:8443"
+    assert b.fingerprint == "openai:gpt-4o-mini", "the store is keyed by model, never by server URL"
     text = json.dumps(b.describe())
     assert "sk-hidden" not in text and "pw" not in text
 

@@ -49,7 +49,7 @@ def test_gest_report_structure(gest_dir: Path, tmp_path: Path) -> None:
     results = json.loads((gest_dir / "results.json").read_text())["tasks"]["gest"]
     sr = results["metrics"]["stereotype_rate"]
     assert f"stereotype_rate = {fmt(sr['value'])}" in sec  # the reading names the headline value
-    assert re.search(r"<td>stereotype_rate</td><td class=\"num\">" + re.escape(fmt(sr["value"])), sec)
+    assert re.search(r">stereotype_rate</a></td><td class=\"num\">" + re.escape(fmt(sr["value"])), sec)
     assert f"[{fmt(sr['ci_low'])}, {fmt(sr['ci_high'])}]" in sec
     # manifest: model, data checksum, options, versions
     manifest = json.loads((gest_dir / "run.json").read_text())
@@ -86,10 +86,13 @@ def test_winobias_adjectives_report(tmp_path: Path) -> None:
     html = write_report([run], tmp_path / "r.html").read_text()
     sec = _section(html, "winobias-adjectives")
     figs = _figures(sec)
-    assert len(figs) == 2
+    assert len(figs) == 3
     assert 'class="ref-line"' in figs[0] and ">baseline<" in figs[0]  # the baseline line
     assert "arrogant / responsive" in figs[0] and "— / blond" in figs[0]
     assert "correct" in figs[1] and "arrogant / responsive · anti" in figs[1]
+    # the study's heatmap: 3 conditions x (pro, anti) x (correct, incorrect, other) cells
+    assert 'data-chart="heatmap"' in figs[2] and figs[2].count("</title></rect>") == 18
+    assert "pro-stereotypical" in figs[2] and "anti-stereotypical" in figs[2]
     summary = json.loads((run / "results.json").read_text())["tasks"]["winobias-adjectives"]["summary"]
     assert len(summary) == 3
     for row in summary:
@@ -121,8 +124,10 @@ def test_abc_fixture_report(tmp_path: Path) -> None:
     assert len(figs) == 2
     assert figs[0].count('class="pt"') == 6 and "(95% CI)" in figs[0]
     assert "male occupations" in figs[0] and "female occupations" in figs[0]
-    assert figs[1].count('class="pt"') == 3
+    assert figs[1].count('class="pt"') == 6  # ges and ges_ratio per occupation group
     assert "GES = 0.182" in sec and "Effect table" in sec
+    assert "underrepresentation; bias source: selection bias" in sec  # GenDa Lens's harms, main effect
+    assert "stereotyping; bias source: semantic bias" in sec  # and nuance
     assert "No run.json in this folder." in html and "This run has no attempts.jsonl." in sec
 
 
@@ -245,10 +250,10 @@ def test_failing_renderer_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_comparison_section(gest_dir: Path, tmp_path: Path) -> None:
     other = gest_run(tmp_path / "g2", seed=5)
     html = write_report([gest_dir, other], tmp_path / "r.html").read_text()
-    comp = re.search(r'<section id="comparison".*?</section>', html, re.DOTALL).group(0)
-    assert "<th>random:0</th><th>random:5</th>" in comp
-    assert "stereotype_rate" in comp
-    assert len(_figures(comp)) == 3 and comp.count('class="pt"') == 6
+    comp = re.search(r'<section id="tests".*?</section>\n</section>', html, re.DOTALL).group(0)
+    assert '<th scope="row">random (seed 0)</th>' in comp and '<th scope="row">random (seed 5)</th>' in comp
+    assert "stereotype_rate" in comp and "/tmp" not in comp  # short labels, never paths
+    assert len(_figures(comp)) == 1 and comp.count('class="pt"') == 2  # one forest plot, a dot per run
     assert html.count('class="task" data-task="gest"') == 2
 
 
@@ -314,11 +319,16 @@ def test_scatter_thins_points() -> None:
         (float("nan"), "–"),
         (True, "yes"),
         (3, "3"),
-        (0.123456, "0.1235"),
-        (28.61234, "28.61"),
+        (0.123456, "0.123"),
+        (28.61234, "28.6"),
         (1.0, "1"),
-        (123456.0, "1.235e+05"),
-        (0.0001234, "1.234e-04"),
+        (538.577, "539"),
+        (1416.51, "1417"),
+        (123456.0, "123456"),
+        (1234567.0, "1.23e+06"),
+        (0.0009365, "0.000937"),
+        (0.00001234, "1.23e-05"),
+        (-0.006439053597469714, "-0.00644"),
         ([1, "a"], '[1, "a"]'),
     ],
 )

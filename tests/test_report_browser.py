@@ -1,15 +1,19 @@
 """End to end in headless Chromium (Debian's /usr/bin/chromium driven by Playwright): the report opens
 from a file:// URL with no network request and no console error, every figure is drawn, and malicious
-model answers are shown as text (no dialog, no element created from them)."""
+model answers are shown as text (no dialog, no element created from them).  At 1400 px, a demo-like
+report's first screen shows the summary, the page (details closed) is under 15 screens and no label
+is clipped; screenshots are written to the test's tmp folder (path printed)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from report_runs import MALICIOUS, fixture_run, gest_run, poison_attempts
+from report_runs import MALICIOUS, demo_like_runs, fixture_run, gest_run, poison_attempts
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -69,6 +73,8 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
             page.on("dialog", on_dialog)
             page.goto(report.resolve().as_uri(), wait_until="load")
             page.wait_for_timeout(300)  # give a (wrongly) injected handler the chance to fire
+            for summary in page.locator("details > summary").all():  # open every section, outer first
+                summary.click()
 
             # every figure is drawn: an svg with a non-empty box and marks inside it
             figures = page.locator("figure.figure svg.chart")
@@ -80,7 +86,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
                 assert box and box["width"] > 200 and box["height"] > 50, f"figure {i} not drawn"
                 assert fig.locator("circle, rect").count() > 0, f"figure {i} has no marks"
             assert page.locator("section[data-task='gest']").count() == 2
-            assert page.locator("section#comparison").is_visible()
+            assert page.locator("section#summary").is_visible() and page.locator("section#tests").is_visible()
 
             # the malicious answers are text on the page, and nothing was made from them
             table = page.locator("section[data-task='gest'] table.attempts").first
@@ -98,3 +104,92 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     assert requests and all(u.startswith(("file://", "data:")) for u in requests), requests
     assert requests[0] == report.resolve().as_uri()
     shutil.rmtree(tmp_path / "out")
+
+
+#: the browser window of the layout checks (CSS px); a "screen" is its height
+WIDTH, SCREEN = 1400, 900
+
+
+def _layout_problems(page: Any) -> list[str]:
+    """Labels that do not fit: SVG texts outside their chart, table cells and headers whose text overflows."""
+    return page.evaluate(
+        """() => {
+        const bad = [];
+        for (const svg of document.querySelectorAll('svg.chart')) {
+            const box = svg.getBoundingClientRect();
+            if (box.width === 0) continue;  // inside a closed <details>
+            for (const t of svg.querySelectorAll('text')) {
+                const b = t.getBoundingClientRect();
+                const out = b.left < box.left - 0.5 || b.right > box.right + 0.5;
+                if (out) bad.push('svg text: ' + t.textContent);
+            }
+        }
+        const cells = 'table.summary th, table.summary td, table.compare-table th';
+        for (const c of document.querySelectorAll(cells)) {
+            if (c.offsetWidth && c.scrollWidth > c.clientWidth + 1) bad.push('cell: ' + c.textContent.trim());
+        }
+        for (const s of document.querySelectorAll('#summary .scroll, #tests .scroll')) {
+            if (s.scrollWidth > s.clientWidth + 1) bad.push('table too wide: ' + s.textContent.slice(0, 60));
+        }
+        return bad;
+    }"""
+    )
+
+
+def _check_first_screen_and_length(report: Path, shots: Path) -> dict[str, float]:
+    sync_playwright = _browser_or_skip()
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": WIDTH, "height": SCREEN})
+            page.goto(report.resolve().as_uri(), wait_until="load")
+            page.screenshot(path=str(shots / "first-screen.png"))
+            page.screenshot(path=str(shots / "full-page.png"), full_page=True)
+            print(f"screenshots of {report}: {shots}")
+            summary = page.locator("table.summary").bounding_box()
+            first_cell = page.locator("table.summary td.cell").first.bounding_box()
+            height = page.evaluate("document.documentElement.scrollHeight")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            problems = _layout_problems(page)
+            for s in page.locator("details > summary").all():
+                s.click()
+            page.screenshot(path=str(shots / "details-open.png"), full_page=True)
+            problems += _layout_problems(page)
+        finally:
+            browser.close()
+    assert summary and first_cell and summary["y"] < SCREEN / 3 and first_cell["y"] + 40 < SCREEN
+    assert height < 15 * SCREEN, f"page is {height / SCREEN:.1f} screens long"
+    assert width <= WIDTH, f"page is {width} px wide"
+    assert problems == [], problems
+    return {"screens": height / SCREEN}
+
+
+@pytest.mark.slow
+def test_demo_like_report_layout(tmp_path: Path) -> None:
+    _browser_or_skip()
+    from genderscope.report.html import write_report
+
+    runs = demo_like_runs(tmp_path / "runs")
+    report = write_report(runs, tmp_path / "report.html", title="genderscope demo-like report")
+    html = report.read_text()
+    assert "/tmp" not in html.split('id="runs"')[0]  # no path before the run details
+    out = _check_first_screen_and_length(report, tmp_path / "screenshots")
+    print(f"demo-like report: {out['screens']:.1f} screens at {WIDTH} px")
+
+
+DEMO = Path(os.environ.get("GENDERSCOPE_DEMO_RUNS", "runs/demo"))
+
+
+@pytest.mark.slow
+def test_real_demo_report_layout(tmp_path: Path) -> None:
+    """The report over a real ``make demo`` output (runs/demo, or $GENDERSCOPE_DEMO_RUNS)."""
+    _browser_or_skip()
+    folders = sorted(p.parent for p in DEMO.glob("*/results.json"))
+    if not folders:
+        pytest.skip(f"no demo runs in {DEMO} (run `make demo` or set GENDERSCOPE_DEMO_RUNS)")
+    from genderscope.report.html import write_report
+
+    report = write_report(folders, tmp_path / "report.html", title="genderscope demo report")
+    out = _check_first_screen_and_length(report, tmp_path / "screenshots")
+    print(f"demo report: {out['screens']:.1f} screens at {WIDTH} px")

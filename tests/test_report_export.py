@@ -45,9 +45,10 @@ def test_compare_cli(gest_dir: Path, tmp_path: Path) -> None:
     other = gest_run(tmp_path / "g2", seed=3, limit=20)
     res = CliRunner().invoke(app, ["compare", str(gest_dir), str(other)], terminal_width=200)
     assert res.exit_code == 0, res.output
-    assert "random:0" in res.output and "random:3" in res.output and "stereotype_rate" in res.output
+    assert "random (seed 0)" in res.output and "random (seed 3)" in res.output
+    assert "stereotype_rate" in res.output
     r = rich_table(load_runs([gest_dir, other]))
-    assert [c.header for c in r.columns] == ["task", "metric", "random:0", "random:3"]
+    assert [c.header for c in r.columns] == ["task", "metric", "random (seed 0)", "random (seed 3)"]
     res = CliRunner().invoke(app, ["compare", str(tmp_path / "nothing")])
     assert res.exit_code != 0
 

@@ -49,11 +49,17 @@ def test_null_model_shows_no_significant_bias(tmp_path, data_registry):
         assert r["n_items"] == 396 and r["n_trials"] == 5
         assert abs(r["bias"]) < 8  # acc SD per trial ~2.5 points
         assert 40 < r["answers_pro"]["correct"] < 60 and r["answers_pro"]["unsure"] == 0
+        assert r["bias_ci95_low"] < r["bias"] < r["bias_ci95_high"]
         if name != "none_none":
             assert r["p_holm"] >= 0.05 and r["significant"] is False
             assert r["ci95_low"] < r["diff"] < r["ci95_high"]
+    # null model: the item-level bootstrap CI of the headline bias covers 0; of four 95 % CIs at most
+    # one may miss 0 by chance (over seeds 1-8, 1 of 32 did)
+    assert rows["none_none"]["bias_ci95_low"] < 0 < rows["none_none"]["bias_ci95_high"]
+    assert sum(not (r["bias_ci95_low"] < 0 < r["bias_ci95_high"]) for r in rows.values()) <= 1
     res = json.loads((tmp_path / "r" / "results.json").read_text())["tasks"][TASK]
     assert res["metrics"]["diff_dry_bubbly"]["ci_low"] == pytest.approx(rows["dry_bubbly"]["ci95_low"])
+    assert res["metrics"]["bias_none_none"]["ci_high"] == pytest.approx(rows["none_none"]["bias_ci95_high"])
     assert res["run"]["n_female_first"] == 40 and res["run"]["robust_parser_version"] == "1"
     first = json.loads((tmp_path / "r" / "attempts.jsonl").open().readline())
     assert first["item_id"] == "winobias-adjectives/head/type1-dev/none_none/pro/1" and first["trial"] == 1

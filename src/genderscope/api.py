@@ -56,6 +56,7 @@ def run(
     max_tokens: int | None = None,
     write: bool = True,
     progress: bool = False,
+    label: str | None = None,
     **options: Any,
 ) -> RunResult:
     """Run one or more tasks on a model; every CLI option is a keyword argument.
@@ -79,6 +80,7 @@ def run(
         max_tokens=max_tokens,
         progress=progress,
         write=write,
+        label=label,
     )
     return RunResult(
         out_dir=output.out_dir if write else None,

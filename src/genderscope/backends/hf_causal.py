@@ -10,8 +10,9 @@ Primitive request kinds (:mod:`genderscope.core.primitives`):
   tokens (character offsets from the fast tokenizer) and scored after the model's start token x_0 =
   BOS, else EOS: logprobs[t] = ln p(x_t | x_0..x_{t-1}) in nats, log-softmax in float32.  With neither
   BOS nor EOS the first token is context only and its log-prob is None.  No EOS is appended.
-* ``chat``: see :mod:`~genderscope.backends.hf_generate` (chat template, greedy or seeded sampling,
-  left-padded batches).
+* ``chat`` and ``generate`` (plain continuation, no chat template, seeded by the payload's ``seed``):
+  see :mod:`~genderscope.backends.hf_generate` (greedy or seeded nucleus sampling with one generator
+  per sample, left-padded length-sorted batches with a KV cache).
 * ``tokenize``: answered by :class:`~genderscope.backends.hf_base.HFBackendBase`.
 
 Sentence log-likelihoods, candidate and continuation scores are sums over ``token_logprobs``
@@ -29,26 +30,27 @@ from genderscope.backends.hf_base import HFBackendBase
 from genderscope.backends.hf_runtime import HFOptions
 from genderscope.core.backend import Emit
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, TOKEN_LOGPROBS, TOKENIZE, TokenLogprobs
+from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE, TokenLogprobs
 from genderscope.core.requests import Job, Outcome
 
 
 @dataclass
 class CausalOptions(HFOptions):
     batch_tokens: int = opt(2048, "token budget per forward pass: batch size x padded length")
-    gen_batch_size: int = opt(16, "chat generation: prompts generated together (left-padded batch)")
+    gen_batch_size: int = opt(16, "chat/generate: prompts generated together (left-padded batch)")
 
 
 class HFCausalLMBackend(HFBackendBase):
     kind = "hf-causal"
     description = "a causal LM (GPT-2, Llama, SmolLM, Gemma, ...; GGUF files too) from a local path"
     Options = CausalOptions
-    request_kinds = frozenset({CHAT, TOKENIZE, TOKEN_LOGPROBS})
+    request_kinds = frozenset({CHAT, GENERATE, TOKENIZE, TOKEN_LOGPROBS})
     auto_class = "AutoModelForCausalLM"
 
     def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
         return {
             CHAT: lambda jobs, emit: hf_generate.chat(self, jobs, emit),
+            GENERATE: lambda jobs, emit: hf_generate.generate(self, jobs, emit),
             TOKENIZE: self.tokenize_jobs,
             TOKEN_LOGPROBS: self._token_logprobs,
         }

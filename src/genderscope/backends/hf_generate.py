@@ -1,4 +1,9 @@
-"""Local chat generation for ``hf-causal`` (request kind ``chat``).
+"""Local generation for ``hf-causal``: request kinds ``chat`` and ``generate``.
+
+* ``generate`` (plain continuation): the prompt is tokenised without special tokens after the model's
+  start token (BOS, else EOS, as for ``token_logprobs``), no chat template; the seed is the payload's
+  ``seed``; the answer is the text the new tokens add to the decoded prompt (``finish_reason`` =
+  ``stop`` when an EOS token ended it before ``max_tokens``).  Everything below applies as for chat.
 
 * Prompt = the model's chat template applied to ``messages`` with the generation prompt added
   (no chat template -> BackendError: chat needs an instruct model).
@@ -60,8 +65,9 @@ def pick_tokens(logits: Any, temps: list[float], top_ps: list[float], gens: list
     """Next token per row: argmax where the temperature is 0, else a seeded nucleus sample.
 
     Sampling rows: p = softmax(logits / T) in float64; with top_p < 1 the tokens are sorted by p and
-    cut after the smallest prefix whose mass reaches top_p; one uniform u from the row's generator
-    picks the token whose cumulative mass first exceeds u · (kept mass).
+    cut after the smallest prefix whose mass reaches top_p (top_p = 1: vocabulary order, nothing cut,
+    whatever the other rows); one uniform u from the row's generator picks the token whose cumulative
+    mass first exceeds u · (kept mass).
     """
     import torch
 
@@ -69,26 +75,27 @@ def pick_tokens(logits: Any, temps: list[float], top_ps: list[float], gens: list
     rows = [r for r, t in enumerate(temps) if t > 0]
     if not rows:
         return out
-    sel = torch.tensor(rows, device=logits.device)
-    t = torch.tensor([temps[r] for r in rows], dtype=torch.float64, device=logits.device)[:, None]
-    probs = torch.softmax(logits[sel].double() / t, dim=-1)
-    u = torch.tensor(
-        [float(torch.rand(1, generator=gens[r], dtype=torch.float64)) for r in rows],
-        dtype=torch.float64,
-        device=logits.device,
-    )[:, None]
-    if all(top_ps[r] >= 1.0 for r in rows):
-        cum = torch.cumsum(probs, dim=-1)
-        k = torch.searchsorted(cum, u * cum[:, -1:], right=True).clamp(max=probs.shape[-1] - 1)
-        out[sel] = k[:, 0].to(out.dtype)
-        return out
-    p_sorted, idx = torch.sort(probs, dim=-1, descending=True)
-    cum = torch.cumsum(p_sorted, dim=-1)
-    tp = torch.tensor([top_ps[r] for r in rows], dtype=torch.float64, device=logits.device)[:, None]
-    keep = (torch.searchsorted(cum, tp) + 1).clamp(min=1, max=p_sorted.shape[-1])  # tokens kept per row
-    mass = cum.gather(1, keep - 1)
-    k = torch.minimum(torch.searchsorted(cum, u * mass, right=True), keep - 1)
-    out[sel] = idx.gather(1, k)[:, 0].to(out.dtype)
+    u_all = {r: float(torch.rand(1, generator=gens[r], dtype=torch.float64)) for r in rows}
+    for nucleus in (False, True):  # each row by its own rule, whatever the other rows of the batch
+        part = [r for r in rows if (top_ps[r] < 1.0) == nucleus]
+        if not part:
+            continue
+        sel = torch.tensor(part, device=logits.device)
+        t = torch.tensor([temps[r] for r in part], dtype=torch.float64, device=logits.device)[:, None]
+        probs = torch.softmax(logits[sel].double() / t, dim=-1)
+        u = torch.tensor([u_all[r] for r in part], dtype=torch.float64, device=logits.device)[:, None]
+        if not nucleus:
+            cum = torch.cumsum(probs, dim=-1)
+            k = torch.searchsorted(cum, u * cum[:, -1:], right=True).clamp(max=probs.shape[-1] - 1)
+            out[sel] = k[:, 0].to(out.dtype)
+            continue
+        p_sorted, idx = torch.sort(probs, dim=-1, descending=True)
+        cum = torch.cumsum(p_sorted, dim=-1)
+        tp = torch.tensor([top_ps[r] for r in part], dtype=torch.float64, device=logits.device)[:, None]
+        keep = (torch.searchsorted(cum, tp) + 1).clamp(min=1, max=p_sorted.shape[-1])  # tokens kept per row
+        mass = cum.gather(1, keep - 1)
+        k = torch.minimum(torch.searchsorted(cum, u * mass, right=True), keep - 1)
+        out[sel] = idx.gather(1, k)[:, 0].to(out.dtype)
     return out
 
 
@@ -234,6 +241,53 @@ def generate_batch(
     return new
 
 
+def _batches(backend: Any, items: list[tuple[Any, ...]]) -> Any:
+    """Items ``(job, ids, max_new, temp, top_p, seed)`` grouped by ``max_new``, longest prompt first,
+    ``--gen-batch-size`` at a time; yields (chunk, new token ids per item)."""
+    batch_size = max(1, int(getattr(backend.options, "gen_batch_size", 16)))
+    groups: dict[int, list[Any]] = {}
+    for item in items:
+        groups.setdefault(item[2], []).append(item)
+    for max_new, group in groups.items():
+        group.sort(key=lambda it: -len(it[1]))
+        for start in range(0, len(group), batch_size):
+            chunk = group[start : start + batch_size]
+            cols = list(zip(*chunk))
+            yield (
+                chunk,
+                generate_batch(backend, list(cols[1]), max_new, list(cols[3]), list(cols[4]), list(cols[5])),
+            )
+
+
+def continuation_text(tok: Any, prompt: list[int], new: list[int]) -> str:
+    """The text ``new`` adds after ``prompt`` (decoded together, so a leading space survives)."""
+    kw = {"skip_special_tokens": True, "clean_up_tokenization_spaces": False}
+    head, full = tok.decode(prompt, **kw), tok.decode(prompt + new, **kw)
+    return full[len(head) :] if full.startswith(head) else tok.decode(new, **kw)
+
+
+def generate(backend: Any, jobs: list[Job], emit: Emit) -> None:
+    """Answer ``generate`` jobs: plain continuations (see the module docstring)."""
+    start = [backend.prefix_id] if backend.prefix_id is not None else []
+    items = []
+    for job in jobs:
+        p = job.request.payload
+        ids = start + list(backend.tok(p["prompt"], add_special_tokens=False)["input_ids"])
+        if not ids:
+            emit(job, Outcome(error="generate: empty prompt and the model has neither BOS nor EOS"))
+            continue
+        temp, top_p = float(p.get("temperature", 1.0)), float(p.get("top_p", 1.0))
+        items.append((job, ids, int(p["max_tokens"]), temp, top_p, int(p["seed"])))
+    for chunk, outs in _batches(backend, items):
+        for (job, ids, max_new, *_), new in zip(chunk, outs):
+            resp = {
+                "text": continuation_text(backend.tok, ids, new),
+                "n_tokens": len(new),
+                "finish_reason": "length" if len(new) >= max_new else "stop",
+            }
+            emit(job, Outcome(response=resp))
+
+
 def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
     """Answer ``chat`` jobs with the loaded causal LM (see module docstring)."""
     tok = backend.tok
@@ -242,7 +296,6 @@ def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
             f"{backend.target}: the tokenizer has no chat template, so it cannot chat; use an "
             "instruct/chat model, or a likelihood task (gest-likelihood, dawinobias, abc)"
         )
-    batch_size = max(1, int(getattr(backend.options, "gen_batch_size", 16)))
     prepared = []
     for job in jobs:
         p = job.request.payload
@@ -253,21 +306,8 @@ def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
             continue
         temp = 1.0 if p.get("temperature") is None else float(p["temperature"])
         top_p = 1.0 if p.get("top_p") is None else float(p["top_p"])
-        prepared.append((job, ids, int(p.get("max_tokens") or DEFAULT_MAX_TOKENS), temp, top_p))
-    groups: dict[int, list[Any]] = {}
-    for item in prepared:
-        groups.setdefault(item[2], []).append(item)
-    for max_new, items in groups.items():
-        items.sort(key=lambda it: -len(it[1]))
-        for start in range(0, len(items), batch_size):
-            chunk = items[start : start + batch_size]
-            outs = generate_batch(
-                backend,
-                [it[1] for it in chunk],
-                max_new,
-                [it[3] for it in chunk],
-                [it[4] for it in chunk],
-                [answer_seed(it[0]) for it in chunk],
-            )
-            for it, toks in zip(chunk, outs):
-                emit(it[0], Outcome(response=tok.decode(toks, skip_special_tokens=True)))
+        max_new = int(p.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        prepared.append((job, ids, max_new, temp, top_p, answer_seed(job)))
+    for chunk, outs in _batches(backend, prepared):
+        for it, toks in zip(chunk, outs):
+            emit(it[0], Outcome(response=tok.decode(toks, skip_special_tokens=True)))

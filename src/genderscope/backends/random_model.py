@@ -6,6 +6,14 @@ depends only on (seed, item id, trial, request), never on the order of the calls
 so runs are reproducible whatever the batching.  Every other primitive kind has a generator in
 ``HANDLERS`` (kind -> function(job, u) with u uniform in [0, 1)): whitespace tokens with stable
 pseudo ids, and log-probabilities uniform in (-5, -1] nats.
+
+``generate`` is a unigram sample: ``max_tokens`` words drawn i.i.d. from the whitespace tokens of the
+``--unigram`` corpus (a registry split such as ``ptb:valid``, a file or a folder; ``<eos>`` dropped, as
+in ``bordia.null_model``), with ``numpy.random.default_rng([null seed, payload seed])``, so the sample
+depends only on the two seeds (not on the prompt, the item or the batching).  Temperature T reweights
+the word probabilities p_w to p_w^(1/T) (T = 0: the most frequent word, repeated) and ``top_p`` keeps
+the smallest set of most frequent words with that mass.  Without ``--unigram`` the corpus is the
+prompt's own words (an empty prompt gives an empty text, ``finish_reason`` = ``stop``).
 """
 
 from __future__ import annotations
@@ -16,15 +24,65 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from genderscope.core.backend import Backend, Emit
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, FILL_MASK, KINDS, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.primitives import (
+    CHAT,
+    FILL_MASK,
+    GENERATE,
+    KINDS,
+    MASKED_LOGPROBS,
+    TOKEN_LOGPROBS,
+    TOKENIZE,
+)
 from genderscope.core.requests import Job, Outcome
 
 
 @dataclass
 class RandomOptions:
     null_seed: int = opt(0, "seed of the random null model (also settable as random:SEED)")
+    unigram: str = opt(
+        "",
+        "generate: corpus whose unigram distribution is sampled (ptb:valid, a file or a folder; "
+        "default: the prompt's words)",
+    )
+
+
+class Unigram:
+    """Word types of a token list with their counts (first-occurrence order) and the raw tokens."""
+
+    def __init__(self, tokens: Sequence[str]):
+        self.tokens = np.array(tokens, dtype=object)
+        types, first, counts = np.unique(self.tokens.astype(str), return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")
+        self.types = types[order].astype(object)
+        self.counts = counts[order]
+
+    @classmethod
+    def from_corpus(cls, spec: str) -> "Unigram":
+        """The tokens of a corpus argument (``str.split()`` tokens, ``<eos>`` dropped)."""
+        from genderscope.bordia.text import EOS, read_corpus
+
+        return cls([t for d in read_corpus([spec]) for t in d.text.split() if t != EOS])
+
+    def sample(self, n: int, seed: Sequence[int], temperature: float = 1.0, top_p: float = 1.0) -> list[str]:
+        """``n`` words: i.i.d. draws with p_w ∝ count_w^(1/T) within the top-p nucleus."""
+        if n == 0 or self.tokens.size == 0:
+            return []
+        rng = np.random.default_rng(list(seed))
+        if temperature == 1.0 and top_p >= 1.0:  # exactly the corpus frequencies: draw token positions
+            return list(self.tokens[rng.integers(0, self.tokens.size, size=n)])
+        by_freq = np.argsort(-self.counts, kind="stable")
+        if temperature == 0:
+            return [self.types[by_freq[0]]] * n
+        logw = np.log(self.counts[by_freq].astype(np.float64)) / temperature
+        w = np.exp(logw - logw.max())
+        p = w / w.sum()
+        keep = min(int(np.searchsorted(np.cumsum(p), top_p, side="left")) + 1, p.size)
+        p = p[:keep] / p[:keep].sum()
+        return list(self.types[by_freq[:keep]][rng.choice(keep, size=n, p=p)])
 
 
 def uniform(seed: int, *parts: Any) -> float:
@@ -134,6 +192,17 @@ def _masked_logprobs(job: Job, u: float) -> Any:
     return {"ids": ids, "positions": positions, "logprobs": lps, "loss": loss}
 
 
+def _generate(job: Job, u: float, unigram: Unigram | None = None, seed: int = 0) -> Any:
+    """A unigram sample (see the module docstring); ``u`` is unused: the payload's seed decides."""
+    p = job.request.payload
+    source = unigram if unigram is not None else Unigram(p["prompt"].split())
+    words = source.sample(
+        int(p["max_tokens"]), (seed, int(p["seed"])), p.get("temperature", 1.0), p.get("top_p", 1.0)
+    )
+    finish = "length" if len(words) == int(p["max_tokens"]) else "stop"
+    return {"text": " ".join(words), "n_tokens": len(words), "finish_reason": finish}
+
+
 #: one answer generator per primitive request kind (genderscope.core.primitives.KINDS)
 HANDLERS: dict[str, Callable[[Job, float], Any]] = {
     CHAT: _chat,
@@ -141,6 +210,7 @@ HANDLERS: dict[str, Callable[[Job, float], Any]] = {
     TOKEN_LOGPROBS: _token_logprobs,
     FILL_MASK: _fill_mask,
     MASKED_LOGPROBS: _masked_logprobs,
+    GENERATE: _generate,
 }
 assert set(HANDLERS) == set(KINDS), "the null model answers every primitive kind"
 
@@ -156,10 +226,17 @@ class RandomBackend(Backend):
     def __init__(self, target: str, options: RandomOptions):
         super().__init__(target, options)
         self.seed = int(target) if target else options.null_seed
+        self._unigram: Unigram | None = None
 
     @property
     def fingerprint(self) -> str:
-        return f"random:{self.seed}"
+        return f"random:{self.seed}" + (f":unigram={self.options.unigram}" if self.options.unigram else "")
+
+    def unigram(self) -> Unigram | None:
+        """The ``--unigram`` corpus (read once), or None."""
+        if self.options.unigram and self._unigram is None:
+            self._unigram = Unigram.from_corpus(self.options.unigram)
+        return self._unigram
 
     def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
         seed = self.seed
@@ -167,5 +244,8 @@ class RandomBackend(Backend):
             handler = HANDLERS.get(job.request.kind)
             if handler is None:
                 emit(job, Outcome(error=f"random model cannot answer {job.request.kind!r} requests"))
+                continue
+            if job.request.kind == GENERATE:
+                emit(job, Outcome(response=_generate(job, 0.0, self.unigram(), seed)))
                 continue
             emit(job, Outcome(response=handler(job, uniform(seed, job.item_id, job.trial, job.request.kind))))

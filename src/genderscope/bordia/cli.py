@@ -56,7 +56,7 @@ def options_command(
                 readers[f.name] = _tuple_reader(f, typing.get_args(tp)[0])
                 tp, default = str, ",".join(f"{x:g}" for x in default)
             if meta.get("argument"):
-                info = typer.Argument(..., help=meta["help"])
+                info = typer.Argument(..., metavar=f.name.upper(), help=meta["help"])
             else:
                 info = typer.Option(default, *(meta.get("flags") or (flag_of(f),)), help=meta["help"])
             params.append(
@@ -249,7 +249,7 @@ def train_cmd(
 
 @bordia_app.command("eval")
 def eval_cmd(
-    run_dir: Path = typer.Argument(..., help="a run directory with best.pt"),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run directory with best.pt"),
     valid: Optional[str] = typer.Option(None, "--valid", help="another validation text (same vocabulary)"),
     test: Optional[str] = typer.Option(None, "--test", help="another test text (same vocabulary)"),
     device: str = typer.Option("cpu", "--device"),
@@ -270,7 +270,7 @@ def eval_cmd(
 
 @bordia_app.command("generate")
 def generate_cmd(
-    run_dir: Path = typer.Argument(..., help="a run directory with best.pt"),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run directory with best.pt"),
     samples: int = typer.Option(2000, "--samples", help="number of samples"),
     words: int = typer.Option(500, "--words", help="words per sample"),
     temperature: float = typer.Option(1.0, "--temperature"),

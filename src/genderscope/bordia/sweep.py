@@ -1,11 +1,13 @@
 """The λ-sweep experiment (spec §9): score the training corpus, then for every λ train (or reuse), generate,
 score the generated text and regress its bias on the training bias (β), for fixed and infinite context.
 
-Layout under ``out``: ``<dataset>/train_bias/<context>/``, ``<dataset>/null_bias/<context>/`` (the unigram null
-baseline, row ``null``), ``<dataset>/lambda_<λ>/{model,samples,bias/<context>}/``, and ``results.json``,
-``results.csv``, ``table.md`` at the top. Finished stages are
+Layout under ``out``: ``<dataset>/train_bias/<context>/``, ``<dataset>/null_bias/<context>/`` (the unigram
+null baseline, row ``null``), ``<dataset>/lambda_<λ>/{model,generation,samples,bias/<context>}/``, and
+``results.json``, ``results.csv``, ``table.md`` at the top. Generation and scoring are task
+``cooccurrence-amplification`` run on ``word-lm:<lambda dir>/model``
+(:mod:`genderscope.bordia.sweep_generation`; ``generation/`` holds its run log). Finished stages are
 reused: training when ``model/metrics.json`` carries the same configuration hash (a different hash is an
-error unless ``force``), generation per sample file; scoring is recomputed (it is cheap).
+error unless ``force``), samples through the response store; scoring is recomputed (it is cheap).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from genderscope.bordia.amplification import AmplificationResult, amplification
+from genderscope.bordia.amplification import AmplificationResult
 from genderscope.bordia.bias import ScoreOptions
 from genderscope.bordia.cooccurrence import CountConfig, atomic_write_text
 from genderscope.bordia.inputs import resolve_splits, split_specs
@@ -32,7 +34,8 @@ from genderscope.bordia.runlog import (
 )
 from genderscope.bordia.scoring import ContextScore, context_configs, score_documents, write_score_outputs
 from genderscope.bordia.tables import rows_to_csv, table_markdown
-from genderscope.bordia.text import documents_from_texts, read_corpus
+from genderscope.bordia.sweep_generation import generate_and_score
+from genderscope.bordia.text import Document, read_corpus
 from genderscope.core.errors import UsageError
 from genderscope.core.runlog import MetricEntry, TaskResults
 
@@ -149,7 +152,7 @@ def run_sweep(options: SweepOptions, log: Log | None = None) -> SweepResult:
     runs: dict[str, Any] = {}
     for lam in plan.lambdas:
         label = lambda_label(lam)
-        lam_rows, runs[label] = _run_lambda(plan, lam, gp, train_scores, log)
+        lam_rows, runs[label] = _run_lambda(plan, lam, gp, train_docs, train_scores, log)
         rows += lam_rows
     results = _write_log(plan, gp, rows, runs, started)
     atomic_write_text(options.out / "results.csv", rows_to_csv(rows))
@@ -158,10 +161,14 @@ def run_sweep(options: SweepOptions, log: Log | None = None) -> SweepResult:
 
 
 def _run_lambda(
-    plan: SweepPlan, lam: float, gp: GenderPairs, train_scores: dict[str, ContextScore], log: Log
+    plan: SweepPlan,
+    lam: float,
+    gp: GenderPairs,
+    train_docs: list[Document],
+    train_scores: dict[str, ContextScore],
+    log: Log,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Train (or reuse), generate, score one λ; returns its rows and the LM's metrics."""
-    from genderscope.bordia.lm.generate import generate_samples, read_samples
     from genderscope.bordia.lm.train import preset_config, train_lm
 
     o = plan.options
@@ -182,34 +189,19 @@ def _run_lambda(
     _check_model_dir(lam_dir / "model", cfg.config_hash(), o.force)
     log(f"λ = {label}: training ({o.preset} preset)")
     metrics = train_lm(cfg, lam_dir / "model", log=lambda s: log(f"λ = {label}: {s}"))
-    log(f"λ = {label}: generating {o.samples} × {o.words} words")
-    generate_samples(
-        lam_dir / "model",
-        lam_dir / "samples",
-        o.samples,
-        o.words,
-        o.temperature,
-        o.seed_offset,
-        device=o.device,
-        force=o.force,
-    )
-    docs = documents_from_texts(read_samples(lam_dir / "samples", o.samples), prefix=f"lambda_{label}")
-    gen_scores = score_documents(docs, gp, context_configs(plan.count_config, "both"), plan.score_options)
-    amps = {
-        ctx: amplification(
-            train_scores[ctx].bias.as_dict(),
-            sc.bias.as_dict(),
-            outliers=plan.outliers,
-            bootstrap=plan.score_options.bootstrap,
-            seed=plan.score_options.seed,
-        )
-        for ctx, sc in gen_scores.items()
-    }
+    log(f"λ = {label}: generating {o.samples} × {o.words} words (word-lm via the runner)")
+    scored = generate_and_score(plan, float(lam), lam_dir, gp, train_docs, train_scores, log)
+    gen_scores, amps = scored.generated.scores, scored.generated.amplification
+    reference = {ctx: a.as_dict() for ctx, a in scored.reference.amplification.items()}
     write_score_outputs(
         lam_dir / "bias",
         gen_scores,
         [str(lam_dir / "samples")],  # bias/{fixed,infinite}/
-        extra={"amplification": {ctx: a.as_dict() for ctx, a in amps.items()}},
+        extra={
+            "amplification": {ctx: a.as_dict() for ctx, a in amps.items()},
+            "reference_amplification": reference,
+            "run_log": str(lam_dir / "generation"),
+        },
         model=f"{plan.model_label}:lambda_{label}",
     )
     rows = [

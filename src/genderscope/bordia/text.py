@@ -125,11 +125,12 @@ def resolve_corpus_paths(specs: Sequence[str | Path]) -> list[Path]:
 
             reg = DataRegistry()
             if logical not in reg.files:
-                raise DataError(
-                    f"corpus {spec!r}: {logical} is not in the data registry (only the valid/test "
-                    "splits are pinned); download the train split and pass its path"
-                )
-            paths.append(reg.path(logical))
+                raise DataError(f"corpus {spec!r}: {logical} is not in the data registry; pass its path")
+            try:
+                paths.append(reg.path(logical))
+            except DataError as exc:
+                msg = f"corpus {spec!r}: {exc}; or pass a copy's path instead of {spec!r}"
+                raise DataError(msg) from None
     return paths
 
 

@@ -92,8 +92,12 @@ def run_tasks(
     data: DataRegistry | None = None,
     write: bool = True,
     console: Any = None,
+    label: str | None = None,
 ) -> "RunOutput":
-    """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`."""
+    """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`.
+
+    ``label``: a short name for the run, stored in run.json (reports show it instead of the model spec).
+    """
     from genderscope.core.progress import make_progress
 
     if not tasks:
@@ -154,6 +158,7 @@ def run_tasks(
         generation=generation,
         tasks={r.task.name: _task_manifest(r, data) for r in runs},
         seconds=round(time.time() - started, 3),
+        label=(label or "").strip() or None,
     )
     output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest)
     if write:

@@ -11,9 +11,11 @@ kind                payload -> response                                       an
 ``token_logprobs``  :class:`TokenLogprobsPayload` -> :class:`TokenLogprobs`   hf-causal
 ``fill_mask``       :class:`FillMaskPayload` -> :class:`FillMaskResponse`     hf-mlm
 ``masked_logprobs`` :class:`MaskedLogprobsPayload` -> :class:`MaskedLogprobs` hf-mlm
+``generate``        :class:`GeneratePayload` -> :class:`GenerateResponse`     hf-causal, word-lm
 =================== ========================================================= ====================
 
-``random`` (null model) and ``replay`` (recorded answers) answer every kind.  Everything a task
+``random`` (null model; ``generate`` = a unigram sample) and ``replay`` (recorded answers) answer
+every kind.  Everything a task
 derives (sentence log-likelihood, pseudo-log-likelihood, candidate and continuation scores, GenDa
 Lens's token substitutions) is computed from these answers in the tasks or in
 :mod:`genderscope.tasks.scoring`.
@@ -33,6 +35,7 @@ TOKENIZE = "tokenize"
 TOKEN_LOGPROBS = "token_logprobs"
 FILL_MASK = "fill_mask"
 MASKED_LOGPROBS = "masked_logprobs"
+GENERATE = "generate"
 
 
 class Message(TypedDict):
@@ -161,6 +164,30 @@ class MaskedLogprobs(TypedDict):
     loss: float
 
 
+class GeneratePayload(TypedDict, total=False):
+    """Plain continuation of ``prompt`` (required; no chat template).  ``max_tokens`` (required): model
+    tokens to generate (words for word-level LMs).  ``temperature`` (default 1.0; 0 = greedy), ``top_p``
+    (nucleus mass, default 1.0), ``seed`` (required): the sample's own seed."""
+
+    prompt: str
+    max_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+
+
+FinishReason = Literal["length", "stop"]
+
+
+class GenerateResponse(TypedDict):
+    """``text``: the continuation only (without the prompt); ``n_tokens``: tokens (words) generated;
+    ``finish_reason``: ``length`` (``max_tokens`` reached) or ``stop`` (end-of-text token)."""
+
+    text: str
+    n_tokens: int
+    finish_reason: FinishReason
+
+
 # ---------------------------------------------------------------- validation
 
 
@@ -223,6 +250,19 @@ def _p_masked_logprobs(p: dict[str, Any]) -> None:
         _need(all(0 <= i < len(p["ids"]) for i in p["positions"]), "masked_logprobs positions out of range")
 
 
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _p_generate(p: dict[str, Any]) -> None:
+    _need(isinstance(p.get("prompt"), str), "generate payload needs 'prompt' (a string)")
+    _need(_is_int(p.get("max_tokens")) and p["max_tokens"] >= 0, "generate 'max_tokens' must be an int >= 0")
+    _need(_is_int(p.get("seed")), "generate payload needs an int 'seed'")
+    t, top_p = p.get("temperature", 1.0), p.get("top_p", 1.0)
+    _need(_is_num(t) and t >= 0, "generate 'temperature' must be a number >= 0")
+    _need(_is_num(top_p) and 0 < top_p <= 1, "generate 'top_p' must be in (0, 1]")
+
+
 def _r_chat(r: Any) -> None:
     _need(r is None or isinstance(r, str), "a chat answer is a string or null")
 
@@ -258,6 +298,12 @@ def _r_masked_logprobs(r: Any) -> None:
     lps = r.get("logprobs")
     _need(isinstance(lps, list) and all(_is_num(x) for x in lps), "masked_logprobs answer needs logprobs")
     _need(_is_int_list(r.get("positions")) and len(r["positions"]) == len(lps), "positions/logprobs mismatch")
+
+
+def _r_generate(r: Any) -> None:
+    _need(isinstance(r, dict) and isinstance(r.get("text"), str), "a generate answer needs 'text'")
+    _need(_is_int(r.get("n_tokens")) and r["n_tokens"] >= 0, "generate answer needs an int 'n_tokens' >= 0")
+    _need(r.get("finish_reason") in ("length", "stop"), "generate 'finish_reason' is length or stop")
 
 
 @dataclass(frozen=True)
@@ -302,6 +348,14 @@ KINDS: dict[str, KindSpec] = {
             "ln p of given ids at given positions (masked LM; PLL = mask each)",
             _p_masked_logprobs,
             _r_masked_logprobs,
+        ),
+        KindSpec(
+            GENERATE,
+            GeneratePayload,
+            GenerateResponse,
+            "plain continuation of a prompt (sampled with its own seed)",
+            _p_generate,
+            _r_generate,
         ),
     )
 }

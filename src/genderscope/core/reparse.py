@@ -60,6 +60,7 @@ def reparse_run(
                 use_cache=False,
                 options={**opts, "replay_missing": "skip"},
                 progress=progress,
+                label=manifest.label,
             )
         )
     return outputs

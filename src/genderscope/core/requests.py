@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderscope.core.primitives import CHAT
+from genderscope.core.primitives import CHAT, GENERATE
 
 JSON = Any
 
@@ -46,11 +46,11 @@ class Request:
 
     @property
     def prompt_text(self) -> str | None:
-        """Human-readable prompt (the last user message for chat, ``text`` otherwise)."""
+        """Human-readable prompt: the last user message (chat), ``prompt`` (generate), else ``text``."""
         if self.kind == CHAT:
             msgs = self.payload.get("messages") or []
             return msgs[-1]["content"] if msgs else None
-        text = self.payload.get("text")
+        text = self.payload.get("prompt" if self.kind == GENERATE else "text")
         return text if isinstance(text, str) else None
 
 

@@ -138,7 +138,11 @@ class TaskManifest:
 
 @dataclass
 class RunManifest:
-    """run.json: everything needed to repeat the run.  ``model`` is None for corpus-only commands."""
+    """run.json: everything needed to repeat the run.  ``model`` is None for corpus-only commands.
+
+    ``label``: the short name the user gave the run (``run --label``), shown by reports instead of the model
+    spec; optional (None: not written, and reports derive a label themselves).
+    """
 
     created: str
     genderscope_version: str
@@ -154,16 +158,19 @@ class RunManifest:
     tasks: dict[str, TaskManifest] = field(default_factory=dict)
     seconds: float | None = None
     schema_version: int = SCHEMA_VERSION
+    label: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         from genderscope.core.jsonutil import clean_json
 
+        label = {"label": self.label} if self.label else {}
         return clean_json(
             {
                 "schema_version": SCHEMA_VERSION,
                 "genderscope_version": self.genderscope_version,
                 "created": self.created,
                 "command": self.command,
+                **label,
                 "versions": self.versions,
                 "model": self.model.to_json() if self.model else None,
                 "backend_stats": self.backend_stats,
@@ -183,6 +190,8 @@ class RunManifest:
         version = schema_version_of(data, source)
         tasks = as_object(data.get("tasks"), source, "'tasks'")
         versions = as_object(data.get("versions"), source, "'versions'")
+        label = data.get("label")
+        need(label is None or isinstance(label, str), source, "'label' must be a string")
         for key in ("seed", "trials", "limit"):
             v = data.get(key)
             need(
@@ -205,6 +214,7 @@ class RunManifest:
             tasks={n: TaskManifest.from_json(t, f"{source}: task {n!r}") for n, t in tasks.items()},
             seconds=data.get("seconds"),
             schema_version=version,
+            label=label or None,
         )
 
 

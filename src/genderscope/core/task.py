@@ -84,6 +84,31 @@ class Measurement:
     text: str
 
 
+@dataclass(frozen=True)
+class MetricDoc:
+    """What a metric means, for the report's glossary and summary.
+
+    ``name``: the metric's key in results.json; ``formula``: how it is computed, in words or symbols;
+    ``direction``: how to read it (e.g. "0 = no bias; > 0 = stereotypical"); ``units`` (e.g. "fraction
+    of items", "nats", "ratio").  Optional, for the report's summary: ``neutral`` is the value meaning
+    "no bias" and ``sign`` says which side of it is stereotypical (+1 above, -1 below, 0 = not a bias
+    direction); ``max_ci_width``: a 95% CI wider than this (same units) is "not enough evidence";
+    ``harm`` names the harm the metric is evidence of; ``stereotypical`` / ``anti`` say in plain words
+    what a value on either side of ``neutral`` means (e.g. "picks the stereotyped gender more often").
+    """
+
+    name: str
+    formula: str
+    direction: str
+    units: str
+    neutral: float | None = None
+    sign: int = 0
+    max_ci_width: float | None = None
+    harm: str = ""
+    stereotypical: str = ""
+    anti: str = ""
+
+
 class Task(ABC):
     """Base class for tasks.  Subclasses set the class attributes and implement two methods.
 
@@ -98,6 +123,8 @@ class Task(ABC):
     Options: ClassVar[type] = NoOptions
     #: measurement name -> what it needs, in order of preference (see genderscope.core.matrix)
     measurements: ClassVar[dict[str, Measurement]] = {}
+    #: metric name (or a ``prefix*`` pattern for families of metrics) -> its definition (report glossary)
+    metric_docs: ClassVar[dict[str, MetricDoc]] = {}
 
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options

@@ -4,7 +4,8 @@ Every dataset file has a logical name (its path in a mirror, e.g. ``gest/gest.cs
 an upstream URL pinned to a commit and a sha256 (``datasets.tsv`` in this folder).
 :meth:`DataRegistry.path` resolves a name in this order:
 
-1. the mirror directory ``$GENDERSCOPE_DATA_MIRROR`` (laid out like ``shared/data``);
+1. the mirror directory (laid out like ``shared/data``): ``$GENDERSCOPE_DATA_MIRROR``, else the one saved by
+   ``genderscope data mirror PATH``, else ``$GENDERSCOPE_HOME/mirror`` (:mod:`genderscope.core.config`);
 2. the user cache ``$GENDERSCOPE_HOME/data``;
 3. a download of the pinned URL with pooch, sha256-checked, into the cache
    (skipped when ``GENDERSCOPE_OFFLINE=1``).
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from genderscope.core.config import data_mirror
 from genderscope.core.errors import DataError
 from genderscope.core.paths import home
 
@@ -30,8 +32,8 @@ class DatasetFile:
     """One pinned file: logical name, sha256, size in bytes, upstream URL (or None), licence."""
 
     name: str
-    sha256: str
-    bytes: int
+    sha256: str  # or git-blob-sha1:<hex> (genderscope.data.pins)
+    bytes: int | None  # None: unknown (a git blob pin fixes the size)
     url: str | None
     license: str
 
@@ -41,7 +43,11 @@ def _load_manifest() -> dict[str, DatasetFile]:
     rows = csv.DictReader(text.splitlines(), delimiter="\t")
     return {
         r["name"]: DatasetFile(
-            r["name"], r["sha256"], int(r["bytes"]), None if r["url"] == "-" else r["url"], r["license"]
+            r["name"],
+            r["sha256"],
+            None if r["bytes"] == "-" else int(r["bytes"]),
+            None if r["url"] == "-" else r["url"],
+            r["license"],
         )
         for r in rows
     }
@@ -62,8 +68,7 @@ class DataRegistry:
         self, mirror: str | Path | None = None, cache: str | Path | None = None, offline: bool | None = None
     ):
         self.files = _load_manifest()
-        env_mirror = os.environ.get("GENDERSCOPE_DATA_MIRROR")
-        self.mirror = Path(mirror) if mirror else (Path(env_mirror) if env_mirror else None)
+        self.mirror = Path(mirror) if mirror else data_mirror()
         self.cache = Path(cache) if cache else home() / "data"
         self.offline = (
             offline if offline is not None else os.environ.get("GENDERSCOPE_OFFLINE", "") not in ("", "0")
@@ -76,7 +81,9 @@ class DataRegistry:
         return self.files[name]
 
     def _check(self, entry: DatasetFile, path: Path) -> bool:
-        return path.is_file() and path.stat().st_size == entry.bytes and sha256_file(path) == entry.sha256
+        from genderscope.data.pins import matches_pin
+
+        return matches_pin(path, entry.sha256, entry.bytes)
 
     def path(self, name: str) -> Path:
         """A verified local path for ``name`` (downloading it if needed and allowed)."""
@@ -102,14 +109,17 @@ class DataRegistry:
     def _download(self, entry: DatasetFile, bad: list[str]) -> Path:
         import pooch
 
+        from genderscope.data.pins import is_blob_pin
+
         target = self.cache / entry.name
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():
             target.unlink()  # a corrupted copy is never used
+        blob = is_blob_pin(entry.sha256)
         try:
             pooch.retrieve(
                 entry.url,
-                known_hash=f"sha256:{entry.sha256}",
+                known_hash=None if blob else f"sha256:{entry.sha256}",
                 fname=target.name,
                 path=target.parent,
                 progressbar=False,
@@ -118,18 +128,26 @@ class DataRegistry:
             raise DataError(
                 self._missing_message(entry, bad) + f" (download failed: {type(exc).__name__})"
             ) from None
+        if blob and not self._check(entry, target):  # pooch cannot check a git blob id: check here
+            target.unlink()
+            why = " (download failed: content differs from the pin)"
+            raise DataError(self._missing_message(entry, bad) + why)
         self._verified[entry.name] = target
         return target
 
     def _missing_message(self, entry: DatasetFile, bad: list[str]) -> str:
+        from genderscope.data.pins import describe_pin
+
         where = f"mirror {self.mirror}" if self.mirror else "no mirror set"
         msg = f"dataset file {entry.name!r} is not available ({where}; cache {self.cache})"
         if bad:
-            msg += f"; wrong sha256 in {', '.join(bad)} (not used)"
+            kind = "git blob id" if entry.sha256.startswith("git-blob-sha1:") else "sha256"
+            msg += f"; wrong {kind} in {', '.join(bad)} (not used)"
         src = entry.url or "its upstream source"
         return (
-            msg + f". Provide it: set GENDERSCOPE_DATA_MIRROR to a folder holding {entry.name}, "
-            f"or put the file from {src} (sha256 {entry.sha256[:12]}…) at {self.cache / entry.name}, "
+            msg + f". Provide it: `genderscope data mirror PATH` (or GENDERSCOPE_DATA_MIRROR=PATH), PATH a "
+            f"folder holding {entry.name}, "
+            f"or put the file from {src} ({describe_pin(entry.sha256)}) at {self.cache / entry.name}, "
             "or run `genderscope data fetch` with network access"
         )
 

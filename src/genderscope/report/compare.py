@@ -38,7 +38,7 @@ def compare_rows(
     ]
 
 
-def cell_text(m: MetricEntry | None, digits: int = 4) -> str:
+def cell_text(m: MetricEntry | None, digits: int = 3) -> str:
     """'value [lo, hi]' or '–' when the run lacks the metric."""
     return fmt_metric(m, digits)
 

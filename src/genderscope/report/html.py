@@ -13,43 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.core.runlog import TaskResults
-from genderscope.report import svg
-from genderscope.report.compare import cell_text, compare_rows
+from genderscope.report.attempts import SAMPLE as ATTEMPT_SAMPLE
+from genderscope.report.attempts import attempt_table, task_samples
+from genderscope.report.forest import comparison_blocks
+from genderscope.report.glossary import glossary_rows, metric_anchor
+from genderscope.report.reasons import clean_text, no_ci_sentence
 from genderscope.report.renderers import render_task
-from genderscope.report.runs import BASE_ATTEMPT_KEYS, RunData, load_runs
+from genderscope.report.runs import RunData, load_runs
+from genderscope.report.summary import summary_table
 from genderscope.report.views import Figure, TableView, fmt, fmt_ci
-
-#: how many attempts per task the page shows
-ATTEMPT_SAMPLE = 20
-#: characters of a prompt or answer shown before cutting (the export has the full text)
-MAX_TEXT = 1200
 
 
 def _anchor(*parts: str) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9_-]+", "_", p) for p in parts)
-
-
-def _cut(x: Any) -> str:
-    s = "" if x is None else (x if isinstance(x, str) else fmt(x))
-    return s if len(s) <= MAX_TEXT else s[:MAX_TEXT] + f"… [{len(s) - MAX_TEXT} more characters]"
-
-
-def _attempt_rows(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    extra: list[str] = []
-    for rec in records:
-        for k in rec:
-            if k not in BASE_ATTEMPT_KEYS and k not in extra:
-                extra.append(k)
-    cols = (
-        ["item_id", "trial", "prompt", "response"]
-        + extra
-        + (["error"] if any("error" in r for r in records) else [])
-    )
-    rows = [
-        [_cut(rec.get(c)) if c in ("prompt", "response", "error") else fmt(rec.get(c)) for c in cols]
-        for rec in records
-    ]
-    return cols, rows
 
 
 def _manifest(run: RunData) -> dict[str, Any]:
@@ -70,7 +46,7 @@ def _manifest(run: RunData) -> dict[str, Any]:
             ("response store", m.use_cache),
             ("wall time (s)", m.seconds),
         ]
-    general.append(("folder", str(run.path)))
+    general.append(("folder", run.path.name))
     general = [(k, fmt(v)) for k, v in general if v not in (None, {}, "")]
     versions = [(k, str(v)) for k, v in (m.versions if m else {}).items()]
     datasets, options, counts = [], [], []
@@ -108,23 +84,49 @@ def _scalars(entry: dict[str, Any], prefix: str = "", depth: int = 2) -> list[tu
     return out
 
 
+def _drawn(f: Figure) -> bool:
+    """A figure with at least one mark (an svg without dots or bars says nothing)."""
+    return "<circle" in f.svg or "</title></rect>" in f.svg
+
+
 def _task_section(run: RunData, task: str, res: TaskResults, sample: list[dict[str, Any]]) -> dict[str, Any]:
     rendered = render_task(task, res, run)
-    head = [[n, fmt(res.metrics[n].value), fmt_ci(res.metrics[n])] for n in res.headline_names()]
-    all_metrics = [[n, fmt(m.value), fmt_ci(m) or (m.no_ci or "")] for n, m in res.metrics.items()]
+    head = [
+        [
+            n,
+            metric_anchor(task, n),
+            fmt(res.metrics[n].value),
+            fmt_ci(res.metrics[n]) or no_ci_sentence(res.metrics[n]),
+        ]
+        for n in res.headline_names()
+    ]
+    all_metrics = [
+        [n, metric_anchor(task, n), fmt(m.value), fmt_ci(m) or (m.no_ci or "")]
+        for n, m in res.metrics.items()
+    ]
     tables = list(rendered.tables)
     for key, rows in res.tables().items():
         if key not in rendered.handled:
             tables.append(TableView.from_records(f"{key}", rows, collapsed=True))
-    scalars = _scalars({k: v for k, v in res.extra.items() if k not in rendered.handled})
-    cols, rows = _attempt_rows(sample)
+    scalars = [
+        (k, clean_text(v))
+        for k, v in _scalars({k: v for k, v in res.extra.items() if k not in rendered.handled})
+    ]
+    figures, empty = [], list(rendered.notes)
+    for f in rendered.figures:
+        if _drawn(f):
+            figures.append(f)
+        else:
+            empty.append(f"{f.title}: nothing to draw, every value is undefined.")
+    cols, rows = attempt_table(sample)
     return {
         "name": task,
         "anchor": _anchor(run.label, task),
         "reading": rendered.reading,
         "headline": head,
         "all_metrics": all_metrics,
-        "figures": rendered.figures,
+        "figures": figures,
+        "empty_figures": empty,
         "tables": tables,
         "scalars": scalars,
         "attempt_columns": cols,
@@ -133,52 +135,35 @@ def _task_section(run: RunData, task: str, res: TaskResults, sample: list[dict[s
     }
 
 
-def _comparison(runs: list[RunData]) -> dict[str, Any] | None:
-    if len(runs) < 2:
-        return None
-    rows = compare_rows(runs)
-    table = [[r.task, r.metric] + [cell_text(c) for c in r.cells] for r in rows]
-    figures = []
-    for r in rows:
-        present = [(run.label, c) for run, c in zip(runs, r.cells) if c is not None]
-        if len(present) < 2 or not any(c.ci_low is not None for _, c in present):
-            continue
-        if sum(1 for f in figures if f.title.startswith(r.task + ":")) >= 3:
-            continue
-        pts = [svg.Point(label, c.value, c.ci_low, c.ci_high) for label, c in present]
-        figures.append(
-            Figure(
-                f"{r.task}: {r.metric}",
-                svg.point_plot(
-                    pts, title=f"{r.task}: {r.metric} by model (95% CI)", ref=0.0, label_width=260
-                ),
-            )
-        )
-    return {"columns": ["task", "metric"] + [r.label for r in runs], "rows": table, "figures": figures}
-
-
 def build_context(runs: list[RunData], title: str = "genderscope report") -> dict[str, Any]:
     """Everything the template needs, computed from the runs."""
     from genderscope import __version__
 
     run_views = []
     for run in runs:
-        samples = run.attempt_sample(ATTEMPT_SAMPLE)
+        samples = task_samples(run, ATTEMPT_SAMPLE)
         run_views.append(
             {
                 "label": run.label,
-                "anchor": _anchor(run.label),
-                "path": str(run.path),
+                "row": run.row_label,
+                "anchor": _anchor("run", run.label),
+                "spec": run.model,
                 "manifest": _manifest(run),
                 "tasks": [_task_section(run, t, e, samples.get(t, [])) for t, e in run.tasks.items()],
             }
         )
+    summary = summary_table(runs)
+    blocks = comparison_blocks(runs)
+    sections = {b.task: b.anchor for b in blocks}
     return {
         "title": title,
         "version": __version__,
         "generated": _dt.datetime.now().isoformat(timespec="seconds"),
         "runs": run_views,
-        "comparison": _comparison(runs),
+        "summary": summary,
+        "test_anchor": sections,
+        "tests": blocks,
+        "glossary": glossary_rows(summary.tests),
         "attempt_sample": ATTEMPT_SAMPLE,
     }
 

@@ -26,7 +26,10 @@ class RunData:
     path: Path
     results: ResultsFile
     manifest: RunManifest | None = None
+    #: unique among the runs of a report (see genderscope.report.labels)
     label: str = ""
+    #: the summary row: model name + distinguishing options (runs of one model, no task in common, share it)
+    row_label: str = ""
 
     @property
     def model(self) -> str:
@@ -78,15 +81,11 @@ def load_run(path: str | Path) -> RunData:
 
 
 def load_runs(paths: list[str | Path]) -> list[RunData]:
-    """Load several runs and give each a short unique label (model spec, plus folder name if needed)."""
+    """Load several runs and give each a unique label (:func:`~genderscope.report.labels.assign_labels`)."""
+    from genderscope.report.labels import assign_labels
+
     if not paths:
         raise UsageError("name at least one run folder")
     runs = [load_run(p) for p in paths]
-    models = [r.model for r in runs]
-    for r in runs:
-        r.label = r.model if models.count(r.model) == 1 else f"{r.model} ({r.path.name})"
-    labels = [r.label for r in runs]
-    for i, r in enumerate(runs):  # same model and same folder name: number them
-        if labels.count(r.label) > 1:
-            r.label = f"{r.label} #{i + 1}"
+    assign_labels(runs)
     return runs

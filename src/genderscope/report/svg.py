@@ -87,8 +87,18 @@ def _text(x: float, y: float, s: object, anchor: str = "start", extra: str = "")
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(str(s))}</text>'
 
 
-def _clip_label(s: str, n: int = 34) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
+#: average advance of one character at FONT px (system-ui), generous so that labels are never cut
+CHAR_W = 7.2
+
+
+def label_space(
+    labels: Iterable[str], at_least: float, width: float, plot_min: float = 420
+) -> tuple[float, float]:
+    """(label column width, total width) such that the longest label fits whole and the plot area keeps
+    at least ``plot_min`` px."""
+    need = max((len(str(s)) for s in labels), default=0) * CHAR_W + 16
+    lw = max(at_least, need)
+    return lw, max(width, lw + plot_min)
 
 
 def _axis(
@@ -149,6 +159,7 @@ def point_plot(
         lo, hi = lo - pad, hi + pad
     ticks = nice_ticks(lo, hi)
     lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
+    label_width, width = label_space(labels, label_width, width)
     row_h = 14 + 9 * len(series)
     legend_h = 20 if len([s for s in series if s]) > 0 else 0
     top = 24 + legend_h + (14 if ref is not None and ref_label else 0)
@@ -178,7 +189,7 @@ def point_plot(
                 f'<rect x="0" y="{y_row:.1f}" width="{x1:.1f}" height="{row_h}" fill="#f6f6f6" '
                 f'fill-opacity="0.6"/>'
             )
-        out.append(_text(x0 - 8, y_row + row_h / 2 + 4, _clip_label(label, int(label_width / 7)), "end"))
+        out.append(_text(x0 - 8, y_row + row_h / 2 + 4, label, "end", ' class="label"'))
         for j, s in enumerate(series):
             p = next((q for q in points if q.label == label and q.series == s), None)
             if p is None:
@@ -224,6 +235,7 @@ def stacked_bars(
 ) -> Markup:
     """Horizontal stacked bars: for each row the shares of ``categories`` (they sum to ``total``)."""
     colours = {c: CATEGORY_COLOURS.get(c, PALETTE[i % len(PALETTE)]) for i, c in enumerate(categories)}
+    label_width, width = label_space([r[0] for r in rows], label_width, width)
     row_h = 18
     top = 44
     height = top + row_h * len(rows) + 40
@@ -239,7 +251,7 @@ def stacked_bars(
     out += _axis(x0, x1, top, y_bot, nice_ticks(0, total), sx, xlabel)
     for i, (label, shares) in enumerate(rows):
         y = top + i * row_h
-        out.append(_text(x0 - 8, y + row_h / 2 + 4, _clip_label(label, int(label_width / 7)), "end"))
+        out.append(_text(x0 - 8, y + row_h / 2 + 4, label, "end", ' class="label"'))
         acc = 0.0
         for c in categories:
             v = _num(shares.get(c))

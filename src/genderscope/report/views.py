@@ -12,8 +12,9 @@ from markupsafe import Markup
 from genderscope.core.runlog import MetricEntry
 
 
-def fmt(x: Any, digits: int = 4) -> str:
-    """A cell value as text: numbers to ``digits`` significant digits, None/NaN as '–', lists as JSON."""
+def fmt(x: Any, digits: int = 3) -> str:
+    """A cell value as text: numbers to ``digits`` significant digits (integer part kept whole, exponent
+    only below 1e-4 or from 1e6 on), None/NaN as '–', short numeric lists as '[a, b]', other lists as JSON."""
     if x is None:
         return "–"
     if isinstance(x, bool):
@@ -22,12 +23,14 @@ def fmt(x: Any, digits: int = 4) -> str:
         return str(x)
     if isinstance(x, float):
         if math.isnan(x) or math.isinf(x):
-            return "–" if math.isnan(x) else str(x)
+            return "–" if math.isnan(x) else ("∞" if x > 0 else "−∞")
         if x == 0:
             return "0"
-        if abs(x) >= 1e5 or abs(x) < 1e-3:
+        if abs(x) >= 1e6 or abs(x) < 1e-4:
             return f"{x:.{max(digits - 1, 1)}e}"
-        return f"{x:.{digits}g}" if abs(x) < 10**digits else f"{x:.0f}"
+        if abs(x) >= 10**digits:
+            return f"{x:.0f}"
+        return f"{x:.{digits}g}"
     if (
         isinstance(x, list)
         and 0 < len(x) <= 8
@@ -40,14 +43,14 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def fmt_ci(m: MetricEntry | None, digits: int = 4) -> str:
+def fmt_ci(m: MetricEntry | None, digits: int = 3) -> str:
     """'[lo, hi]' of a metric, or '' when it has no interval."""
     if m is None or not m.has_ci:
         return ""
     return f"[{fmt(m.ci_low, digits)}, {fmt(m.ci_high, digits)}]"
 
 
-def fmt_metric(m: MetricEntry | None, digits: int = 4) -> str:
+def fmt_metric(m: MetricEntry | None, digits: int = 3) -> str:
     """'value [lo, hi]', or '–' when there is no metric."""
     if m is None:
         return "–"
@@ -99,10 +102,12 @@ class Rendered:
     """What a task renderer contributes: a one-line reading, figures, tables.
 
     ``handled``: keys of the task's entries already shown, left out of the generic table and
-    scalar listings.
+    scalar listings; ``notes``: one sentence per figure left out because it had nothing to show.
     """
 
     reading: str = ""
     figures: list[Figure] = field(default_factory=list)
     tables: list[TableView] = field(default_factory=list)
     handled: set[str] = field(default_factory=set)
+    #: sentences shown in place of figures that have nothing to draw (say why)
+    notes: list[str] = field(default_factory=list)

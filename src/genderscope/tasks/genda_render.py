@@ -64,17 +64,26 @@ def render_genda(name: str, result: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- HTML report (shared parts)
-def ges_reading(res: Any, what: str) -> str:
-    """One sentence on the task's GES metric (``res``: TaskResults); ``what`` explains the sign."""
+def ges_reading(res: Any, what: str, harms: tuple[str, str] | None = None) -> str:
+    """One sentence on the task's GES metric (``res``: TaskResults); ``what`` explains the sign;
+    ``harms``: (main effect, nuance) harms and bias sources as GenDa Lens names them."""
     from genderscope.report.helpers import ci_word
+    from genderscope.report.reasons import undefined_reason
     from genderscope.report.views import fmt as hfmt
     from genderscope.report.views import fmt_ci
 
     g = res.metrics.get("ges")
     if g is None or g.value is None:
-        reason = res.extra.get("ges_undefined_reason") or res.extra.get("ges_error") or "undefined"
-        return f"GES undefined ({hfmt(reason)})."
-    return f"GES = {hfmt(float(g.value), 3)} {fmt_ci(g)} ({what}; 0 = no effect); {ci_word(g)}."
+        text = f"GES is undefined: {undefined_reason(res, 'ges')}."
+        alt = res.metrics.get("ges_ratio")
+        if alt is not None and alt.value is not None:
+            text += f" ges_ratio = {hfmt(float(alt.value))} {fmt_ci(alt)} (defined for every model)"
+            text += f"; {ci_word(alt)}."
+    else:
+        text = f"GES = {hfmt(float(g.value), 3)} {fmt_ci(g)} ({what}; 0 = no effect); {ci_word(g)}."
+    if harms:
+        text += f" Possible harms (GenDa Lens): {harms[0]}; {harms[1]}."
+    return text
 
 
 def compat_tables(res: Any) -> list[Any]:

@@ -2,5 +2,6 @@
 
 * :mod:`genderscope.testing.tiny_models`: tiny random-initialised Hugging Face models (masked and causal)
   built on the fly, never downloaded.
-* :mod:`genderscope.testing.fake_openai`: a local OpenAI-compatible chat server with scripted faults.
+* :mod:`genderscope.testing.fake_openai`: a local OpenAI-compatible server with scripted faults: chat,
+  and completions with echoed prompt log-probs computed by a tiny causal LM (``--model-dir``).
 """

@@ -1,4 +1,5 @@
-"""A loopback OpenAI-compatible chat-completions server for tests and benchmarks.
+"""A loopback OpenAI-compatible server (chat and, with a model directory, completions with echoed
+prompt log-probs, ``/tokenize``, ``/detokenize``) for tests and benchmarks.
 
 Answers are deterministic functions of the prompt (:func:`expected_answer`): one of
 ``(a)``/``(b)``/``(c)`` picked by a hash of the prompt (and of the request's ``seed``
@@ -19,6 +20,13 @@ so one core serves well over 2000 requests/s.  Use it in a thread
 (:class:`FakeOpenAIProcess`, or ``python -m genderscope.testing.fake_openai --port 0
 --latency 0.05``, which prints its URL).  Control endpoints: ``GET /_stats``,
 ``POST /_reset``, ``POST /_config`` (JSON fields of :class:`FakeConfig`).
+
+Completions (``model_dir`` / ``--model-dir``: a causal LM saved with ``save_pretrained``, e.g. from
+:func:`genderscope.testing.tiny_models.build_tiny_causal`) are computed by that model on the server's
+worker thread, queued requests batched into one forward pass; the wire format is vLLM's (see
+:mod:`~genderscope.testing.fake_openai_completions`).  The same faults apply to completions.
+``max_concurrency`` caps requests served at once (``over_capacity``: ``queue`` waits, ``429``
+refuses); ``latency`` counts from admission.
 """
 
 from __future__ import annotations
@@ -215,6 +223,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--status", type=int, default=None, help="answer every chat request with this HTTP status")
     p.add_argument("--status-after", type=int, default=None, help="serve this many requests before --status")
     p.add_argument("--api-key", default=None, help="require this bearer key")
+    p.add_argument("--model-dir", default=None, help="causal LM directory answering /v1/completions")
+    p.add_argument("--batch-tokens", type=int, default=None, help="token budget of one forward pass")
+    p.add_argument(
+        "--torch-threads", type=int, default=None, help="torch CPU threads (default 1; 0 = torch default)"
+    )
+    p.add_argument("--max-concurrency", type=int, default=None, help="requests served at once (0 = no cap)")
+    p.add_argument("--over-capacity", choices=("queue", "429"), default=None, help="beyond the cap")
+    p.add_argument(
+        "--no-echo-logprobs", action="store_true", help="ignore `echo` (no prompt log-probs, as llama.cpp)"
+    )
+    p.add_argument("--logprob-shift", type=float, default=None, help="added to every prompt log-prob")
     p.add_argument("--config-json", default=None, help="a FakeConfig as JSON (other flags override it)")
     a = p.parse_args(argv)
     values: dict[str, Any] = json.loads(a.config_json) if a.config_json else {}
@@ -227,12 +246,20 @@ def main(argv: list[str] | None = None) -> None:
         "status",
         "status_after",
         "api_key",
+        "model_dir",
+        "batch_tokens",
+        "torch_threads",
+        "max_concurrency",
+        "over_capacity",
+        "logprob_shift",
     ):
         if getattr(a, name) is not None:
             values[name] = getattr(a, name)
     for name in ("faults", "schedule"):
         if getattr(a, name) is not None:
             values[name] = [s for s in getattr(a, name).split(",") if s]
+    if a.no_echo_logprobs:
+        values["echo_logprobs"] = False
     config = FakeConfig(**values)
 
     async def serve() -> None:

@@ -1,12 +1,18 @@
 """The fake OpenAI server's behaviour: fault kinds, :class:`FakeConfig`, and the deterministic
-answer to a prompt (:func:`expected_answer`, carrying :func:`prompt_ref`)."""
+chat answer to a prompt (:func:`expected_answer`, carrying :func:`prompt_ref`).
+
+Fault kinds: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``timeout`` (stall
+``timeout_sleep`` s), ``malformed`` (HTTP 200, broken JSON), ``drop`` (close without answering),
+``null`` (chat: content null; completions: ``"logprobs": null``), ``no_logprobs`` (completions: the
+choice has no ``logprobs`` key; chat: as ``null``)."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 
-FAULT_KINDS = ("429", "500", "502", "503", "timeout", "malformed", "drop", "null")
+FAULT_KINDS = ("429", "500", "502", "503", "timeout", "malformed", "drop", "null", "no_logprobs")
+OVER_CAPACITY = ("queue", "429")
 
 
 @dataclass
@@ -18,17 +24,29 @@ class FakeConfig:
     faults: list[str] = field(default_factory=lambda: ["429", "500", "timeout", "malformed", "drop"])
     schedule: list[str] = field(default_factory=list)  # faults for the 1st, 2nd, ... request of each prompt
     seed: int = 0  # seed of the fault draws
+    fault_exempt: list[str] = field(default_factory=list)  # prompts (stats keys) never faulted
     retry_after: str = "0"  # Retry-After header sent with 429 (seconds or an HTTP date)
     timeout_sleep: float = 30.0  # how long a "timeout" fault stalls before answering
     status: int = 0  # if non-zero: answer chat requests with this HTTP status ...
     status_after: int = 0  # ... once this many chat requests have been served normally
     api_key: str | None = None  # if set: require "Authorization: Bearer <api_key>" (else 401)
     models: list[str] = field(default_factory=list)  # known model names; others get 404 (empty = any)
+    # -- /v1/completions, /tokenize, /detokenize (see fake_openai_completions) ------------------
+    model_dir: str | None = None  # a causal LM saved with save_pretrained; None = no completions route
+    batch_tokens: int = 4096  # token budget of one forward pass over queued completions prompts
+    torch_threads: int = 1  # torch CPU threads, process-wide (0 = leave as is); tiny forwards: 1 is fastest
+    echo_logprobs: bool = True  # False: ignore `echo` (prompt log-probs never returned, as llama.cpp)
+    logprob_shift: float = 0.0  # added to every echoed prompt log-prob (simulates a wrong server)
+    # -- capacity (chat and completions requests; faults included) ---------------------------
+    max_concurrency: int = 0  # requests served at once (0 = no cap); `latency` runs from admission
+    over_capacity: str = "queue"  # beyond the cap: "queue" (wait for a slot, FIFO) or "429" (refuse)
 
     def __post_init__(self) -> None:
         for f in list(self.schedule) + list(self.faults):
             if f and f not in FAULT_KINDS:
                 raise ValueError(f"unknown fault {f!r}; known: {', '.join(FAULT_KINDS)}")
+        if self.over_capacity not in OVER_CAPACITY:
+            raise ValueError(f"over_capacity must be one of {', '.join(OVER_CAPACITY)}")
 
 
 def prompt_ref(prompt: str) -> str:

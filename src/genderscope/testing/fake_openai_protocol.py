@@ -1,5 +1,13 @@
-"""The fake OpenAI server's HTTP/1.1 protocol: request parsing, chat answers, fault injection and
-the control endpoints, on one asyncio event loop (:func:`start_server`)."""
+"""The fake OpenAI server's HTTP/1.1 protocol: routing, chat answers, completions (scored on the
+model's worker thread, :mod:`~genderscope.testing.fake_openai_completions`), fault injection, the
+per-server concurrency cap and the control endpoints, on one asyncio event loop (:func:`start_server`).
+
+Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /tokenize`` and
+``/detokenize`` (also under ``/v1``), ``GET /v1/models``; control: ``GET /_stats``, ``POST /_reset``,
+``POST /_config``.  Chat and completions requests pass the concurrency cap (``max_concurrency``;
+beyond it they wait in FIFO order, or get 429 with ``over_capacity = "429"``); ``latency`` counts from
+admission, so a capped server answers at most ``max_concurrency / latency`` requests/s.  Token
+endpoints bypass the cap and the latency and are never faulted."""
 
 from __future__ import annotations
 
@@ -7,10 +15,17 @@ import asyncio
 import dataclasses
 import json
 import random
-from collections import Counter
-from typing import Any
+from typing import Any, Callable
 
+from genderscope.testing.fake_openai_completions import (
+    PromptError,
+    completion_body,
+    detokenize_body,
+    parse_completion,
+    tokenize_body,
+)
 from genderscope.testing.fake_openai_config import FakeConfig, expected_answer
+from genderscope.testing.fake_openai_state import _State
 
 _REASONS = {
     200: "OK",
@@ -35,41 +50,6 @@ def _response(status: int, body: bytes, extra: str = "", close: bool = False) ->
 
 def _error_body(message: str, type_: str, code: str | None = None) -> bytes:
     return json.dumps({"error": {"message": message, "type": type_, "code": code}}).encode()
-
-
-class _State:
-    """Config and counters, owned by the server's event loop thread."""
-
-    def __init__(self, config: FakeConfig):
-        self.config = config
-        self.rng = random.Random(config.seed)
-        self.reset()
-
-    def reset(self) -> None:
-        self.requests = 0
-        self.answered = 0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.with_seed = 0
-        self.with_auth = 0
-        self.by_prompt: Counter[str] = Counter()
-        self.faults: Counter[str] = Counter()
-        self.last_body: Any = None
-        self.rng = random.Random(self.config.seed)
-
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "requests": self.requests,
-            "answered": self.answered,
-            "in_flight": self.in_flight,
-            "max_in_flight": self.max_in_flight,
-            "with_seed": self.with_seed,
-            "with_auth": self.with_auth,
-            "faults": dict(self.faults),
-            "by_prompt": dict(self.by_prompt),
-            "last_body": self.last_body,
-            "config": dataclasses.asdict(self.config),
-        }
 
 
 class _Connection(asyncio.Protocol):
@@ -121,127 +101,221 @@ class _Connection(asyncio.Protocol):
         if close:
             t.close()
 
-    def _later(self, delay: float, data: bytes | None, close: bool = False, done: bool = True) -> None:
+    def _begin(self) -> float:
+        st = self.state
+        st.in_flight += 1
+        st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        return self.loop.time()
+
+    def _finish(
+        self,
+        started: float,
+        delay: float,
+        data: bytes | None,
+        close: bool = False,
+        prompts: list[str] | None = None,
+        slot: bool = True,
+    ) -> None:
+        """Send ``data`` ``delay`` s after ``started``; ``prompts`` = answered (None = a fault)."""
+
         def fire() -> None:
             st = self.state
             st.in_flight -= 1
-            if done:
+            if prompts is not None:
                 st.answered += 1
+                st.answered_by_prompt.update(prompts)
             self._send(data, close)
+            if slot:
+                st.release()
 
-        self.state.in_flight += 1
-        self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
-        if delay > 0:
-            self.loop.call_later(delay, fire)
+        wait = started + delay - self.loop.time()
+        if wait > 0:
+            self.loop.call_later(wait, fire)
         else:
             fire()
 
+    def _later(self, delay: float, data: bytes | None, close: bool = False, done: bool = True) -> None:
+        """Answer outside the capacity queue (401/404 before any work)."""
+        self._finish(self._begin(), delay, data, close, [] if done else None, slot=False)
+
+    def _fault_reply(self, fault: str) -> tuple[bytes | None, bool]:
+        if fault == "429":
+            head = f"Retry-After: {self.state.config.retry_after}\r\n"
+            return _response(
+                429, _error_body("Rate limit reached", "requests", "rate_limit_exceeded"), head
+            ), False
+        if fault in ("500", "502", "503"):
+            return _response(int(fault), _error_body("injected server error", "server_error")), False
+        if fault == "malformed":
+            return _response(200, b'{"id": "x", "object": "text_completion", "choices": [{"text": "a'), False
+        return None, True  # drop
+
     def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> None:
-        st = self.state
-        if path.startswith("/_"):
-            self._control(method, path, body)
-            return
-        if method != "POST" or not path.endswith("/chat/completions"):
+        route = path.split("?", 1)[0].rstrip("/")
+        if route.startswith("/_"):
+            self._control(method, route, body)
+        elif method == "POST" and route.endswith("/chat/completions"):
+            self._chat(headers, body)
+        elif method == "POST" and route.endswith("/completions"):
+            self._completions(headers, body)
+        elif method == "POST" and route in ("/tokenize", "/v1/tokenize", "/detokenize", "/v1/detokenize"):
+            self._tokens(route.rsplit("/", 1)[1], body)
+        elif method == "GET" and route.endswith("/models"):
+            self._models()
+        else:
             self._send(_response(404, _error_body(f"no route {method} {path}", "invalid_request_error")))
-            return
-        cfg = st.config
-        try:
-            req = json.loads(body)
-            prompt = req["messages"][-1]["content"]
-            model = req.get("model")
-        except (ValueError, KeyError, IndexError, TypeError):
-            self._send(
-                _response(400, _error_body("request body is not a chat request", "invalid_request_error"))
-            )
-            return
+
+    def _gate(self, key: str, req: dict[str, Any], headers: dict[str, str], endpoint: str) -> str | None:
+        """Count a model request and pick its fault ("" = none); None = already answered (401/404/status)."""
+        st, cfg = self.state, self.state.config
         st.requests += 1
-        st.by_prompt[prompt] += 1
+        st.by_endpoint[endpoint] += 1
+        st.by_prompt[key] += 1
         st.last_body = req
-        seed = req.get("seed")
-        st.with_seed += seed is not None
+        st.with_seed += req.get("seed") is not None
         auth = headers.get("authorization")
         st.with_auth += auth is not None
+        model = req.get("model")
         if cfg.api_key is not None and auth != f"Bearer {cfg.api_key}":
-            self._later(
-                0,
-                _response(
-                    401,
-                    _error_body("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
-                ),
-            )
-            return
+            err = _error_body("Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+            self._later(0, _response(401, err))
+            return None
         if cfg.models and model not in cfg.models:
-            self._later(
-                0,
-                _response(
-                    404,
-                    _error_body(
-                        f"The model `{model}` does not exist or you do not have access to it.",
-                        "invalid_request_error",
-                        "model_not_found",
-                    ),
-                ),
-            )
-            return
+            msg = f"The model `{model}` does not exist or you do not have access to it."
+            self._later(0, _response(404, _error_body(msg, "invalid_request_error", "model_not_found")))
+            return None
         if cfg.status and st.requests > cfg.status_after:
-            self._later(
-                cfg.latency,
-                _response(cfg.status, _error_body(f"injected status {cfg.status}", "invalid_request_error")),
-            )
-            return
-        n = st.by_prompt[prompt]
+            err = _error_body(f"injected status {cfg.status}", "invalid_request_error")
+            self._later(cfg.latency, _response(cfg.status, err), done=False)
+            return None
+        n = st.by_prompt[key]
+        if key in cfg.fault_exempt:
+            return ""
         fault = cfg.schedule[n - 1] if n <= len(cfg.schedule) else ""
         if not fault and cfg.fault_rate > 0 and cfg.faults and st.rng.random() < cfg.fault_rate:
             fault = st.rng.choice(cfg.faults)
         if fault:
             st.faults[fault] += 1
-        if fault == "drop":
-            self._later(cfg.latency, None, close=True, done=False)
-            return
-        if fault == "429":
-            self._later(
-                cfg.latency,
-                _response(
-                    429,
-                    _error_body("Rate limit reached", "requests", "rate_limit_exceeded"),
-                    f"Retry-After: {cfg.retry_after}\r\n",
-                ),
-                done=False,
+        return fault
+
+    def _admit(self, start: Callable[[], None]) -> None:
+        if not self.state.acquire(start):
+            err = _error_body("server at capacity", "requests", "rate_limit_exceeded")
+            head = f"Retry-After: {self.state.config.retry_after}\r\n"
+            self._send(_response(429, err, head))
+
+    def _chat(self, headers: dict[str, str], body: bytes) -> None:
+        try:
+            req = json.loads(body)
+            prompt = req["messages"][-1]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            self._send(
+                _response(400, _error_body("request body is not a chat request", "invalid_request_error"))
             )
             return
-        if fault in ("500", "502", "503"):
-            self._later(
-                cfg.latency,
-                _response(int(fault), _error_body("injected server error", "server_error")),
-                done=False,
-            )
+        fault = self._gate(prompt, req, headers, "chat")
+        if fault is None:
             return
-        if fault == "malformed":
-            self._later(
-                cfg.latency,
-                _response(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"cont'),
-                done=False,
-            )
+        cfg = self.state.config
+
+        def start() -> None:
+            started = self._begin()
+            if fault in ("drop", "429", "500", "502", "503", "malformed"):
+                data, close = self._fault_reply(fault)
+                self._finish(started, cfg.latency, data, close)
+                return
+            content = None if fault in ("null", "no_logprobs") else expected_answer(prompt, req.get("seed"))
+            out = json.dumps(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": req.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                }
+            ).encode()
+            delay = cfg.timeout_sleep if fault == "timeout" else cfg.latency
+            self._finish(started, delay, _response(200, out), prompts=[prompt])
+
+        self._admit(start)
+
+    def _completions(self, headers: dict[str, str], body: bytes) -> None:
+        st = self.state
+        model = st.model()
+        if model is None:
+            msg = "this fake server has no completions model (start it with --model-dir DIR)"
+            self._send(_response(404, _error_body(msg, "invalid_request_error")))
             return
-        content = None if fault == "null" else expected_answer(prompt, seed)
-        out = json.dumps(
-            {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "created": 0,
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            }
-        ).encode()
-        delay = cfg.timeout_sleep if fault == "timeout" else cfg.latency
-        self._later(delay, _response(200, out))
+        try:
+            req = json.loads(body)
+            if not isinstance(req, dict):
+                raise PromptError("request body is not a JSON object")
+            job = parse_completion(req, model)
+        except (ValueError, TypeError) as exc:  # PromptError is a ValueError
+            self._send(_response(400, _error_body(str(exc), "BadRequestError", "400")))
+            return
+        key = job.keys[0] if len(job.keys) == 1 else json.dumps(req.get("prompt"))
+        fault = self._gate(key, req, headers, "completions")
+        if fault is None:
+            return
+        cfg = st.config
+        if not cfg.echo_logprobs:
+            job.echo = False
+
+        def start() -> None:
+            started = self._begin()
+            if fault in ("drop", "429", "500", "502", "503", "malformed"):
+                data, close = self._fault_reply(fault)
+                self._finish(started, cfg.latency, data, close)
+                return
+            delay = cfg.timeout_sleep if fault == "timeout" else cfg.latency
+
+            def done(scored: Any) -> None:  # on the model's worker thread
+                if isinstance(scored, Exception):
+                    data = _response(500, _error_body(f"model error: {scored}", "server_error"))
+                    prompts = None
+                else:
+                    out = completion_body(model, job, scored, fault, cfg.logprob_shift)
+                    data = _response(200, json.dumps(out).encode())
+                    prompts = None if fault in ("null", "no_logprobs") else job.keys  # broken on purpose
+                self.loop.call_soon_threadsafe(self._finish, started, delay, data, False, prompts)
+
+            model.score([p[0] for p in job.prompts], job.k or 0, done)
+
+        self._admit(start)
+
+    def _tokens(self, what: str, body: bytes) -> None:
+        st = self.state
+        model = st.model()
+        if model is None:
+            msg = "this fake server has no model (start it with --model-dir DIR)"
+            self._send(_response(404, _error_body(msg, "invalid_request_error")))
+            return
+        st.by_endpoint[what] += 1
+        try:
+            req = json.loads(body)
+            out = (tokenize_body if what == "tokenize" else detokenize_body)(req, model)
+        except (ValueError, TypeError, AttributeError) as exc:
+            self._send(_response(400, _error_body(str(exc), "BadRequestError", "400")))
+            return
+        self._send(_response(200, json.dumps(out).encode()))
+
+    def _models(self) -> None:
+        cfg = self.state.config
+        names = cfg.models or ["fake"]
+        model = self.state.model()
+        data = [{"id": n, "object": "model", "owned_by": "genderscope-fake"} for n in names]
+        if model is not None:
+            for d in data:
+                d["max_model_len"] = model.max_len
+        self._send(_response(200, json.dumps({"object": "list", "data": data}).encode()))
 
     def _control(self, method: str, path: str, body: bytes) -> None:
         st = self.state
@@ -271,6 +345,7 @@ async def start_server(
     """Start serving on the running loop; returns (server, state, base URL ending in /v1)."""
     loop = asyncio.get_running_loop()
     state = _State(config)
+    state.model()  # load the completions model now (errors surface at start)
     server = await loop.create_server(lambda: _Connection(state, loop), host, port, backlog=1024)
     real_port = server.sockets[0].getsockname()[1]
     return server, state, f"http://{host}:{real_port}/v1"

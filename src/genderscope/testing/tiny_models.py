@@ -2,7 +2,10 @@
 
 * :func:`build_tiny_mlm`: a BERT-style masked LM with a WordPiece tokenizer whose vocabulary is
   given explicitly (no trainer, so it is identical in every process).
-* :func:`build_tiny_causal`: a GPT-2-style causal LM with a WordLevel tokenizer and ``<s>``/``</s>``.
+* :func:`build_tiny_causal`: a GPT-2-style causal LM with a WordLevel tokenizer and ``<s>``/``</s>``
+  (optionally adding ``<s>`` itself, as Llama's tokenizer does).
+* :func:`likelihood_task_texts`: the texts of the four likelihood tasks (a vocabulary for a causal LM
+  that runs them).
 
 Both save model and tokenizer with ``save_pretrained`` into a directory and return it.
 """
@@ -100,17 +103,29 @@ def build_tiny_mlm(
 
 
 def build_tiny_causal(
-    out_dir: Path, words: Iterable[str], *, seed: int = 0, hidden: int = 32, layers: int = 2, heads: int = 2
+    out_dir: Path,
+    words: Iterable[str],
+    *,
+    seed: int = 0,
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    add_bos: bool = False,
 ) -> Path:
-    """A GPT-2-style causal LM with random weights; WordLevel vocabulary = specials + ``words``."""
+    """A GPT-2-style causal LM with random weights; WordLevel vocabulary = specials + ``words``.
+    ``add_bos``: the tokenizer adds ``<s>`` in front when asked for special tokens (as Llama's does)."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     vocab = _vocab(words, CAUSAL_SPECIALS, None)
     tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tk.decoder = decoders.WordPiece(prefix="##")
+    if add_bos:
+        tk.post_processor = processors.TemplateProcessing(
+            single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", vocab["<s>"])]
+        )
     tok = PreTrainedTokenizerFast(
         tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>"
     )
@@ -130,3 +145,11 @@ def build_tiny_causal(
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     return out_dir
+
+
+def likelihood_task_texts(data_registry) -> list[str]:  # noqa: ANN001 - a DataRegistry
+    """GenDa Lens texts (:func:`genda_lens_texts`) plus English words of WinoBias and GEST prompts
+    (enough vocabulary that most tokens of ``abc``, ``dawinobias``, ``winobias-lm`` and
+    ``gest-likelihood`` are not ``<unk>``; the rest still score, as ``<unk>``)."""
+    extra = "he she his her him man woman nurse said that The I . , ' \" : ; ? ! - a the was to of and in"
+    return genda_lens_texts(data_registry) + [extra]

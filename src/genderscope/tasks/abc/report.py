@@ -8,6 +8,7 @@ from genderscope.core.runlog import TaskResults
 from genderscope.report import svg
 from genderscope.report.helpers import find_table, metric_points, num, pair
 from genderscope.report.views import Figure, Rendered, TableView
+from genderscope.tasks.abc.glossary import MAIN_HARM, NUANCE_HARM
 from genderscope.tasks.genda_render import compat_tables, ges_reading
 
 
@@ -18,6 +19,7 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
         res,
         "log2 of median relative perplexity hendes / hans: > 0 means the "
         "violation is accepted more readily with the male pronoun",
+        (MAIN_HARM, NUANCE_HARM),
     )
     key, rows = find_table(res, {"occupations", "pronoun", "median_rel"}, ("nuance_table", "nuance"))
     if rows:
@@ -44,37 +46,77 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                 ),
                 "GenDa Lens's nuance view: is the penalty for the ungrammatical hans/hendes modulated by the "
                 "occupation's stereotype? Whiskers: "
-                + ("bootstrap 95% CI of the median." if has_ci else "interquartile range."),
+                + ("bootstrap 95% CI of the median." if has_ci else "interquartile range.")
+                + f" Possible harm: {NUANCE_HARM}.",
             )
         )
         out.tables.append(TableView.from_records("Nuance table", rows))
     key2, eff = find_table(res, {"ges"}, ("effect_table", "effects"))
     if eff:
         out.handled.add(key2)
-        pts = []
-        for r in eff:
-            lo, hi = pair(r.get("ges_ci95"))
-            pts.append(svg.Point(str(r.get("occupations", r.get("group", "?"))), r.get("ges"), lo, hi))
-        out.figures.append(
-            Figure(
-                "GES by occupation group",
-                svg.point_plot(
-                    pts,
-                    title="ABC: gender effect size by occupation group (95% CI)",
-                    xlabel="GES (log2)",
-                    ref=0.0,
-                ),
-            )
-        )
+        _effect_figure(out, eff)
         out.tables.append(TableView.from_records("Effect table", eff))
     elif "ges" in res.metrics:
-        pts = metric_points(res, ["ges", "ges_femocc", "ges_maleocc", "ges_ratio"])
-        out.figures.append(
-            Figure(
-                "GES",
-                svg.point_plot(pts, title="ABC: gender effect sizes (95% CI)", xlabel="GES (log2)", ref=0.0),
+        pts = [
+            p
+            for p in metric_points(res, ["ges", "ges_femocc", "ges_maleocc", "ges_ratio"])
+            if p.value is not None
+        ]
+        if pts:
+            out.figures.append(
+                Figure(
+                    "GES",
+                    svg.point_plot(
+                        pts, title="ABC: gender effect sizes (95% CI)", xlabel="GES (log2)", ref=0.0
+                    ),
+                )
             )
-        )
+        else:
+            out.notes.append("GES: no figure, because GES is undefined in this run (see the reading).")
     out.tables += compat_tables(res)
     out.handled.add("compat_tables")
     return out
+
+
+_GROUPS = {"all": "all occupations", "female": "female occupations", "male": "male occupations"}
+
+
+def _effect_figure(out: Rendered, eff: list[dict[str, Any]]) -> None:
+    """GES and ges_ratio by occupation group; undefined GES values are named in the caption."""
+    pts, undefined = [], []
+    for r in eff:
+        group = _GROUPS.get(str(r.get("occupations", r.get("group"))), str(r.get("occupations", "?")))
+        if num(r.get("ges")) is not None:
+            lo, hi = pair(r.get("ges_ci95"))
+            pts.append(svg.Point(group, r.get("ges"), lo, hi, "ges"))
+        else:
+            undefined.append(f"{group} ({r.get('ges_undefined_reason') or 'undefined'})")
+        if num(r.get("ges_ratio")) is not None:
+            lo, hi = pair(r.get("ges_ratio_ci95"))
+            pts.append(svg.Point(group, r.get("ges_ratio"), lo, hi, "ges_ratio"))
+    if not pts:
+        out.notes.append(
+            "GES by occupation group: no figure, because GES is undefined in every group: "
+            + "; ".join(undefined)
+            + "."
+        )
+        return
+    caption = (
+        "ges = log2 of the ratio of median relative perplexities; ges_ratio = log2 of the ratio of median "
+        "perplexity ratios (defined for every model). A difference between the female and male occupations "
+        f"is the nuance (possible harm: {NUANCE_HARM})."
+    )
+    if undefined:
+        caption += " GES is undefined for: " + "; ".join(undefined) + "."
+    out.figures.append(
+        Figure(
+            "GES by occupation group",
+            svg.point_plot(
+                pts,
+                title="ABC: gender effect size by occupation group (95% CI)",
+                xlabel="log2 ratio",
+                ref=0.0,
+            ),
+            caption,
+        )
+    )

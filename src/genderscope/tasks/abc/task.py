@@ -25,6 +25,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.tasks.abc.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
 from genderscope.tasks.abc import data as D
@@ -71,6 +72,7 @@ class ABCTask(Task):
     name = "abc"
     description = "GenDa Lens ABC: is a Danish LM less surprised by a wrong 'hans' than by a wrong 'hendes'?"
     Options = ABCOptions
+    metric_docs = METRIC_DOCS
     measurements = {
         PLL: Measurement(frozenset({MASKED_LOGPROBS}), "pseudo-perplexity (PLL)"),
         LOGLIK: Measurement(frozenset({TOKEN_LOGPROBS}), "perplexity (log-likelihood)"),

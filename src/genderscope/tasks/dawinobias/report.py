@@ -8,6 +8,7 @@ from genderscope.core.runlog import TaskResults
 from genderscope.report import svg
 from genderscope.report.helpers import find_table, metric_points, pair
 from genderscope.report.views import Figure, Rendered, TableView
+from genderscope.tasks.dawinobias.glossary import MAIN_HARM, NUANCE_HARM
 from genderscope.tasks.genda_render import compat_tables, ges_reading
 
 
@@ -15,7 +16,9 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
     """GES reading, nuance F1 by pronoun, accuracy by condition, GenDa Lens's own tables."""
     out = Rendered()
     out.reading = ges_reading(
-        res, "log2(acc_pro / acc_anti): > 0 means better on pro-stereotypical sentences"
+        res,
+        "log2(acc_pro / acc_anti): > 0 means better on pro-stereotypical sentences",
+        (MAIN_HARM, NUANCE_HARM),
     )
     key, rows = find_table(res, {"condition", "pronoun", "f1"}, ("nuance_table", "nuance"))
     if rows:
@@ -37,7 +40,8 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                     domain=(0.0, 1.0),
                 ),
                 "GenDa Lens's nuance view: within each condition, does the model recover "
-                "female pronouns as well as male ones? Whiskers: pair bootstrap CIs (default mode).",
+                "female pronouns as well as male ones? Whiskers: pair bootstrap CIs (default mode). "
+                f"Possible harm: {NUANCE_HARM}.",
             )
         )
         out.tables.append(TableView.from_records("Nuance table", rows))
@@ -54,7 +58,7 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                     xlabel="accuracy",
                     domain=(0.0, 1.0),
                 ),
-                "Main effect: GES = log2(accuracy pro / accuracy anti).",
+                f"Main effect: GES = log2(accuracy pro / accuracy anti). Possible harm: {MAIN_HARM}.",
             )
         )
     out.tables += compat_tables(res)

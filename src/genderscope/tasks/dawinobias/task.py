@@ -22,6 +22,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.tasks.dawinobias.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
 from genderscope.tasks.dawinobias import data as D
@@ -83,6 +84,7 @@ class DaWinoBiasTask(Task):
         "GenDa Lens DaWinoBias: does a Danish LM fill in the stereotype-congruent pronoun more often?"
     )
     Options = DaWinoBiasOptions
+    metric_docs = METRIC_DOCS
     measurements = {
         "top1": Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1"),
         "loglik": Measurement(frozenset({TOKEN_LOGPROBS}), "candidate pronoun log-likelihoods"),

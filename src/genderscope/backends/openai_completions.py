@@ -1,0 +1,226 @@
+"""``openai-completions:MODEL`` — an OpenAI-compatible ``/v1/completions`` server that echoes prompt
+log-probs (vLLM), on one server or several: the causal-LM primitives over HTTP.
+
+Servers, key, per-server concurrency, retries, failover, pausing and run statistics: see
+:mod:`~genderscope.backends.openai_http` (shared with ``openai:``).  Kinds answered:
+
+* ``token_logprobs`` {text}: one echo of ``S + text`` (``echo``, ``logprobs`` 1, ``max_tokens``
+  ``--echo-max-tokens``, ``add_special_tokens: false``); mapping and offsets in
+  :mod:`~genderscope.backends.openai_echo`.  S = the start token, so that ln p(x_t | S, x_<t) equals
+  ``hf-causal``'s (which prepends BOS, else EOS).
+* ``tokenize``: ``POST /tokenize`` (vLLM, at the server root) with ``return_token_strs``; ``lookup``
+  strings are looked up one ``/tokenize`` each (a string that is one token of that spelling, else None).
+* ``chat``: ``POST /v1/chat/completions``, as ``openai:``.
+* ``generate``: a plain ``/v1/completions`` (no echo) with the payload's sampling settings and seed.
+
+**The start token** (``--start-token``): ``auto`` asks ``/tokenize`` for the ids of ``""`` with special
+tokens; a tokenizer that adds a BOS gives it (its string from ``token_strs``, else ``/detokenize``).  A
+tokenizer that adds none (GPT-2, SmolLM2, Qwen) cannot reveal its BOS/EOS over the wire, so ``auto``
+stops with a message asking for ``--start-token TOKEN`` (the model's BOS, else EOS, as in its
+``tokenizer_config.json``) or ``--start-token none`` (the first token stays unscored).  A given token must
+be one token on the server.  Once per backend, before the first likelihood request: the echo probe of
+:mod:`~genderscope.backends.openai_probe` (refuses servers without echoed, self-consistent prompt
+log-probs unless ``--trust-echo``) and one echo of ``S + "The nurse said that she"`` whose first token
+must be S, once.  A run answered from the store sends nothing.
+
+Fingerprint: ``openai-completions:MODEL|start=<option>`` (+ ``#MODEL_ID``): not the URL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from genderscope.backends import openai_echo as echo
+from genderscope.backends.openai_chat import chat_body, chat_content, model_fingerprint
+from genderscope.backends.openai_http import FleetClient, HTTPOptions, public_url
+from genderscope.core.backend import Backend, Emit
+from genderscope.core.errors import BackendError, UsageError
+from genderscope.core.options import opt
+from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.requests import Job
+
+CHECK_TEXT = "The nurse said that she"
+
+
+@dataclass
+class CompletionsOptions(HTTPOptions):
+    start_token: str = opt(
+        "auto",
+        "token scored texts start from, as hf-causal's BOS, else EOS: auto (the BOS the server's "
+        "tokenizer adds), a token string such as '<|endoftext|>', or none (first token unscored)",
+    )
+    echo_max_tokens: int = opt(1, "max_tokens sent with echo requests (0 or 1; some servers refuse 0)")
+    trust_echo: bool = opt(False, "use echoed log-probs even when the start-up probe finds them inconsistent")
+    send_seed: bool = opt(True, "chat: send a seed derived from (item id, trial)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.echo_max_tokens not in (0, 1):
+            raise ValueError("--echo-max-tokens must be 0 or 1")
+        if not self.start_token:
+            raise ValueError("--start-token must be auto, none or a token string")
+
+
+class OpenAICompletionsBackend(Backend):
+    kind = "openai-completions"
+    description = (
+        "OpenAI-compatible /v1/completions with echoed prompt log-probs, e.g. vLLM "
+        "(openai-completions:MODEL; --base-url URL[,URL...])"
+    )
+    Options = CompletionsOptions
+    request_kinds = frozenset({CHAT, TOKENIZE, TOKEN_LOGPROBS, GENERATE})
+
+    def __init__(self, target: str, options: CompletionsOptions):
+        super().__init__(target, options)
+        self.http = FleetClient(options, f"model {target!r}")
+        self.start: str | None = None  # resolved start token string ("" = none)
+        self.start_id: int | None = None
+        self.probe: dict[str, Any] | None = None
+        self._ready = False
+
+    @property
+    def fingerprint(self) -> str:
+        target = f"{self.target}|start={self.options.start_token}"
+        return model_fingerprint(self.kind, target, self.options.model_id)
+
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        d["base_url"] = ",".join(public_url(u) for u in self.http.urls)
+        d["options"] = {**d["options"], "base_url": d["base_url"]}
+        d["api_key_set"] = self.http.key_set
+        return d
+
+    def stats(self) -> dict[str, Any]:
+        out = self.http.stats()
+        if self.start is not None:
+            out["start_token"] = self.start or None
+        if self.probe is not None:
+            out["echo_probe"] = self.probe
+        return out
+
+    # -- start-up ------------------------------------------------------------------------------
+    def _tokenize(self, text: str, special: bool) -> tuple[list[int], list[str] | None]:
+        body = {"prompt": text, "add_special_tokens": special, "return_token_strs": True}
+        return self.http.call("/tokenize", {"model": self.target, **body}, echo.tokenize_ids)
+
+    def _resolve_start(self) -> None:
+        opt_ = self.options.start_token
+        if opt_.lower() == "none":
+            self.start = ""
+            return
+        if opt_.lower() != "auto":
+            try:
+                ids, _strs = self._tokenize(opt_, False)
+            except BackendError:
+                ids = None  # no /tokenize: the echo check below still checks it
+            if ids is not None and len(ids) != 1:
+                raise UsageError(f"--start-token {opt_!r} is {len(ids)} tokens on the server, not one")
+            self.start, self.start_id = opt_, (ids[0] if ids else None)
+            return
+        try:
+            ids, strs = self._tokenize("", True)
+        except BackendError as exc:
+            raise BackendError(
+                f"--start-token auto needs the server's /tokenize (vLLM has it): {exc}; "
+                "pass --start-token TOKEN (the model's BOS, else EOS) or --start-token none"
+            ) from None
+        if not ids:
+            raise UsageError(
+                f"the tokenizer of {self.target!r} adds no BOS, so the start token cannot be learned from "
+                "the server: pass --start-token TOKEN (the model's BOS, else EOS, as hf-causal uses: "
+                "bos_token/eos_token in tokenizer_config.json, e.g. '<|endoftext|>') or --start-token none "
+                "(the first token of each text stays unscored)"
+            )
+        if strs is None:
+            strs = [self.http.call("/detokenize", {"model": self.target, "tokens": ids[:1]})["prompt"]]
+        self.start, self.start_id = strs[0], ids[0]
+
+    def ready(self) -> None:
+        """Resolve the start token and probe the server once (before the first likelihood request)."""
+        if self._ready:
+            return
+        from genderscope.backends.openai_probe import probe_echo_logprobs
+
+        self._resolve_start()
+        start = self.start or ""
+        result = probe_echo_logprobs(
+            lambda path, body: self.http.call("/v1" + path, body),
+            self.target,
+            trust_echo=self.options.trust_echo,
+            start=start,  # ask exactly as the scoring requests do
+            extra={"add_special_tokens": False},
+        )
+        self.probe = result.as_dict()
+        raw = self.http.call("/v1/completions", json.loads(self._echo(start + CHECK_TEXT)), lambda r: r)
+        try:  # the mapping must work on this server
+            echo.token_logprobs_from_echo(raw, CHECK_TEXT, start)
+        except ValueError as exc:
+            raise BackendError(f"the echo of {start + CHECK_TEXT!r} cannot be read: {exc}") from None
+        toks = json.loads(raw)["choices"][0]["logprobs"]["tokens"]
+        if start and (
+            toks[0].strip() != start.strip() or (len(toks) > 1 and toks[1].strip() == start.strip())
+        ):
+            raise BackendError(
+                f"the echo of {start + CHECK_TEXT!r} begins {toks[:2]!r}, not the start token {start!r} "
+                "once: the server must honour add_special_tokens=false (vLLM does) and know the start token"
+            )
+        self._ready = True
+
+    # -- answering -----------------------------------------------------------------------------
+    def _echo(self, prompt: str) -> bytes:
+        return echo.echo_body(self.target, prompt, self.options.echo_max_tokens)
+
+    async def _lookup(self, word: str) -> int | None:
+        body = {"model": self.target, "prompt": word, "add_special_tokens": False, "return_token_strs": True}
+        ids, strs = await self.http.post("/tokenize", json.dumps(body).encode(), echo.tokenize_ids)
+        return ids[0] if len(ids) == 1 and (strs is None or strs[0] == word) else None
+
+    async def handle(self, job: Job) -> Any:
+        """The response to one job (called on the event loop by the fleet client)."""
+        p, kind = job.request.payload, job.request.kind
+        if kind == TOKEN_LOGPROBS:
+            start, text = self.start or "", p["text"]
+            return await self.http.post(
+                "/v1/completions",
+                self._echo(start + text),
+                lambda raw: echo.token_logprobs_from_echo(raw, text, start),
+            )
+        if kind == CHAT:
+            return await self.http.post(
+                "/v1/chat/completions", chat_body(self.target, job, self.options.send_seed), chat_content
+            )
+        if kind == GENERATE:
+            body = {
+                "model": self.target,
+                "prompt": p["prompt"],
+                "max_tokens": p["max_tokens"],
+                "seed": p["seed"],
+            }
+            body["temperature"], body["top_p"] = p.get("temperature", 1.0), p.get("top_p", 1.0)
+            return await self.http.post(
+                "/v1/completions",
+                json.dumps(body, ensure_ascii=False).encode(),
+                lambda raw: echo.generate_response(raw, p["max_tokens"]),
+            )
+        body = {
+            "model": self.target,
+            "prompt": p["text"],
+            "add_special_tokens": bool(p.get("add_special_tokens", False)),
+            "return_token_strs": True,
+        }
+        ids, strs = await self.http.post("/tokenize", json.dumps(body).encode(), echo.tokenize_ids)
+        if strs is None:
+            raise BackendError("the server's /tokenize gives no token_strs (return_token_strs); vLLM does")
+        lookup = [await self._lookup(w) for w in p.get("lookup", [])]
+        return echo.tokenize_response(ids, strs, self.start or "", self.start_id, lookup)
+
+    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
+        for job in jobs:
+            if job.request.kind not in self.request_kinds:
+                raise BackendError(f"openai-completions cannot answer {job.request.kind!r} requests")
+        if any(j.request.kind in (TOKEN_LOGPROBS, TOKENIZE) for j in jobs):
+            self.ready()
+        self.http.run(jobs, self.handle, emit)

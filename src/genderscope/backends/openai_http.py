@@ -1,0 +1,377 @@
+"""The HTTP machinery shared by ``openai:`` and ``openai-completions:``: options, API key, retries and
+a fleet of servers (:mod:`~genderscope.backends.openai_pool`).
+
+``--base-url URL1,URL2,...`` names one or more servers of the same model (default ``$OPENAI_BASE_URL``,
+else ``https://api.openai.com/v1``).  Key: ``$OPENAI_API_KEY`` (or the variable named by
+``--api-key-env``), sent as a bearer token to every server and never stored in options, fingerprints,
+logs or run files; required unless every URL is loopback (127.0.0.1, localhost, ::1).
+
+Requests go out from one asyncio loop over aiohttp (HTTP/1.1 keep-alive; ``run`` runs the loop itself,
+on a helper thread inside a running loop such as a notebook's).  ``--concurrency`` is per server:
+``concurrency x servers`` workers share the job list, and a request takes a slot on the least loaded
+usable server.  Retryable failures (429, 5xx, 408/409/425, timeouts, connection errors, bodies the caller
+cannot parse) are retried up to ``max_retries`` times per request: at once on another server when one is
+usable, else after ``uniform(0, min(backoff_max, backoff_base * 2**n))`` seconds (full jitter), or the
+server's ``Retry-After`` (429/503; clipped at 300 s) plus a tenth of that jitter.  Other 4xx responses
+raise :class:`Fatal` (a BackendError for the run).  If a request exhausts its retries before any request
+of the run has succeeded, every server is taken to be down and the run stops with one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import os
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from genderscope.backends.openai_pool import Pool, Server
+from genderscope.core.backend import Emit
+from genderscope.core.errors import BackendError, UsageError
+from genderscope.core.options import opt
+from genderscope.core.requests import Job, Outcome
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
+MAX_RETRY_AFTER = 300.0  # seconds: longer Retry-After values are clipped to this
+
+
+@dataclass
+class HTTPOptions:
+    base_url: str = opt(
+        "",
+        "API root(s), comma-separated for several servers of the same model, e.g. "
+        "http://10.0.0.1:8000/v1,http://10.0.0.2:8000/v1 (default: $OPENAI_BASE_URL, else "
+        "https://api.openai.com/v1)",
+    )
+    concurrency: int = opt(16, "requests in flight at once, per server")
+    timeout: float = opt(60.0, "seconds per request before it counts as timed out (then retried)")
+    max_retries: int = opt(6, "retries per request for 429, 5xx, timeouts, connection errors, garbage bodies")
+    backoff_base: float = opt(0.5, "seconds: retry n waits uniform(0, min(backoff_max, backoff_base * 2^n))")
+    backoff_max: float = opt(30.0, "seconds: the longest backoff wait (Retry-After may ask for longer)")
+    pause_after: int = opt(3, "several servers: pause a server after this many failures in a row")
+    pause_seconds: float = opt(2.0, "seconds a failing server is paused (doubling per pause, at most 60)")
+    api_key_env: str = opt("OPENAI_API_KEY", "environment variable that holds the API key")
+    model_id: str = opt(
+        "",
+        "identity of the weights behind MODEL (e.g. a hub revision), added to the fingerprint; "
+        "stored answers are keyed by model, not by server URL",
+    )
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("--concurrency must be at least 1")
+        if not self.timeout > 0:
+            raise ValueError("--timeout must be positive (seconds)")
+        if self.max_retries < 0:
+            raise ValueError("--max-retries must be 0 or more")
+        if self.backoff_base < 0 or self.backoff_max < 0:
+            raise ValueError("--backoff-base and --backoff-max must be 0 or more (seconds)")
+        if self.pause_after < 1 or self.pause_seconds < 0:
+            raise ValueError("--pause-after must be at least 1 and --pause-seconds 0 or more")
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date); None if absent or
+    unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def backoff_delay(retry: int, base: float, cap: float, rng: random.Random) -> float:
+    """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**retry)) seconds (retry = 0, 1, ...)."""
+    return rng.uniform(0.0, min(cap, base * (2.0**retry)))
+
+
+def error_message(raw: bytes) -> str:
+    """The server's error message from an error body (OpenAI shape or plain text), on one line."""
+    try:
+        obj = json.loads(raw)
+        msg = obj.get("error", obj) if isinstance(obj, dict) else obj
+        if isinstance(msg, dict):
+            msg = msg.get("message") or msg.get("detail") or json.dumps(msg)
+        text = str(msg)
+    except ValueError:
+        text = raw.decode("utf-8", "replace")
+    text = " ".join(text.split())
+    return text[:300] + ("…" if len(text) > 300 else "")
+
+
+HINTS = {
+    400: "the server rejected the request; check --max-tokens, --max-tokens-field, --temperature "
+    "and the model's limits",
+    401: "check the API key in ${env}",
+    403: "the key in ${env} has no access to this model or endpoint",
+    404: "check the model name, and that --base-url ends in /v1",
+}
+
+
+def run_coroutine(coro: Any) -> Any:
+    """``asyncio.run(coro)``; inside a running loop (a notebook) on a helper thread instead."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: list[Any] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(coro))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, name="genderscope-openai")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0] if result else None
+
+
+class Fatal(Exception):
+    """A failure no retry can fix (non-retryable status, every server down): BackendError outside."""
+
+
+class RequestFailed(Exception):
+    """One request exhausted its retries: the job gets an error outcome."""
+
+
+def split_base_urls(text: str) -> list[str]:
+    """The comma-separated API roots of ``--base-url`` (trailing ``/`` removed); UsageError if one is not
+    an http(s) URL or one repeats."""
+    urls = [u.strip().rstrip("/") for u in text.split(",") if u.strip()]
+    for u in urls:
+        p = urlsplit(u)
+        if p.scheme not in ("http", "https") or not p.hostname:
+            raise UsageError(f"--base-url {u!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
+    if len(set(urls)) != len(urls):
+        raise UsageError(f"--base-url names a server twice: {text!r}")
+    if not urls:
+        raise UsageError("--base-url is empty")
+    return urls
+
+
+def public_url(url: str) -> str:
+    """``url`` without user:password, query and fragment (for run files)."""
+    p = urlsplit(url)
+    return p._replace(netloc=p.netloc.rpartition("@")[2], query="", fragment="").geturl()
+
+
+Parse = Callable[[bytes], Any]
+
+
+class FleetClient:
+    """Retrying POSTs over one or more servers (see the module docstring)."""
+
+    def __init__(self, options: HTTPOptions, what: str):
+        o = options
+        urls = split_base_urls(o.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        self.options = o
+        self.what = what  # e.g. "model 'gpt-4o'" for messages
+        self.urls = urls
+        hosts = [urlsplit(u).hostname.lower() for u in urls]  # type: ignore[union-attr]
+        self.loopback = all(h in LOOPBACK_HOSTS for h in hosts)  # no key needed, no proxy used
+        key = os.environ.get(o.api_key_env, "").strip()
+        if not key and not self.loopback:
+            raise BackendError(
+                f"no API key: set {o.api_key_env} (the key for {', '.join(sorted(set(hosts)))}); "
+                "only loopback base URLs (127.0.0.1, localhost) work without one"
+            )
+        self._key = key
+        self.pool = Pool(
+            [Server(u, o.concurrency, public_url(u)) for u in urls], o.pause_after, o.pause_seconds
+        )
+        self._rng = random.Random()
+        self.counts: Counter[str] = Counter()
+        self.retry_reasons: Counter[str] = Counter()
+        self._session: Any = None
+        self._successes = 0
+
+    @property
+    def key_set(self) -> bool:
+        return bool(self._key)
+
+    def stats(self) -> dict[str, Any]:
+        out = {
+            "http_requests": sum(s.counts["requests"] for s in self.pool.servers),
+            "answers": self.counts["answers"],
+            "retries": self.counts["retries"],
+            "failed_jobs": self.counts["failed"],
+            "retry_reasons": dict(self.retry_reasons),
+            "seconds": round(self.counts["micros"] / 1e6, 3),
+        }
+        out["servers"] = self.pool.stats()
+        return out
+
+    def clean(self, text: str) -> str:
+        """Never let the key reach a message."""
+        return text.replace(self._key, "***") if self._key else text
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self, jobs: Sequence[Job], handle: Callable[[Job], Awaitable[Any]], emit: Emit) -> None:
+        """Answer ``jobs``: ``await handle(job)`` gives the response (it calls :meth:`post`); emitted as
+        soon as it exists.  A :class:`RequestFailed` becomes the job's error outcome."""
+        if not jobs:
+            return
+        t0 = time.perf_counter()
+        try:
+            run_coroutine(self._run_all(jobs, handle, emit))
+        except Fatal as exc:
+            raise BackendError(str(exc)) from None
+        finally:
+            self.counts["micros"] += int((time.perf_counter() - t0) * 1e6)
+
+    def call(self, path: str, obj: dict[str, Any], parse: Parse = json.loads) -> Any:
+        """One POST outside a run (start-up probes): the parsed answer; BackendError if it fails."""
+
+        async def one() -> Any:
+            async with self._open_session(1):
+                return await self.post(path, json.dumps(obj).encode(), parse)
+
+        try:
+            return run_coroutine(one())
+        except (Fatal, RequestFailed) as exc:
+            raise BackendError(str(exc)) from None
+
+    @contextlib.asynccontextmanager
+    async def _open_session(self, conc: int) -> AsyncIterator[Any]:
+        """An aiohttp session for one run on the current loop (keep-alive pool of ``conc`` connections)."""
+        import aiohttp
+
+        self.pool.bind()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        connector = aiohttp.TCPConnector(
+            limit=conc, limit_per_host=self.options.concurrency, ttl_dns_cache=600
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=self.options.timeout),
+            headers=headers,
+            trust_env=not self.loopback,
+        )
+        try:
+            yield self._session
+        finally:
+            await self._session.close()
+            self._session = None
+
+    async def _run_all(
+        self, jobs: Sequence[Job], handle: Callable[[Job], Awaitable[Any]], emit: Emit
+    ) -> None:
+        conc = min(self.pool.capacity, len(jobs))
+        async with self._open_session(self.pool.capacity):
+            it = iter(jobs)
+            workers = [asyncio.ensure_future(self._worker(it, handle, emit)) for _ in range(conc)]
+            try:
+                done, _pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+            finally:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+            for w in done:
+                exc = w.exception()
+                if exc is not None:
+                    raise exc
+
+    async def _worker(self, it: Any, handle: Callable[[Job], Awaitable[Any]], emit: Emit) -> None:
+        for job in it:
+            try:
+                response = await handle(job)
+            except RequestFailed as exc:
+                self.counts["failed"] += 1
+                emit(job, Outcome(error=str(exc)))
+            else:
+                self.counts["answers"] += 1
+                emit(job, Outcome(response=response))
+
+    async def post(self, path: str, body: bytes, parse: Parse) -> Any:
+        """POST ``body`` to ``path`` on some server (wire path: ``/v1/completions``, ``/tokenize``) and
+        return ``parse(raw)``; retried and failed over as the module docstring says.  ``parse`` raising
+        ValueError marks the body malformed (retried)."""
+        import aiohttp
+
+        o, pool = self.options, self.pool
+        reason, avoid = "", None
+        for attempt in range(o.max_retries + 1):
+            server = await pool.acquire(avoid)
+            url = server.url(path)
+            wait: float | None = None
+            kind = ""
+            try:
+                async with self._session.post(url, data=body) as resp:
+                    status = resp.status
+                    raw = await resp.read()
+                    if status in (429, 503):
+                        wait = parse_retry_after(resp.headers.get("Retry-After"))
+            except asyncio.TimeoutError:
+                reason, kind = f"timeout after {o.timeout:g} s", "timeout"
+            except aiohttp.ClientError as exc:
+                reason = f"connection error ({type(exc).__name__}: {self.clean(str(exc))})"
+                kind = "connection"
+            else:
+                if status == 200:
+                    try:
+                        value = parse(raw)
+                    except ValueError as exc:
+                        reason, kind = str(exc), "malformed"
+                    else:
+                        pool.release(server)
+                        pool.succeeded(server)
+                        self._successes += 1
+                        return value
+                elif status >= 500 or status in RETRYABLE_STATUS:
+                    reason, kind = f"HTTP {status}: {self.clean(error_message(raw))}", str(status)
+                else:
+                    pool.release(server)
+                    hint = HINTS.get(status, "a client error that retrying will not fix")
+                    raise Fatal(
+                        f"{public_url(url)} answered HTTP {status} for {self.what}: "
+                        f"{self.clean(error_message(raw))} ({hint.replace('${env}', o.api_key_env)})"
+                    )
+            pool.release(server)
+            self.retry_reasons[kind] += 1
+            if len(pool.servers) > 1:
+                reason = f"{server.label}: {reason}"
+            wait = min(wait, MAX_RETRY_AFTER) if wait is not None else None
+            pool.failed(server, kind, wait)
+            if attempt == o.max_retries:
+                break
+            self.counts["retries"] += 1
+            avoid = server
+            if pool.other_usable(server):
+                continue  # fail over at once
+            delay = backoff_delay(attempt, o.backoff_base, o.backoff_max, self._rng)
+            if wait is not None:  # the server is paused for ``wait``: acquire() waits that out
+                delay *= 0.1
+            await asyncio.sleep(delay)
+        if self._successes == 0:
+            every = "every server" if len(pool.servers) > 1 else public_url(self.urls[0])
+            raise Fatal(
+                f"{every} gave no answer after {o.max_retries + 1} attempts: {reason} "
+                "(is the server up and --base-url right?)"
+            )
+        raise RequestFailed(f"{reason} (gave up after {o.max_retries + 1} attempts)")

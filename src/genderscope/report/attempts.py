@@ -1,0 +1,129 @@
+"""The raw-attempt sample of a run's task section: at most :data:`SAMPLE` rows, prompt shown, answers
+summarised in words (a structured answer such as token log-probabilities is never dumped as JSON).
+
+Which attempts: the scored ones (recognised by having the most task fields and a prompt): the first
+half of the sample in file order, the rest evenly spaced over the file so that it covers conditions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from genderscope.report.runs import BASE_ATTEMPT_KEYS
+from genderscope.report.views import fmt
+
+SAMPLE = 20
+#: characters of a prompt or answer shown before cutting (the export has the full text)
+MAX_TEXT = 600
+#: at most this many of the task's own fields become columns
+MAX_FIELDS = 6
+#: attempts read per task before sampling (bounds time and memory on very large runs)
+MAX_SCAN = 50_000
+
+
+def cut(x: Any, n: int = MAX_TEXT) -> str:
+    s = "" if x is None else (x if isinstance(x, str) else fmt(x))
+    return s if len(s) <= n else s[:n] + f"… [{len(s) - n} more characters]"
+
+
+def response_text(resp: Any) -> str:
+    """An answer in words: text as is; a structured primitive answer summarised."""
+    if resp is None:
+        return "(no answer)"
+    if isinstance(resp, str):
+        return cut(resp)
+    if not isinstance(resp, dict):
+        return cut(fmt(resp))
+    if "top" in resp and isinstance(resp["top"], list):  # fill_mask
+        tops = [
+            f"{t.get('str') or t.get('token')} ({fmt(t.get('logprob'))})"
+            for t in resp["top"][:5]
+            if isinstance(t, dict)
+        ]
+        return "top predictions (log-prob): " + ", ".join(tops)
+    if "loss" in resp:  # masked_logprobs
+        n = len(resp.get("logprobs") or [])
+        return f"mean cross-entropy {fmt(resp.get('loss'))} nats over {n} positions"
+    if "logprobs" in resp:  # token_logprobs
+        lps = [v for v in resp.get("logprobs") or [] if isinstance(v, (int, float))]
+        return f"{len(resp.get('tokens') or [])} tokens, sum of log-probs {fmt(float(sum(lps)))} nats"
+    if "tokens" in resp:  # tokenize
+        toks = resp.get("tokens") or []
+        return (
+            f"{len(toks)} tokens: " + cut(" ".join(str(t) for t in toks[:30]), 200) if toks else "no tokens"
+        )
+    return cut(", ".join(f"{k}: {fmt(v)}" for k, v in list(resp.items())[:6]))
+
+
+def _prompt(rec: dict[str, Any]) -> str:
+    p = rec.get("prompt")
+    if isinstance(p, str) and p.strip():
+        return cut(p)
+    for key in ("text", "sentence", "masked"):
+        if isinstance(rec.get(key), str) and rec[key].strip():
+            return cut(rec[key])
+    return "(no text prompt: a tokenizer or model-information request)"
+
+
+def sample(records: list[dict[str, Any]], n: int = SAMPLE) -> list[dict[str, Any]]:
+    """At most ``n`` informative records, evenly spaced over ``records`` (see the module docstring)."""
+
+    def richness(r: dict[str, Any]) -> int:
+        return sum(1 for k in r if k not in BASE_ATTEMPT_KEYS) + (
+            1 if str(r.get("prompt") or "").strip() else 0
+        )
+
+    if not records:
+        return []
+    best = max(richness(r) for r in records)
+    pool = [r for r in records if richness(r) == best]
+    if len(pool) <= n:
+        return pool
+    head = n // 2  # the first ones in file order, then the rest spread over the file
+    rest = pool[head:]
+    step = len(rest) / (n - head)
+    return pool[:head] + [rest[int(i * step)] for i in range(n - head)]
+
+
+def attempt_table(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """(columns, rows) of the sample: item, trial, prompt, answer, the task's fields (short ones first)."""
+    fields: list[str] = []
+    for rec in records:
+        for k, v in rec.items():
+            if k in BASE_ATTEMPT_KEYS or k in fields or k in ("text",):
+                continue
+            if isinstance(v, (dict, list)) and len(fmt(v)) > 40:
+                continue
+            fields.append(k)
+    fields = fields[:MAX_FIELDS]
+    cols = (
+        ["item_id", "trial", "prompt", "response"]
+        + fields
+        + (["error"] if any("error" in r for r in records) else [])
+    )
+    rows = []
+    for rec in records:
+        row = []
+        for c in cols:
+            if c == "prompt":
+                row.append(_prompt(rec))
+            elif c == "response":
+                row.append(response_text(rec.get("response")))
+            elif c == "error":
+                row.append(cut(rec.get("error")))
+            else:
+                row.append(fmt(rec.get(c)))
+        rows.append(row)
+    return cols, rows
+
+
+def task_samples(run: Any, n: int = SAMPLE) -> dict[str, list[dict[str, Any]]]:
+    """Per task of ``run``, its sample (reads at most :data:`MAX_SCAN` attempts per task)."""
+    seen: dict[str, list[dict[str, Any]]] = {t: [] for t in run.tasks}
+    for rec in run.iter_attempts():
+        bucket = seen.setdefault(str(rec.get("task", "?")), [])
+        if len(bucket) < MAX_SCAN:
+            bucket.append(rec)
+        elif all(len(v) >= MAX_SCAN for v in seen.values()):
+            break
+    return {t: sample(recs, n) for t, recs in seen.items()}

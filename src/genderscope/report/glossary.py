@@ -1,0 +1,78 @@
+"""The report's glossary: metric definitions declared by the tasks (``Task.metric_docs``).
+
+A task's docs map a metric name, or a pattern with ``*`` (any characters), to a
+:class:`~genderscope.core.task.MetricDoc`; an exact name wins over a pattern, patterns are tried in
+declaration order.  Commands that are not tasks (bordia) declare ``METRIC_DOCS`` in their report module.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from genderscope import registry
+from genderscope.core.task import MetricDoc
+
+
+@lru_cache(maxsize=None)
+def task_docs(task: str) -> dict[str, MetricDoc]:
+    """The metric docs of ``task`` ({} for an unknown task or one without docs)."""
+    from genderscope.report.renderers import COMMAND_REPORTS
+
+    try:
+        if task in registry.TASKS:
+            return dict(getattr(registry.task_class(task), "metric_docs", {}) or {})
+        if task in COMMAND_REPORTS:
+            return dict(getattr(importlib.import_module(COMMAND_REPORTS[task]), "METRIC_DOCS", {}) or {})
+    except ImportError:
+        return {}
+    return {}
+
+
+def metric_doc(task: str, metric: str) -> MetricDoc | None:
+    """The definition of ``metric`` of ``task``: the exact entry, else the first matching pattern."""
+    docs = task_docs(task)
+    if metric in docs:
+        return docs[metric]
+    for key, doc in docs.items():
+        if "*" in key and fnmatch.fnmatchcase(metric, key):
+            return doc
+    return None
+
+
+def anchor(task: str, doc_name: str) -> str:
+    """The glossary row's HTML id of a doc entry."""
+    return "def-" + re.sub(r"[^A-Za-z0-9_-]+", "_", f"{task}-{doc_name}")
+
+
+def metric_anchor(task: str, metric: str) -> str | None:
+    """The glossary anchor that defines ``metric`` (None when the task does not define it)."""
+    doc = metric_doc(task, metric)
+    return anchor(task, doc.name) if doc else None
+
+
+@dataclass
+class GlossaryRow:
+    """One glossary line: ``name`` as declared (may be a pattern), its task and definition."""
+
+    task: str
+    name: str
+    formula: str
+    direction: str
+    units: str
+    harm: str
+    anchor: str
+
+
+def glossary_rows(tasks: list[str]) -> list[GlossaryRow]:
+    """Every declared metric of ``tasks``, in task order then declaration order."""
+    rows = []
+    for t in tasks:
+        for doc in task_docs(t).values():
+            rows.append(
+                GlossaryRow(t, doc.name, doc.formula, doc.direction, doc.units, doc.harm, anchor(t, doc.name))
+            )
+    return rows

@@ -1,0 +1,52 @@
+"""Options of task ``cooccurrence-amplification``: bordia's counting and scoring options plus the sampling.
+
+The run-level flags set the rest: ``--max-tokens`` (tokens per continuation, default 100; words for
+word-level LMs, and the length in words of the reference continuation), ``--temperature`` (default 1.0)
+and ``--seed`` (prefix sampling; sample j is generated with seed ``seed + j``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from genderscope.bordia.options import CONTEXTS, CountingOptions, field
+from genderscope.tasks.cooccurrence_amplification.normalise import STYLES
+
+
+@dataclass(frozen=True, kw_only=True)
+class CooccurrenceOptions(CountingOptions):
+    """``genderscope run cooccurrence-amplification``: options (``--name value``)."""
+
+    corpus: str = field(
+        "ptb:valid",
+        "reference corpus the prefixes come from: ptb[:SPLIT], wikitext-2[:SPLIT], a file or a folder",
+    )
+    bias_corpus: Optional[str] = field(
+        None, "corpus whose per-word bias is the x of β (default: --corpus; e.g. ptb:train)"
+    )
+    samples: int = field(200, "generated samples (one prefix each; --limit caps it too)")
+    prefix_tokens: int = field(20, "corpus words in each prompt (0 = unconditional generation)")
+    prefix_start: str = field(
+        "line", "prefixes start at a line start (line) or at any word (any)", choices=("line", "any")
+    )
+    top_p: float = field(1.0, "nucleus sampling mass")
+    context: str = field("both", "fixed | infinite | both", choices=CONTEXTS)
+    normalise: str = field(
+        "auto",
+        "tokenisation of generated text: auto (by corpus) | split | ptb | wikitext",
+        choices=STYLES,
+    )
+    outliers: str = field(
+        "none", "none | residual (drop |residual| > 3 sd, refit once)", choices=("none", "residual")
+    )
+    bootstrap_seed: int = field(0, "seed of the μ, σ and β bootstraps (NumPy PCG64)")
+    scatter_words: int = field(1500, "words kept for the report's scatter plot (most frequent first)")
+
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise ValueError("--samples must be ≥ 1")
+        if self.prefix_tokens < 0:
+            raise ValueError("--prefix-tokens must be ≥ 0")
+        if not 0 < self.top_p <= 1:
+            raise ValueError("--top-p must lie in (0, 1]")
