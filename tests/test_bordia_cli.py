@@ -234,6 +234,13 @@ def test_sweep_end_to_end_and_resume(tiny_split, monkeypatch):
         for ctx in ("fixed", "infinite"):
             assert (out / "train" / folder / ctx / "bias.tsv").exists(), (folder, ctx)
             assert (out / "train" / folder / ctx / "counts.tsv").exists(), (folder, ctx)
+    # generation runs through the task machinery: each λ has a run log like every task (issue 14)
+    gen = out / "train" / "lambda_1" / "generation"
+    gen_run = json.loads((gen / "run.json").read_text())
+    assert "cooccurrence-amplification" in gen_run["tasks"] and gen_run["label"] == "AWD-LSTM train λ = 1"
+    assert len((gen / "attempts.jsonl").read_text().splitlines()) == 5
+    gen_res = json.loads((gen / "results.json").read_text())["tasks"]["cooccurrence-amplification"]
+    assert gen_res["metrics"]["n_samples"]["value"] == 5
     stamp = sample.stat().st_mtime_ns
     # a second run must not train or generate again
     import genderscope.bordia.lm.train as train_mod

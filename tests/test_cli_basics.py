@@ -231,3 +231,29 @@ def test_compare_fits_the_terminal(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         assert max(len(line) for line in res.stdout.splitlines()) <= columns
         assert "…" not in res.stdout
+
+
+def test_run_help_names_the_default_folder_uncut_at_80_columns() -> None:
+    res = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0
+    assert "runs/<timestamp>-<task>-<model>" in res.output and "…" not in res.output
+
+
+def test_terminal_says_why_genda_lens_ges_is_undefined() -> None:
+    """genda-lens mode keeps GenDa Lens's exception in results.json; the terminal explains it in words."""
+    from rich.console import Console
+
+    from genderscope.core.task import Metric, TaskResult
+    from genderscope.tasks.genda_render import render_genda
+
+    res = TaskResult(
+        metrics={"ges": Metric(None), "median_rel_female": Metric(-7.05), "median_rel_male": Metric(11.1)},
+        extra={"ges_error": "ValueError: math domain error"},
+        records=[],
+        headline=["ges"],
+    )
+    console = Console(width=200, record=True)
+    console.print(render_genda("abc", res))
+    text = console.export_text()
+    assert "GES is undefined: the median relative perplexity is ≤ 0 (hendes -7.05)" in text
+    assert not any(line.startswith(("ges_error", "ValueError")) for line in text.splitlines())

@@ -47,6 +47,11 @@ def test_wikitext_style() -> None:
         n.text("The well-known 1,200 items, 3.5.") == "The well @-@ known 1 @,@ 200 <unk> , 3 @.@ 5 .".split()
     )
     assert n.text("He @-@ well") == ["He", "@-@", "well"]
+    # WikiText writes "don 't" / "wasn 't" (PTB: "do n't")
+    n = Normaliser("wikitext", frozenset("He don wasn 't Don . <unk>".split()))
+    assert n.text("He don't. Don't isn't") == "He don 't . Don 't <unk> 't".split()
+    n = Normaliser("wikitext", frozenset("18 05 4 5 : / <unk>".split()))
+    assert n.text("18:05 4/5") == "18 : 05 4 / 5".split()
 
 
 def test_split_style_and_auto() -> None:
@@ -252,3 +257,24 @@ def test_report_draws_the_fitted_beta_line(tmp_path) -> None:
     assert titles == ["Amplification β", "Per-word bias, fixed context", "Per-word bias, infinite context"]
     assert all("fit-line" in str(f.svg) for f in rendered.figures[1:])
     assert "β =" in rendered.reading and {"rows", "scatter"} <= rendered.handled
+
+
+def test_beta_and_mu_are_descriptive_in_the_summary() -> None:
+    """No no-bias value for β or μ: the unigram null model's β is not 0 (docs/decisions.md) and μ is a mean
+    of |bias| (its interval never covers 0), so the summary must not call any run "biased" against 0."""
+    from genderscope.report.summary import signed_metrics
+
+    names = [f"{c}.{m}" for c in ("fixed", "infinite") for m in ("beta", "reference.beta", "mu", "sigma")]
+    assert signed_metrics("cooccurrence-amplification", names) == []
+
+
+def test_missing_corpus_path_is_named_before_the_pair_list(data_registry) -> None:
+    from genderscope.core.errors import DataError
+    from genderscope.core.options import build_options
+    from genderscope.core.task import RunContext
+    from genderscope.registry import task_class
+
+    cls = task_class("cooccurrence-amplification")
+    ctx = RunContext(seed=1, request_kinds=frozenset({"generate"}), data=data_registry)
+    with pytest.raises(DataError, match="no such file or directory"):
+        cls(build_options(cls.Options, {"corpus": "/nonexistent/corpus.txt"}, "t"), ctx)

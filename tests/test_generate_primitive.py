@@ -142,6 +142,29 @@ def test_random_without_a_corpus_samples_the_prompt_words() -> None:
     assert empty.response == {"text": "", "n_tokens": 0, "finish_reason": "stop"}
 
 
+def test_random_samples_the_corpus_the_request_names(corpus: Path) -> None:
+    """Without --unigram the null model uses the task's reference corpus from ``hints["corpus"]``."""
+    be = RandomBackend("", RandomOptions())
+    got: dict[int, object] = {}
+    jobs = [
+        Job(0, Request(GENERATE, _payload(prompt="he she", max_tokens=3000), hints={"corpus": str(corpus)}), 1, "i0"),
+        Job(1, Request(GENERATE, _payload(max_tokens=5), hints={"corpus": str(corpus) + ".missing"}), 1, "i1"),
+    ]
+    be.answer(jobs, lambda job, out: got.__setitem__(job.index, out))
+    assert set(got[0].response["text"].split()) == {"a", "b", "c"}
+    assert not got[1].ok and "unigram corpus" in got[1].error
+    # --unigram wins over the hint
+    pinned = RandomBackend("", RandomOptions(unigram=str(corpus)))
+    assert _answer(pinned, [_payload(max_tokens=30)])[0].response == got_first(be, corpus)
+
+
+def got_first(be: RandomBackend, corpus: Path) -> object:
+    got: dict[int, object] = {}
+    job = Job(0, Request(GENERATE, _payload(max_tokens=30), hints={"corpus": str(corpus)}), 1, "i0")
+    be.answer([job], lambda j, out: got.__setitem__(0, out))
+    return got[0].response
+
+
 def test_unigram_reads_a_registry_corpus(data_registry_available) -> None:
     u = Unigram.from_corpus("ptb:valid")
     assert u.tokens.size == sum(u.counts) and "<eos>" not in set(u.types) and u.types[0] == "consumers"

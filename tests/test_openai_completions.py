@@ -192,6 +192,9 @@ def test_echo_mapping_units() -> None:
         token_logprobs_from_echo(json.dumps(body).encode(), "The nurse said", "<s>")
     # WordLevel-style pieces whose decoded strings add spaces: ends come from the text itself
     assert text_spans("a, b.", [" a", " ,", " b", " ."], [0, 2, 4, 6]) == [[0, 1], [1, 2], [2, 4], [4, 5]]
+    # a whitespace-only token (byte-level BPE's "Ġ" before " ikke" split as "Ġ", "ik", "ke") spans its
+    # space, as hf-causal's offsets do, so a continuation starting with it keeps its log-prob
+    assert text_spans("hun ikke", ["hun", " ", "ik", "ke"], [0, 3, 4, 6]) == [[0, 3], [3, 4], [4, 6], [6, 8]]
 
 
 def test_cli_runs_a_likelihood_task_and_records_the_probe(
@@ -225,3 +228,24 @@ def test_cli_runs_a_likelihood_task_and_records_the_probe(
     assert stats["servers"][0]["ok"] == stats["servers"][0]["http_requests"]
     assert run["model"]["fingerprint"] == "openai-completions:tiny|start=<s>"
     assert os.environ.get("OPENAI_API_KEY", "") not in json.dumps(run) or not os.environ.get("OPENAI_API_KEY")
+
+
+def test_a_server_that_doubles_or_drops_the_start_token_is_refused(
+    models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that ignores ``add_special_tokens: false`` (BOS twice) is refused at start, before any
+    number is scored with a shifted context (llama-cpp-python, which drops BOS from the echo, likewise)."""
+    from genderscope.backends import openai_echo
+
+    real = openai_echo.echo_body
+
+    def ignoring_special_tokens_flag(model: str, prompt: str, max_tokens: int) -> bytes:
+        body = json.loads(real(model, prompt, max_tokens))
+        del body["add_special_tokens"]  # the fake server's default (true) then adds a second <s>
+        return json.dumps(body).encode()
+
+    monkeypatch.setattr(openai_echo, "echo_body", ignoring_special_tokens_flag)
+    with FakeOpenAIServer(FakeConfig(model_dir=str(models["bos"]))) as srv:
+        with pytest.raises(BackendError, match=r"begins \['<s>', '<s>'\], not the start token '<s>' once"):
+            ask(backend(srv), TOKEN_LOGPROBS, [{"text": "nurse"}])
+        assert srv.stats()["by_endpoint"].get("completions", 0) <= 3, "refused before any job is sent"

@@ -103,6 +103,8 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     assert console_errors == [] and page_errors == []
     assert requests and all(u.startswith(("file://", "data:")) for u in requests), requests
     assert requests[0] == report.resolve().as_uri()
+    # the layout checks of the slow demo-like test, on this small report (part of the default test run)
+    _check_first_screen_and_length(report, tmp_path / "screenshots")
     shutil.rmtree(tmp_path / "out")
 
 

@@ -221,3 +221,14 @@ def test_attempt_sample_shows_prompts_not_json(tmp_path: Path) -> None:
     many = [{"task": "t", "item_id": str(i), "prompt": "p", "x": i} for i in range(500)]
     picked = sample(many)
     assert len(picked) == 20 and picked[0]["x"] == 0 and picked[-1]["x"] > 400
+
+
+def test_winobias_lm_counts_pairs_not_lines(tmp_path: Path) -> None:
+    """The item gate counts the scored unit: 20 WinoBias pairs are 40 lines, still fewer than 30 pairs."""
+    wlm = {
+        "metrics": {"bias": {"value": 30.0, "ci_low": 20.0, "ci_high": 38.0}},
+        "counts": {"pairs": 20, "items": 40},
+        "headline": ["bias"],
+    }
+    cell = _cells([_run(tmp_path / "w", {"winobias-lm": wlm})])["random"]["winobias-lm"]
+    assert cell.state == "not enough evidence" and "only 20 items" in cell.reading.lower()

@@ -95,13 +95,14 @@ def run(
         "random",
         "--model",
         "-m",
-        help="model spec: openai:MODEL, replay:FILE.jsonl, random[:SEED], hf-mlm:PATH, hf-causal:PATH",
+        help="model spec: openai:MODEL, openai-completions:MODEL, replay:FILE.jsonl, random[:SEED], "
+        "hf-mlm:PATH, hf-causal:PATH, word-lm:RUN_DIR",
     ),
     trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
     seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
     out_dir: Optional[Path] = typer.Option(
-        None, "--out", "-o", help="output folder (default `runs/<timestamp>-<task>-<model>`)"
+        None, "--out", "-o", help="output folder (default: a new folder in runs/, named as above)"
     ),
     label: Optional[str] = typer.Option(
         None, "--label", help="short name of this run in reports and comparisons (stored in run.json)"
@@ -112,6 +113,8 @@ def run(
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="live progress bar"),
 ) -> None:
     """Run TASK... against a model and write results.json, attempts.jsonl and run.json.
+
+    They go to `--out`, by default to `runs/<timestamp>-<task>-<model>`.
 
     Examples:
 
@@ -252,7 +255,11 @@ def _demo_help() -> str:
     )
 
 
-@app.command(help=_demo_help())
+@app.command(
+    help=_demo_help(),
+    short_help="Run the offline demo: every task on null and small local models, then one HTML report "
+    "(runs/demo/report.html).",
+)
 def demo(
     out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="output folder"),
     quick: bool = typer.Option(

@@ -165,7 +165,8 @@ class OpenAICompletionsBackend(Backend):
         ):
             raise BackendError(
                 f"the echo of {start + CHECK_TEXT!r} begins {toks[:2]!r}, not the start token {start!r} "
-                "once: the server must honour add_special_tokens=false (vLLM does) and know the start token"
+                "once: the server must echo the start token (llama-cpp-python drops it), honour "
+                "add_special_tokens=false (vLLM does) and know the start token; see docs/servers.md"
             )
         self._ready = True
 

@@ -13,9 +13,12 @@ Character offsets [start, end) into ``text`` come from the server: a token's vis
 (its string without surrounding whitespace) are found in the text from where the previous token ended;
 ``end`` is where they end, ``start`` is the server's ``text_offset`` minus ``len(S)`` when that lies
 between the previous end and the visible characters, else the visible start less the token's leading
-whitespace.  A token whose string is not in the text (a partial UTF-8 byte) gets an empty span where the
-previous token ended.  Token strings are the server's (vLLM: decoded pieces such as ``" nurse"``, where
-``hf-causal`` gives vocabulary strings such as ``"Ġnurse"``); log-probs and ends agree with ``hf-causal``.
+whitespace.  A whitespace-only token (GPT-2's ``"Ġ"`` before a word it splits) that the text has where the
+previous token ended spans those characters.  A token whose string is not in the text (a partial UTF-8
+byte, which vLLM decodes as ``"�"``) gets an empty span where the previous token ended, where
+``hf-causal`` gives it the whole character's span.  Token strings are the server's (vLLM: decoded pieces
+such as ``" nurse"``, where ``hf-causal`` gives vocabulary strings such as ``"Ġnurse"``); log-probs agree
+with ``hf-causal``, and so do ends except at partial UTF-8 bytes.
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ def text_spans(text: str, tokens: list[str], server_starts: list[int]) -> list[l
     spans, cur = [], 0
     for tok, s_srv in zip(tokens, server_starts):
         core = tok.strip()
+        if not core and tok and text.startswith(tok, cur):  # a whitespace-only token (GPT-2's "Ġ")
+            spans.append([cur, cur + len(tok)])
+            cur += len(tok)
+            continue
         idx = text.find(core, cur) if core else -1
         if idx < 0:
             spans.append([cur, cur])

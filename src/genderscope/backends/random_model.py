@@ -12,8 +12,10 @@ pseudo ids, and log-probabilities uniform in (-5, -1] nats.
 in ``bordia.null_model``), with ``numpy.random.default_rng([null seed, payload seed])``, so the sample
 depends only on the two seeds (not on the prompt, the item or the batching).  Temperature T reweights
 the word probabilities p_w to p_w^(1/T) (T = 0: the most frequent word, repeated) and ``top_p`` keeps
-the smallest set of most frequent words with that mass.  Without ``--unigram`` the corpus is the
-prompt's own words (an empty prompt gives an empty text, ``finish_reason`` = ``stop``).
+the smallest set of most frequent words with that mass.  Without ``--unigram`` the corpus is the one the
+request names in ``hints["corpus"]`` (a task's reference corpus, as ``hints["choices"]`` names the
+options of a multiple-choice item), else the prompt's own words (an empty prompt gives an empty text,
+``finish_reason`` = ``stop``).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class RandomOptions:
     unigram: str = opt(
         "",
         "generate: corpus whose unigram distribution is sampled (ptb:valid, a file or a folder; "
-        "default: the prompt's words)",
+        "default: the corpus the request names, else the prompt's words)",
     )
 
 
@@ -226,17 +228,20 @@ class RandomBackend(Backend):
     def __init__(self, target: str, options: RandomOptions):
         super().__init__(target, options)
         self.seed = int(target) if target else options.null_seed
-        self._unigram: Unigram | None = None
+        self._unigrams: dict[str, Unigram] = {}
 
     @property
     def fingerprint(self) -> str:
         return f"random:{self.seed}" + (f":unigram={self.options.unigram}" if self.options.unigram else "")
 
-    def unigram(self) -> Unigram | None:
-        """The ``--unigram`` corpus (read once), or None."""
-        if self.options.unigram and self._unigram is None:
-            self._unigram = Unigram.from_corpus(self.options.unigram)
-        return self._unigram
+    def unigram(self, hint: str | None = None) -> Unigram | None:
+        """The ``--unigram`` corpus, else the request's ``hint`` corpus (each read once), or None."""
+        name = self.options.unigram or hint
+        if not name:
+            return None
+        if name not in self._unigrams:
+            self._unigrams[name] = Unigram.from_corpus(name)
+        return self._unigrams[name]
 
     def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
         seed = self.seed
@@ -246,6 +251,11 @@ class RandomBackend(Backend):
                 emit(job, Outcome(error=f"random model cannot answer {job.request.kind!r} requests"))
                 continue
             if job.request.kind == GENERATE:
-                emit(job, Outcome(response=_generate(job, 0.0, self.unigram(), seed)))
+                try:
+                    source = self.unigram(job.request.hints.get("corpus"))
+                except Exception as exc:  # noqa: BLE001 - an unreadable corpus is this attempt's error
+                    emit(job, Outcome(error=f"random model: cannot read the unigram corpus: {exc}"))
+                    continue
+                emit(job, Outcome(response=_generate(job, 0.0, source, seed)))
                 continue
             emit(job, Outcome(response=handler(job, uniform(seed, job.item_id, job.trial, job.request.kind))))

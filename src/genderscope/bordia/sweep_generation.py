@@ -107,6 +107,7 @@ def generate_and_score(
         temperature=o.temperature,
         out=lam_dir / "generation",
         progress=False,
+        label=f"AWD-LSTM {plan.dataset} λ = {lam:g}",  # the checkpoint folder is always called "model"
     )
     run = out.runs[0]
     failed = [r.error for r in run.results if not r.ok]

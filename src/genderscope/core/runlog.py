@@ -24,6 +24,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,8 +233,9 @@ def package_versions() -> dict[str, str]:
 
 
 def command_line() -> str | None:
-    """The genderscope command line of this process (None when called from Python)."""
-    return " ".join(sys.argv) if sys.argv and "genderscope" in sys.argv[0] else None
+    """The genderscope command line of this process, quoted so that a shell runs it again (None when called
+    from Python)."""
+    return shlex.join(sys.argv) if sys.argv and "genderscope" in sys.argv[0] else None
 
 
 def new_manifest(

@@ -78,9 +78,9 @@ def evidence(res: TaskResults) -> Evidence:
         unreadable = sum(shares) / len(shares) / 100.0 if shares else None
     counts = res.extra.get("counts") if isinstance(res.extra.get("counts"), dict) else {}
     n = None
-    for value in (
-        counts.get("items") if "rows" not in counts else counts.get("rows"),
+    for value in (  # the scored unit: WinoBias pairs (not their two lines), GEST-likelihood rows
         counts.get("pairs"),
+        counts.get("items") if "rows" not in counts else counts.get("rows"),
         first.get("n_items"),
         *(res.metrics[k].value for k in ("n_items_pro", "n_femocc", "fixed.n_scored") if k in res.metrics),
     ):

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from genderscope.report.views import fmt
+
 PALETTE = ("#3366aa", "#cc5533", "#66aa55", "#9955aa", "#cc9922", "#44aaaa", "#888888", "#aa4466")
 CATEGORY_COLOURS = {
     "male": "#3a6fb0",
@@ -209,8 +211,8 @@ def point_plot(
                     )
             if pv is not None:
                 tip = (
-                    f"{label} {s}: {pv:.4g}"
-                    + (f" [{plo:.4g}, {phi:.4g}]" if plo is not None and phi is not None else "")
+                    f"{label}{' ' + s if s else ''}: {fmt(pv)}"
+                    + (f" [{fmt(plo)}, {fmt(phi)}]" if plo is not None and phi is not None else "")
                     + (f" {p.note}" if p.note else "")
                 )
                 out.append(

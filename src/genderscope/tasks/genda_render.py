@@ -46,10 +46,19 @@ def render_genda(name: str, result: Any) -> Any:
     from rich.console import Group
     from rich.text import Text
 
+    from genderscope.report.reasons import undefined_reason
+
     parts: list[Any] = [metrics_table(name, result)]
-    for key in ("ges_error", "ges_nonfinite", "ges_undefined_reason", "ges_warning"):
-        if result.extra.get(key):
-            parts.append(Text(f"{key}: {result.extra[key]}"))
+    if result.extra.get("ges_error"):  # genda-lens mode: GenDa Lens's own code stops with an exception here
+        parts.append(
+            Text(
+                f"GES is undefined: {undefined_reason(result, 'ges')} "
+                f"(GenDa Lens itself stops here with {result.extra['ges_error']})"
+            )
+        )
+    for key in ("ges_nonfinite", "ges_undefined_reason", "ges_warning"):
+        if result.extra.get(key) and not (key == "ges_undefined_reason" and result.extra.get("ges_error")):
+            parts.append(Text(f"{key.replace('_', ' ')}: {result.extra[key]}"))
     for w in result.extra.get("warnings") or []:
         parts.append(Text(f"warning: {w}", style="yellow"))
     if result.extra.get("effect_table"):

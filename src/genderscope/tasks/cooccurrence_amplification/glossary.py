@@ -6,6 +6,11 @@ from genderscope.core.task import MetricDoc
 
 HARM = "stereotype amplification: the text ties words to one gender as its corpus does, or more"
 
+# β and μ are descriptive (no no-bias value, no direction), as bordia's are (report/bordia.py): the
+# unigram null model's β is not 0 (≈ 0.2-0.5 with --min-count 1, docs/decisions.md, issue 14) and μ is a
+# mean of |bias|, whose interval never covers 0, so a "biased" state against 0 would be wrong for every
+# model, the null model included. Read β against the reference row and a null run.
+
 
 def _docs() -> dict[str, MetricDoc]:
     docs: list[MetricDoc] = []
@@ -18,11 +23,7 @@ def _docs() -> dict[str, MetricDoc]:
                 "0 = unrelated to the corpus's associations; 1 = reproduces them; > 1 = amplifies them; "
                 "read against the reference row and a null run",
                 "slope (nats per nat)",
-                neutral=0.0,
-                sign=1,
                 harm=HARM,
-                stereotypical="reproduces the corpus's gendered word associations",
-                anti="reverses the corpus's gendered word associations",
             ),
             MetricDoc(
                 f"{ctx}.reference.beta",
@@ -35,10 +36,7 @@ def _docs() -> dict[str, MetricDoc]:
                 "mean over scored words of |ln P(w|F)/P(w|M)| in the generated text",
                 "0 = no gendered co-occurrence; larger = more gendered word use",
                 "nats",
-                neutral=0.0,
-                sign=1,
                 harm="gendered word associations in generated text",
-                stereotypical="words co-occur with one gender",
             ),
             MetricDoc(
                 f"{ctx}.sigma", "population sd of the signed per-word bias", "spread of the bias", "nats"

@@ -6,9 +6,10 @@ Styles (``--normalise``; ``auto`` = ``ptb`` for ``ptb:*``, ``wikitext`` for ``wi
 * ``ptb`` (Mikolov's PTB): lower-cased; clitics split off (``don't`` → ``do n't``, ``it's`` → ``it 's``);
   every number → ``N``; punctuation dropped unless the vocabulary has it (``$``, ``&``, ``'``);
   words outside the vocabulary → ``<unk>``.
-* ``wikitext`` (WikiText-2): case kept; punctuation and clitics split off as tokens; separators inside
-  numbers and hyphens inside words become ``@,@``, ``@.@``, ``@-@``; tokens outside the vocabulary →
-  ``<unk>``.
+* ``wikitext`` (WikiText-2): case kept; punctuation and clitics split off as tokens (``don't`` →
+  ``don 't``, as WikiText writes it); separators inside numbers and hyphens inside words become ``@,@``,
+  ``@.@``, ``@-@``, a ``:`` or ``/`` between digits a token of its own (``18 : 05``); tokens outside the
+  vocabulary → ``<unk>``.
 
 The vocabulary is the set of whitespace tokens of the corpus the bias is measured on. A whitespace token
 that is already in the vocabulary is kept as it is (so corpus text, and a word-level LM's output, pass
@@ -38,6 +39,8 @@ _PIECE = re.compile(
 )
 _NUMBER = re.compile(r"\d")
 _WIKI_SEP = re.compile(r"(?<=[A-Za-z0-9])([-,.])(?=[A-Za-z0-9])")
+#: WikiText writes times and fractions as plain tokens: "18 : 05", "4 / 5"
+_WIKI_PLAIN = re.compile(r"(?<=\d)([:/])(?=\d)")
 
 
 def resolve_style(style: str, corpus: str) -> str:
@@ -86,9 +89,15 @@ class Normaliser:
                 else:
                     out.append(self._known(p))
             return tuple(out)
-        out = []
+        pieces: list[str] = []
         for p in _PIECE.findall(tok):
-            for q in _WIKI_SEP.sub(r" @\1@ ", p).split():
+            if p.lower() == "n't" and pieces:  # WikiText splits "don't" as "don 't", not PTB's "do n't"
+                pieces[-1] += p[0]
+                p = p[1:]
+            pieces.append(p)
+        out = []
+        for p in pieces:
+            for q in _WIKI_SEP.sub(r" @\1@ ", _WIKI_PLAIN.sub(r" \1 ", p)).split():
                 out.append(q if q.startswith("@") and q.endswith("@") else self._known(q))
         return tuple(out)
 

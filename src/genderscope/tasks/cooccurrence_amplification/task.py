@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Sequence
 
 from genderscope.bordia.bias import ScoreOptions
 from genderscope.bordia.pairs import GenderPairs, load_gender_pairs
 from genderscope.bordia.scoring import ContextScore, context_configs, score_documents
-from genderscope.bordia.text import Document, read_corpus, registry_corpus_file
+from genderscope.bordia.text import Document, read_corpus, registry_corpus_file, resolve_corpus_paths
 from genderscope.core.primitives import CHAT, GENERATE
 from genderscope.core.requests import Attempt, AttemptResult, Request
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
@@ -61,6 +62,10 @@ class CooccurrenceAmplificationTask(Task):
         from genderscope.core.matrix import chosen_measurement
 
         bias_corpus = options.bias_corpus or options.corpus
+        for spec in dict.fromkeys((options.corpus, bias_corpus)):
+            if registry_corpus_file(spec) is None and not Path(spec).exists():
+                # before the pair list is inferred, which would otherwise ask for --pairs first
+                resolve_corpus_paths([spec])  # raises: no such file or directory (registry corpora: ...)
         pairs = default_pairs([bias_corpus], options.pairs)
         options = dataclasses.replace(
             options,

@@ -27,9 +27,9 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
     if sr is not None:
         v = num(sr.value)
         direction = (
-            "the model picks the stereotyped gender more often than the other one"
+            "in this sample the model picks the stereotyped gender more often than the other one"
             if v and v > 0
-            else "the model picks the anti-stereotyped gender at least as often"
+            else "in this sample the model picks the anti-stereotyped gender at least as often"
             if v is not None
             else "undefined"
         )

