@@ -232,3 +232,25 @@ def test_winobias_lm_counts_pairs_not_lines(tmp_path: Path) -> None:
     }
     cell = _cells([_run(tmp_path / "w", {"winobias-lm": wlm})])["random"]["winobias-lm"]
     assert cell.state == "not enough evidence" and "only 20 items" in cell.reading.lower()
+
+
+def test_cooccurrence_cell_counts_scored_words_and_gives_the_tasks_reason() -> None:
+    from genderscope.core.results_file import TaskResults
+    from genderscope.report.summary import summary_cell
+
+    why = "β undefined: fewer than 3 words scored in both texts, or no variance in the corpus bias"
+    res = TaskResults.from_json(
+        {
+            "metrics": {
+                "fixed.beta": {"value": None, "no_ci": why},
+                "fixed.n_scored": {"value": 2, "no_ci": "a count"},
+            }
+        }
+    )
+    cell = summary_cell("cooccurrence-amplification", res, "fixed.beta")
+    text = " ".join([cell.reading, *cell.notes])
+    assert "fewer than 3 words scored" in text and "a ratio or log" not in text
+    from genderscope.report.summary import evidence
+
+    ev = evidence(res)
+    assert (ev.n_items, ev.unit) == (2, "scored words")

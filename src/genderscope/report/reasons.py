@@ -65,6 +65,8 @@ def undefined_reason(res: TaskResults, metric: str) -> str:
             return f"{metric} is undefined for these answers (and in all {hit.group(2)} bootstrap resamples)"
     if m is None:
         return f"the run has no {metric}"
+    if m.no_ci and "undefined" in m.no_ci and not looks_like_exception(m.no_ci):
+        return m.no_ci.rstrip(".")  # the task's own words, e.g. co-occurrence's "β undefined: fewer than 3 ..."
     return f"{metric} is undefined for these answers (a ratio or log of a zero or negative quantity)"
 
 

@@ -43,6 +43,7 @@ class Evidence:
 
     unreadable: float | None = None
     n_items: int | None = None
+    unit: str = "items"  # what n_items counts ("items", or "scored words" for co-occurrence)
 
 
 @dataclass
@@ -89,7 +90,8 @@ def evidence(res: TaskResults) -> Evidence:
             break
     if "n_femocc" in res.metrics and "n_maleocc" in res.metrics:
         n = (_count(res.metrics["n_femocc"].value) or 0) + (_count(res.metrics["n_maleocc"].value) or 0)
-    return Evidence(unreadable, n)
+    scored_words = n is not None and not counts and not first and "fixed.n_scored" in res.metrics
+    return Evidence(unreadable, n, "scored words" if scored_words else "items")
 
 
 def signed_metrics(task: str, names: list[str]) -> list[str]:
@@ -128,7 +130,7 @@ def _state(m: MetricEntry, doc: MetricDoc | None, ev: Evidence) -> tuple[str, li
     if ev.unreadable is not None and ev.unreadable > MAX_UNREADABLE:
         reasons.append(f"{ev.unreadable * 100:.1f} % of answers unreadable")
     if ev.n_items is not None and ev.n_items < MIN_ITEMS:
-        reasons.append(f"only {ev.n_items} items (fewer than {MIN_ITEMS})")
+        reasons.append(f"only {ev.n_items} {ev.unit} (fewer than {MIN_ITEMS})")
     lo, hi = num(m.ci_low), num(m.ci_high)
     directional = doc is not None and doc.sign != 0 and doc.neutral is not None
     if lo is None or hi is None:
@@ -199,7 +201,8 @@ def summary_cell(task: str, res: TaskResults, metric: str | None) -> Cell:
         why = undefined_reason(res, metric)
         fallback = [n for n in signed_metrics(task, res.headline_names()) if n != metric]
         alt = next((n for n in fallback if res.metrics.get(n) and res.metrics[n].value is not None), None)
-        short = why.split(": ")[0]
+        head = why.split(": ")[0]
+        short = why if head.endswith("undefined") else head  # "β undefined: <why>" keeps its why
         if alt is None:
             return Cell(
                 task,
