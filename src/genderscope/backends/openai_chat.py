@@ -106,11 +106,7 @@ class OpenAIChatBackend(Backend):
         return model_fingerprint(self.kind, self.target, self.options.model_id)
 
     def describe(self) -> dict[str, Any]:
-        d = super().describe()
-        d["base_url"] = ",".join(public_url(u) for u in self.http.urls)
-        d["options"] = {**d["options"], "base_url": d["base_url"]}
-        d["api_key_set"] = self.http.key_set
-        return d
+        return self.http.describe(super().describe())
 
     def stats(self) -> dict[str, Any]:
         return self.http.stats()

@@ -35,7 +35,7 @@ from typing import Any
 
 from genderscope.backends import openai_echo as echo
 from genderscope.backends.openai_chat import chat_body, chat_content, model_fingerprint
-from genderscope.backends.openai_http import FleetClient, HTTPOptions, public_url
+from genderscope.backends.openai_http import FleetClient, HTTPOptions
 from genderscope.core.backend import Backend, Emit
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
@@ -87,11 +87,7 @@ class OpenAICompletionsBackend(Backend):
         return model_fingerprint(self.kind, target, self.options.model_id)
 
     def describe(self) -> dict[str, Any]:
-        d = super().describe()
-        d["base_url"] = ",".join(public_url(u) for u in self.http.urls)
-        d["options"] = {**d["options"], "base_url": d["base_url"]}
-        d["api_key_set"] = self.http.key_set
-        return d
+        return self.http.describe(super().describe())
 
     def stats(self) -> dict[str, Any]:
         out = self.http.stats()

@@ -213,6 +213,15 @@ class FleetClient:
     def key_set(self) -> bool:
         return bool(self._key)
 
+    def describe(self, d: dict[str, Any]) -> dict[str, Any]:
+        """A backend's description ``d`` with the servers' public URLs (no credentials) and whether a key
+        is set."""
+        urls = ",".join(public_url(u) for u in self.urls)
+        d["base_url"] = urls
+        d["options"] = {**d["options"], "base_url": urls}
+        d["api_key_set"] = self.key_set
+        return d
+
     def stats(self) -> dict[str, Any]:
         out = {
             "http_requests": sum(s.counts["requests"] for s in self.pool.servers),

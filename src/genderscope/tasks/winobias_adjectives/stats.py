@@ -112,11 +112,8 @@ def item_paired_bootstrap(
     ``default_rng(seed)``, blocks of ``chunk`` replicates); returns a K x 2 array (low, high),
     ``percentile`` rule.
     """
-    d = np.asarray(d, dtype=np.float64)
-    n = d.shape[0]
-    delta = d - np.asarray(base, dtype=np.float64)[:, None]
-    out = bootstrap_values(lambda C: C @ delta / n, n, n_resamples, seed, rng="numpy", chunk=chunk)
-    return intervals(out, "percentile", level)[:, :2]
+    delta = np.asarray(d, dtype=np.float64) - np.asarray(base, dtype=np.float64)[:, None]
+    return item_bootstrap(delta, n_resamples, seed, level, chunk)
 
 
 def item_bootstrap(
