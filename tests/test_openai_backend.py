@@ -15,16 +15,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genderscope.backends.openai_chat import (
-    trial_seed,
     OpenAIChatBackend,
     OpenAIOptions,
     backoff_delay,
+    chat_body,
     chat_content,
     parse_retry_after,
 )
+from genderscope.backends.openai_http import client_error_hint
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT, Job, Outcome, Request
+from genderscope.core.requests import CHAT, Job, Outcome, Request, request_seed
 from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer, prompt_ref
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05}
@@ -115,7 +116,7 @@ def test_answers_match_prompts_under_concurrency_64(server: FakeOpenAIServer) ->
     for job in jobs:
         assert len(got[job.index]) == 1, "every job is emitted exactly once"
         prompt = job.request.payload["messages"][-1]["content"]
-        assert got[job.index][0].response == expected_answer(prompt, seed=trial_seed(job.item_id, job.trial))
+        assert got[job.index][0].response == expected_answer(prompt, seed=request_seed(job.request, job.trial))
         assert f"[{prompt_ref(prompt)}]" in got[job.index][0].response
     s = server.stats()
     assert s["requests"] == len(jobs)
@@ -137,7 +138,7 @@ def test_request_payload_carries_sampling_parameters_and_seed(server: FakeOpenAI
         1.0,
         300,
         1.0,
-        trial_seed(jobs[2].item_id, 3),
+        request_seed(jobs[2].request, 3),
     )
     assert body["messages"] == jobs[0].request.payload["messages"]
     server.reset()
@@ -161,7 +162,7 @@ def test_retries_recover_from(server: FakeOpenAIServer, fault: str) -> None:
     for job in jobs:
         prompt = job.request.payload["messages"][-1]["content"]
         assert [o.response for o in got[job.index]] == [
-            expected_answer(prompt, seed=trial_seed(job.item_id, 1))
+            expected_answer(prompt, seed=request_seed(job.request, 1))
         ]
     s = server.stats()
     assert set(s["by_prompt"].values()) == {3}, "two failures then one success per prompt"
@@ -201,10 +202,14 @@ def test_seeded_random_faults_recover_and_nothing_is_stored_twice(
     for _key, request, response in rows:
         prompt = json.loads(request)["payload"]["messages"][-1]["content"]
         assert f"[{prompt_ref(prompt)}]" in json.loads(response), "answers stay matched to their prompts"
-    recs = [json.loads(line) for line in (tmp_path / "r" / "attempts.jsonl").read_text().splitlines()]
-    assert all(
-        r["response"] == expected_answer(r["prompt"], seed=trial_seed(r["item_id"], r["trial"])) for r in recs
-    )
+    db = sqlite3.connect(home / "store.sqlite")
+    stored = db.execute("SELECT trial, request, response FROM responses").fetchall()
+    db.close()
+    for trial, request, response in stored:
+        req = Request(**json.loads(request))
+        seed = request_seed(req, trial)
+        assert 0 <= seed < 2**31
+        assert json.loads(response) == expected_answer(req.prompt_text, seed=seed), "seeded per (request, trial)"
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     assert run["backend_stats"]["retries"] == sum(s["faults"].values())
 
@@ -428,3 +433,46 @@ def test_answer_works_inside_a_running_event_loop(server: FakeOpenAIServer) -> N
 
     got = asyncio.run(notebook_cell())
     assert len(got) == 5 and all(o[0].ok for o in got.values())
+
+
+@given(
+    text=st.text(max_size=200),
+    temperature=st.floats(0, 2, allow_nan=False),
+    trial=st.integers(1, 10**6),
+)
+@settings(max_examples=300, deadline=None)
+def test_request_seed_is_an_int31_that_every_server_accepts(text: str, temperature: float, trial: int) -> None:
+    req = Request(CHAT, {"messages": [{"role": "user", "content": text}], "temperature": temperature})
+    seed = request_seed(req, trial)
+    assert 0 <= seed < 2**31
+    assert seed == request_seed(Request(CHAT, dict(req.payload)), trial), "a function of the request alone"
+
+
+def test_seed_does_not_depend_on_the_item_id() -> None:
+    req = Request(CHAT, {"messages": [{"role": "user", "content": "Who said it?"}], "temperature": 1.0})
+    a = Job(index=0, request=req, trial=2, item_id="item-1")
+    b = Job(index=5, request=req, trial=2, item_id="another-item")
+    assert json.loads(chat_body("m", a, True))["seed"] == json.loads(chat_body("m", b, True))["seed"]
+
+
+@pytest.mark.parametrize(
+    "body, field, fix",
+    [
+        (
+            {"error": {"message": "1 validation error: body.seed: Input should be less than or equal to "
+                       "9223372036854775807", "type": "BadRequestError", "param": None, "code": 400}},
+            "seed",
+            "--send-seed false",
+        ),
+        ({"error": {"message": "bad", "param": "max_tokens"}}, "max_tokens", "--max-tokens"),
+        ({"detail": [{"loc": ("body", "temperature"), "msg": "x"}]}, "temperature", "--temperature"),
+    ],
+)
+def test_a_4xx_that_names_a_field_gives_an_error_naming_it(body: dict, field: str, fix: str) -> None:
+    raw = json.dumps(body).encode() if "detail" not in body else repr(body).encode()
+    hint = client_error_hint(400, raw)
+    assert f"field {field!r}" in hint and fix in hint
+
+
+def test_a_4xx_without_a_field_keeps_the_status_hint() -> None:
+    assert "--max-tokens" in client_error_hint(400, b'{"error": {"message": "nope"}}')

@@ -11,7 +11,6 @@ so a run moved to other servers of the same model resumes from the response stor
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,22 +30,15 @@ from genderscope.backends.openai_http import (  # noqa: F401  (re-exported for c
 from genderscope.core.backend import Backend, Emit
 from genderscope.core.errors import BackendError
 from genderscope.core.options import opt
-from genderscope.core.requests import CHAT, Job
-
-
-def trial_seed(item_id: str, trial: int) -> int:
-    """Seed for one sampled trial: first 8 bytes of sha256("<item id>#<trial>"), unsigned big-endian.
-
-    Each item and trial gets its own seed, never one fixed seed for all trials.
-    """
-    return int.from_bytes(hashlib.sha256(f"{item_id}#{trial}".encode()).digest()[:8], "big")
+from genderscope.core.requests import CHAT, Job, request_seed
 
 
 @dataclass
 class OpenAIOptions(HTTPOptions):
     send_seed: bool = opt(
         True,
-        "send a seed derived from (item id, trial), so sampled trials repeat where the server honours it",
+        "send a seed in [0, 2^31) derived from (request, trial), so sampled trials repeat where the server "
+        "honours it",
     )
     max_tokens_field: str = opt(
         "max_tokens",
@@ -79,7 +71,7 @@ def chat_body(model: str, job: Job, send_seed: bool, max_tokens_field: str = "ma
     if p.get("max_tokens") is not None:
         body[max_tokens_field] = p["max_tokens"]
     if send_seed:
-        body["seed"] = trial_seed(job.item_id, job.trial)
+        body["seed"] = request_seed(job.request, job.trial)
     return json.dumps(body, ensure_ascii=False).encode()
 
 

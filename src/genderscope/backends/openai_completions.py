@@ -40,7 +40,7 @@ from genderscope.core.backend import Backend, Emit
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import Job
+from genderscope.core.requests import SEED_LIMIT, Job
 
 CHECK_TEXT = "The nurse said that she"
 
@@ -54,7 +54,7 @@ class CompletionsOptions(HTTPOptions):
     )
     echo_max_tokens: int = opt(1, "max_tokens sent with echo requests (0 or 1; some servers refuse 0)")
     trust_echo: bool = opt(False, "use echoed log-probs even when the start-up probe finds them inconsistent")
-    send_seed: bool = opt(True, "chat: send a seed derived from (item id, trial)")
+    send_seed: bool = opt(True, "chat: send a seed in [0, 2^31) derived from (request, trial)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -194,7 +194,7 @@ class OpenAICompletionsBackend(Backend):
                 "model": self.target,
                 "prompt": p["prompt"],
                 "max_tokens": p["max_tokens"],
-                "seed": p["seed"],
+                "seed": p["seed"] % SEED_LIMIT,
             }
             body["temperature"], body["top_p"] = p.get("temperature", 1.0), p.get("top_p", 1.0)
             return await self.http.post(

@@ -25,6 +25,7 @@ import email.utils
 import json
 import os
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -121,10 +122,58 @@ def error_message(raw: bytes) -> str:
 HINTS = {
     400: "the server rejected the request; check --max-tokens, --max-tokens-field, --temperature "
     "and the model's limits",
+    422: "the server rejected a field of the request; check --max-tokens, --temperature and the model name",
     401: "check the API key in ${env}",
     403: "the key in ${env} has no access to this model or endpoint",
     404: "check the model name, and that --base-url ends in /v1",
 }
+
+
+# What to change when a 4xx names one field of the request body.
+FIELD_FIXES = {
+    "seed": "the server refuses the per-trial seed: pass --send-seed false",
+    "max_tokens": "lower --max-tokens, or pass --max-tokens-field max_completion_tokens",
+    "max_completion_tokens": "pass --max-tokens-field max_tokens, or lower --max-tokens",
+    "temperature": "pass a --temperature the server accepts",
+    "top_p": "the server refuses top_p; check the task's sampling options",
+    "model": "check the model name after the colon (the server's GET /v1/models lists them)",
+    "messages": "the model has no chat template or refuses the messages; use openai-completions: for "
+    "likelihood tasks",
+    "logprobs": "the server limits logprobs; pass a lower --logprobs or use a server that echoes them",
+    "echo": "the server cannot echo prompt log-probs; see docs/servers.md",
+    "prompt": "the prompt is too long for the model's context (check --max-model-len on vLLM)",
+}
+_FIELD_PATTERNS = (
+    re.compile(r"\bbody\.(\w+)"),  # vLLM / FastAPI: "body.seed: Input should be ..."
+    re.compile(r"\(\s*'body'\s*,\s*'(\w+)'"),  # pydantic loc tuples: ('body', 'seed')
+    re.compile(r"['\"`](\w+)['\"`]\s+(?:must|should|is|has)\b"),  # "'seed' must be ..."
+)
+
+
+def rejected_field(raw: bytes) -> str | None:
+    """The request field a 4xx body blames: OpenAI's ``error.param``, else a field named in the message."""
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        obj = None
+    err = obj.get("error") if isinstance(obj, dict) else None
+    if isinstance(err, dict) and isinstance(err.get("param"), str) and err["param"]:
+        return err["param"].split(".")[-1]
+    text = error_message(raw)
+    for pattern in _FIELD_PATTERNS:
+        m = pattern.search(text)
+        if m and m.group(1) in FIELD_FIXES:
+            return m.group(1)
+    return None
+
+
+def client_error_hint(status: int, raw: bytes) -> str:
+    """What to do about a non-retryable 4xx: the blamed field's fix when one is named, else the status's."""
+    field = rejected_field(raw)
+    if field is not None:
+        fix = FIELD_FIXES.get(field, "check the option that sets it")
+        return f"the server rejected field {field!r}: {fix}"
+    return HINTS.get(status, "a client error that retrying will not fix")
 
 
 def run_coroutine(coro: Any) -> Any:
@@ -356,7 +405,7 @@ class FleetClient:
                     reason, kind = f"HTTP {status}: {self.clean(error_message(raw))}", str(status)
                 else:
                     pool.release(server)
-                    hint = HINTS.get(status, "a client error that retrying will not fix")
+                    hint = client_error_hint(status, raw)
                     raise Fatal(
                         f"{public_url(url)} answered HTTP {status} for {self.what}: "
                         f"{self.clean(error_message(raw))} ({hint.replace('${env}', o.api_key_env)})"

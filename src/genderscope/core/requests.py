@@ -105,6 +105,22 @@ class Job:
     item_id: str
 
 
+SEED_LIMIT = 2**31  # every server takes a seed in [0, 2^31): vLLM rejects >= 2^63, others want int32
+
+
+def request_seed(request: Request, trial: int) -> int:
+    """Sampling seed for one (request, trial): sha256(canonical request, trial) mod 2^31, in [0, 2^31).
+
+    It depends on what the store key depends on (minus the model), never on the item id, so a stored
+    answer and a fresh one for the same key were drawn with the same seed.
+    """
+    h = hashlib.sha256()
+    h.update(request.canonical().encode())
+    h.update(b"\x00")
+    h.update(str(trial).encode())
+    return int.from_bytes(h.digest()[:8], "big") % SEED_LIMIT
+
+
 def store_key(fingerprint: str, request: Request, trial: int) -> str:
     """sha256 hex of (backend fingerprint, canonical request, trial index)."""
     h = hashlib.sha256()
