@@ -1,4 +1,5 @@
-"""Every bootstrap that moved onto genderscope.stats gives, bit for bit, the intervals it gave before.
+"""Every bootstrap that moved onto genderscope.stats gives, bit for bit, the intervals it gave before
+(within 1e-14 relative where a BLAS matrix product sums in an order that depends on numpy's build).
 
 ``fixtures/bootstrap_golden.json`` holds the intervals (as float.hex) computed by the per-module
 implementations that existed before the statistics core (same inputs, seeds, levels).
@@ -50,7 +51,9 @@ def test_task_and_bordia_bootstraps_are_unchanged() -> None:
     with_ppl = abc_metrics.bootstrap(per, isf, 300, 7, 0.9, ppl=ppl)["ci95"]
     assert {k: [_hex(a) for a in with_ppl[k]] for k in abc} == GOLDEN["abc"]  # same draws for the old keys
     wa = wa_stats.item_paired_bootstrap(d, base, 2500, 7, 0.9)
-    assert [[_hex(a) for a in row] for row in wa] == GOLDEN["winobias_adjectives"]
+    # a matrix product (BLAS): its last bits follow the BLAS build numpy ships with, nothing of ours
+    gold_wa = [[float.fromhex(a) for a in row] for row in GOLDEN["winobias_adjectives"]]
+    np.testing.assert_allclose(wa, gold_wa, rtol=1e-14, atol=0)
     ms = bias_mod.bootstrap_mu_sigma(bias, 300, 7, 0.9)
     assert {k: [_hex(a) for a in v] for k, v in ms.items()} == GOLDEN["bordia_mu_sigma"]
     words = [str(i) for i in range(41)]
