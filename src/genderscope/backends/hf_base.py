@@ -1,15 +1,16 @@
-"""The base class of the Hugging Face backends (``hf-mlm``, ``hf-causal``): lazy loading, dispatch of
-primitive requests by kind, right padding, token-budget batching and the ``tokenize`` primitive.
-torch is imported here and in the backend modules only; the core never imports it."""
+"""The base class of the Hugging Face backends (``hf-mlm``, ``hf-causal``): lazy loading, right padding,
+token-budget batching and the ``tokenize`` primitive.  torch is imported here and in the backend modules
+only; the core never imports it."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from genderscope.backends.hf_batching import run_halving, token_budget_batches
 from genderscope.backends.hf_models import load_pretrained, locate, source_fingerprint
 from genderscope.backends.hf_runtime import CPU_LOGITS_FLOATS, HFOptions, setup_torch, torch_dtype
-from genderscope.core.backend import Backend, Emit
+from genderscope.core.backend import Backend, Emit, handles
+from genderscope.core.primitives import TOKENIZE
 from genderscope.core.requests import Job, Outcome
 
 
@@ -19,12 +20,12 @@ def input_device(model: Any) -> Any:
 
 
 class HFBackendBase(Backend):
-    """Lazy loading, dispatch by request kind, right padding and token-budget batching.
+    """Lazy loading, right padding and token-budget batching.
 
-    Subclasses set ``kind``, ``auto_class`` (name of the transformers Auto class),
-    ``request_kinds`` (primitives of genderscope.core.primitives) and ``handlers()`` (kind ->
-    method(jobs, emit)); ``tokenize`` is answered here for both families.  The model loads on the first
-    request, so a run answered entirely from the store never loads it.
+    Subclasses set ``kind`` and ``auto_class`` (name of the transformers Auto class) and declare one
+    ``@handles(KIND)`` method per primitive of genderscope.core.primitives; ``tokenize`` is answered
+    here for both families.  The model loads on the first request (:meth:`prepare`), so a run answered
+    entirely from the store never loads it.
     """
 
     auto_class: str = ""
@@ -42,9 +43,6 @@ class HFBackendBase(Backend):
     @property
     def fingerprint(self) -> str:
         return self._fp
-
-    def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
-        raise NotImplementedError
 
     def after_load(self) -> None:
         """Checks and precomputation once the model is loaded."""
@@ -71,19 +69,8 @@ class HFBackendBase(Backend):
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         self.after_load()
 
-    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
-        by_kind: dict[str, list[Job]] = {}
-        for job in jobs:
-            by_kind.setdefault(job.request.kind, []).append(job)
-        handlers = self.handlers()
-        for kind, group in by_kind.items():
-            handler = handlers.get(kind)
-            if handler is None:
-                for job in group:
-                    emit(job, Outcome(error=f"{self.kind} cannot answer {kind!r} requests"))
-                continue
-            self.load()
-            handler(group, emit)
+    def prepare(self, kinds: frozenset[str]) -> None:
+        self.load()
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
@@ -142,6 +129,7 @@ class HFBackendBase(Backend):
         except AttributeError:
             return None
 
+    @handles(TOKENIZE)
     def tokenize_jobs(self, jobs: list[Job], emit: Emit) -> None:
         """``tokenize`` (genderscope.core.primitives.TokenizePayload -> TokenizeResponse)."""
         tok = self.tok

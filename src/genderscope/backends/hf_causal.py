@@ -23,14 +23,14 @@ attention mask and packed under ``--batch-tokens`` (capped on CPU, see ``full_lo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from genderscope.backends import hf_generate
 from genderscope.backends.hf_base import HFBackendBase
 from genderscope.backends.hf_runtime import HFOptions
-from genderscope.core.backend import Emit
+from genderscope.core.backend import Emit, handles
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE, TokenLogprobs
+from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TokenLogprobs
 from genderscope.core.requests import Job, Outcome
 
 
@@ -44,16 +44,15 @@ class HFCausalLMBackend(HFBackendBase):
     kind = "hf-causal"
     description = "a causal LM (GPT-2, Llama, SmolLM, Gemma, ...; GGUF files too) from a local path"
     Options = CausalOptions
-    request_kinds = frozenset({CHAT, GENERATE, TOKENIZE, TOKEN_LOGPROBS})
     auto_class = "AutoModelForCausalLM"
 
-    def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
-        return {
-            CHAT: lambda jobs, emit: hf_generate.chat(self, jobs, emit),
-            GENERATE: lambda jobs, emit: hf_generate.generate(self, jobs, emit),
-            TOKENIZE: self.tokenize_jobs,
-            TOKEN_LOGPROBS: self._token_logprobs,
-        }
+    @handles(CHAT)
+    def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        hf_generate.chat(self, jobs, emit)
+
+    @handles(GENERATE)
+    def _generate_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        hf_generate.generate(self, jobs, emit)
 
     def after_load(self) -> None:
         t = self.tok
@@ -101,7 +100,8 @@ class HFCausalLMBackend(HFBackendBase):
             out[t] = {"tokens": self.tok.convert_ids_to_tokens(ids), "offsets": offsets, "logprobs": lps}
         return [out[t] for t in texts]
 
-    def _token_logprobs(self, jobs: list[Job], emit: Emit) -> None:
+    @handles(TOKEN_LOGPROBS)
+    def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
         res = self.token_logprobs_many([j.request.payload["text"] for j in jobs])
         for job, r in zip(jobs, res):
             emit(job, Outcome(response=r))

@@ -18,13 +18,13 @@ and applies the MLM head only at the masked positions (B x V logits instead of B
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from genderscope.backends.hf_base import HFBackendBase
 from genderscope.backends.hf_runtime import HFOptions
-from genderscope.core.backend import Emit
+from genderscope.core.backend import Emit, handles
 from genderscope.core.errors import BackendError
-from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKENIZE
+from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS
 from genderscope.core.requests import Job, Outcome
 
 
@@ -37,15 +37,7 @@ class HFMaskedLMBackend(HFBackendBase):
     kind = "hf-mlm"
     description = "a masked LM (BERT, RoBERTa, XLM-R, ...) from a local directory or the local HF cache"
     Options = MLMOptions
-    request_kinds = frozenset({FILL_MASK, MASKED_LOGPROBS, TOKENIZE})
     auto_class = "AutoModelForMaskedLM"
-
-    def handlers(self) -> dict[str, Callable[[list[Job], Emit], None]]:
-        return {
-            TOKENIZE: self.tokenize_jobs,
-            FILL_MASK: self._fill_mask,
-            MASKED_LOGPROBS: self._masked_logprobs,
-        }
 
     def after_load(self) -> None:
         import torch
@@ -110,7 +102,8 @@ class HFMaskedLMBackend(HFBackendBase):
 
     # ------------------------------------------------------------ fill_mask
 
-    def _fill_mask(self, jobs: list[Job], emit: Emit) -> None:
+    @handles(FILL_MASK)
+    def _fill_mask_jobs(self, jobs: list[Job], emit: Emit) -> None:
         import torch
 
         tok = self.tok
@@ -160,7 +153,8 @@ class HFMaskedLMBackend(HFBackendBase):
 
     # ------------------------------------------------------------ masked_logprobs
 
-    def _masked_logprobs(self, jobs: list[Job], emit: Emit) -> None:
+    @handles(MASKED_LOGPROBS)
+    def _masked_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
         plans: list[tuple[Job, list[int], list[int], list[int]]] = []
         for job in jobs:
             p = job.request.payload

@@ -12,7 +12,6 @@ so a run moved to other servers of the same model resumes from the response stor
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +26,7 @@ from genderscope.backends.openai_http import (  # noqa: F401  (re-exported for c
     parse_retry_after,
     public_url,
 )
-from genderscope.core.backend import Backend, Emit
-from genderscope.core.errors import BackendError
+from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Job, request_seed
 
@@ -86,7 +84,6 @@ class OpenAIChatBackend(Backend):
         "OpenAI-compatible chat-completions API (openai:MODEL; --base-url URL[,URL...], $OPENAI_API_KEY)"
     )
     Options = OpenAIOptions
-    request_kinds = frozenset({CHAT})
 
     def __init__(self, target: str, options: OpenAIOptions):
         super().__init__(target, options)
@@ -107,11 +104,8 @@ class OpenAIChatBackend(Backend):
         """The JSON body for one job: the request's sampling parameters + model (+ seed)."""
         return chat_body(self.target, job, self.options.send_seed, self.options.max_tokens_field)
 
-    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
-        for job in jobs:
-            if job.request.kind != CHAT:
-                raise BackendError(f"openai backend cannot answer {job.request.kind!r} requests")
-
+    @handles(CHAT)
+    def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
         async def handle(job: Job) -> str | None:
             return await self.http.post("/v1/chat/completions", self.payload(job), chat_content)
 

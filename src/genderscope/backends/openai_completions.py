@@ -29,14 +29,13 @@ Fingerprint: ``openai-completions:MODEL|start=<option>`` (+ ``#MODEL_ID``): not 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from genderscope.backends import openai_echo as echo
 from genderscope.backends.openai_chat import chat_body, chat_content, model_fingerprint
 from genderscope.backends.openai_http import FleetClient, HTTPOptions
-from genderscope.core.backend import Backend, Emit
+from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE
@@ -71,7 +70,6 @@ class OpenAICompletionsBackend(Backend):
         "(openai-completions:MODEL; --base-url URL[,URL...])"
     )
     Options = CompletionsOptions
-    request_kinds = frozenset({CHAT, TOKENIZE, TOKEN_LOGPROBS, GENERATE})
 
     def __init__(self, target: str, options: CompletionsOptions):
         super().__init__(target, options)
@@ -175,21 +173,30 @@ class OpenAICompletionsBackend(Backend):
         ids, strs = await self.http.post("/tokenize", json.dumps(body).encode(), echo.tokenize_ids)
         return ids[0] if len(ids) == 1 and (strs is None or strs[0] == word) else None
 
-    async def handle(self, job: Job) -> Any:
-        """The response to one job (called on the event loop by the fleet client)."""
-        p, kind = job.request.payload, job.request.kind
-        if kind == TOKEN_LOGPROBS:
-            start, text = self.start or "", p["text"]
+    @handles(TOKEN_LOGPROBS)
+    def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        async def echo_logprobs(job: Job) -> Any:
+            start, text = self.start or "", job.request.payload["text"]
             return await self.http.post(
                 "/v1/completions",
                 self._echo(start + text),
                 lambda raw: echo.token_logprobs_from_echo(raw, text, start),
             )
-        if kind == CHAT:
-            return await self.http.post(
-                "/v1/chat/completions", chat_body(self.target, job, self.options.send_seed), chat_content
-            )
-        if kind == GENERATE:
+
+        self.http.run(jobs, echo_logprobs, emit)
+
+    @handles(CHAT)
+    def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        async def chat(job: Job) -> Any:
+            body = chat_body(self.target, job, self.options.send_seed)
+            return await self.http.post("/v1/chat/completions", body, chat_content)
+
+        self.http.run(jobs, chat, emit)
+
+    @handles(GENERATE)
+    def _generate_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        async def generate(job: Job) -> Any:
+            p = job.request.payload
             body = {
                 "model": self.target,
                 "prompt": p["prompt"],
@@ -202,22 +209,29 @@ class OpenAICompletionsBackend(Backend):
                 json.dumps(body, ensure_ascii=False).encode(),
                 lambda raw: echo.generate_response(raw, p["max_tokens"]),
             )
-        body = {
-            "model": self.target,
-            "prompt": p["text"],
-            "add_special_tokens": bool(p.get("add_special_tokens", False)),
-            "return_token_strs": True,
-        }
-        ids, strs = await self.http.post("/tokenize", json.dumps(body).encode(), echo.tokenize_ids)
-        if strs is None:
-            raise BackendError("the server's /tokenize gives no token_strs (return_token_strs); vLLM does")
-        lookup = [await self._lookup(w) for w in p.get("lookup", [])]
-        return echo.tokenize_response(ids, strs, self.start or "", self.start_id, lookup)
 
-    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
-        for job in jobs:
-            if job.request.kind not in self.request_kinds:
-                raise BackendError(f"openai-completions cannot answer {job.request.kind!r} requests")
-        if any(j.request.kind in (TOKEN_LOGPROBS, TOKENIZE) for j in jobs):
+        self.http.run(jobs, generate, emit)
+
+    @handles(TOKENIZE)
+    def _tokenize_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        async def tokenize(job: Job) -> Any:
+            p = job.request.payload
+            body = {
+                "model": self.target,
+                "prompt": p["text"],
+                "add_special_tokens": bool(p.get("add_special_tokens", False)),
+                "return_token_strs": True,
+            }
+            ids, strs = await self.http.post("/tokenize", json.dumps(body).encode(), echo.tokenize_ids)
+            if strs is None:
+                raise BackendError(
+                    "the server's /tokenize gives no token_strs (return_token_strs); vLLM does"
+                )
+            lookup = [await self._lookup(w) for w in p.get("lookup", [])]
+            return echo.tokenize_response(ids, strs, self.start or "", self.start_id, lookup)
+
+        self.http.run(jobs, tokenize, emit)
+
+    def prepare(self, kinds: frozenset[str]) -> None:
+        if kinds & {TOKEN_LOGPROBS, TOKENIZE}:
             self.ready()
-        self.http.run(jobs, self.handle, emit)

@@ -3,8 +3,8 @@
 For multiple-choice chat requests (the task passes the answer tags in
 ``request.hints["choices"]``) it answers one tag uniformly at random.  The draw
 depends only on (seed, item id, trial, request), never on the order of the calls,
-so runs are reproducible whatever the batching.  Every other primitive kind has a generator in
-``HANDLERS`` (kind -> function(job, u) with u uniform in [0, 1)): whitespace tokens with stable
+so runs are reproducible whatever the batching.  Every other primitive kind has a generator
+(function(job, u) with u uniform in [0, 1), one handler per kind): whitespace tokens with stable
 pseudo ids, and log-probabilities uniform in (-5, -1] nats.
 
 ``generate`` is a unigram sample: ``max_tokens`` words drawn i.i.d. from the whitespace tokens of the
@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from genderscope.core.backend import Backend, Emit
+from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.options import opt
 from genderscope.core.primitives import (
     CHAT,
@@ -205,23 +205,10 @@ def _generate(job: Job, u: float, unigram: Unigram | None = None, seed: int = 0)
     return {"text": " ".join(words), "n_tokens": len(words), "finish_reason": finish}
 
 
-#: one answer generator per primitive request kind (genderscope.core.primitives.KINDS)
-HANDLERS: dict[str, Callable[[Job, float], Any]] = {
-    CHAT: _chat,
-    TOKENIZE: _tokenize,
-    TOKEN_LOGPROBS: _token_logprobs,
-    FILL_MASK: _fill_mask,
-    MASKED_LOGPROBS: _masked_logprobs,
-    GENERATE: _generate,
-}
-assert set(HANDLERS) == set(KINDS), "the null model answers every primitive kind"
-
-
 class RandomBackend(Backend):
     kind = "random"
     description = "seeded null model: uniform over the task's options (random or random:SEED)"
     Options = RandomOptions
-    request_kinds = frozenset(HANDLERS)
     cacheable = False
     needs_target = False
 
@@ -243,19 +230,41 @@ class RandomBackend(Backend):
             self._unigrams[name] = Unigram.from_corpus(name)
         return self._unigrams[name]
 
-    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
+    def _each(self, jobs: list[Job], emit: Emit, draw: Callable[[Job, float], Any]) -> None:
+        """Answer each job with ``draw(job, u)``, u uniform in [0, 1) from (seed, item, trial, kind)."""
         seed = self.seed
         for job in jobs:
-            handler = HANDLERS.get(job.request.kind)
-            if handler is None:
-                emit(job, Outcome(error=f"random model cannot answer {job.request.kind!r} requests"))
+            emit(job, Outcome(response=draw(job, uniform(seed, job.item_id, job.trial, job.request.kind))))
+
+    @handles(CHAT)
+    def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        self._each(jobs, emit, _chat)
+
+    @handles(TOKENIZE)
+    def _tokenize_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        self._each(jobs, emit, _tokenize)
+
+    @handles(TOKEN_LOGPROBS)
+    def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        self._each(jobs, emit, _token_logprobs)
+
+    @handles(FILL_MASK)
+    def _fill_mask_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        self._each(jobs, emit, _fill_mask)
+
+    @handles(MASKED_LOGPROBS)
+    def _masked_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        self._each(jobs, emit, _masked_logprobs)
+
+    @handles(GENERATE)
+    def _generate_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        for job in jobs:
+            try:
+                source = self.unigram(job.request.hints.get("corpus"))
+            except Exception as exc:  # noqa: BLE001 - an unreadable corpus is this attempt's error
+                emit(job, Outcome(error=f"random model: cannot read the unigram corpus: {exc}"))
                 continue
-            if job.request.kind == GENERATE:
-                try:
-                    source = self.unigram(job.request.hints.get("corpus"))
-                except Exception as exc:  # noqa: BLE001 - an unreadable corpus is this attempt's error
-                    emit(job, Outcome(error=f"random model: cannot read the unigram corpus: {exc}"))
-                    continue
-                emit(job, Outcome(response=_generate(job, 0.0, source, seed)))
-                continue
-            emit(job, Outcome(response=handler(job, uniform(seed, job.item_id, job.trial, job.request.kind))))
+            emit(job, Outcome(response=_generate(job, 0.0, source, self.seed)))
+
+
+assert RandomBackend.request_kinds == set(KINDS), "the null model answers every primitive kind"

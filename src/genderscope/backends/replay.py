@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from genderscope.core.backend import Backend, Emit
+from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import ALL_KINDS
@@ -82,7 +82,6 @@ class ReplayBackend(Backend):
     kind = "replay"
     description = "recorded responses from a JSONL file (replay:FILE.jsonl)"
     Options = ReplayOptions
-    request_kinds = ALL_KINDS  # whatever was recorded, of every primitive kind
     cacheable = False
 
     def __init__(self, target: str, options: ReplayOptions):
@@ -120,7 +119,8 @@ class ReplayBackend(Backend):
                     out.append(f"{j.item_id}#{j.trial}")
         return out
 
-    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
+    @handles(*ALL_KINDS)  # whatever was recorded, of every primitive kind
+    def _recorded_jobs(self, jobs: list[Job], emit: Emit) -> None:
         if self.prompts and self.options.replay_stale == "error":
             stale = self._stale(jobs)
             if stale:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Sequence
 
-from genderscope.core.backend import Backend, Emit
+from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import DataError
 from genderscope.core.options import opt
 from genderscope.core.primitives import GENERATE
@@ -169,7 +169,6 @@ class WordLMBackend(Backend):
     kind = "word-lm"
     description = "a word-level AWD-LSTM of `genderscope bordia train`/sweep (word-lm:RUN_DIR or best.pt)"
     Options = WordLMOptions
-    request_kinds = frozenset({GENERATE})
 
     def __init__(self, target: str, options: WordLMOptions):
         super().__init__(target, options)
@@ -207,7 +206,8 @@ class WordLMBackend(Backend):
     def stats(self) -> dict[str, Any]:
         return dict(self.counters)
 
-    def answer(self, jobs: Sequence[Job], emit: Emit) -> None:
+    @handles(GENERATE)
+    def _generate_jobs(self, jobs: list[Job], emit: Emit) -> None:
         from genderscope.bordia.lm.generate import sample_batch
 
         ck = self.load()

@@ -13,6 +13,10 @@ class UsageError(GenderscopeError):
     """Bad command-line input: unknown task, unknown model spec, bad option value."""
 
 
+class UnsupportedKindError(UsageError):
+    """A request of a kind the run's model does not answer (raised before anything is sent)."""
+
+
 class DataError(GenderscopeError):
     """A dataset file is missing, corrupted (wrong sha256) or malformed."""
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from genderscope.core.backend import Backend
+from genderscope.core.errors import UnsupportedKindError
 from genderscope.core.primitives import ProtocolError, check_payload, response_problem
 from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Job, Outcome, store_key
 from genderscope.core.store import ResponseStore
@@ -50,6 +51,26 @@ class Execution:
     counts: RunCounts = field(default_factory=RunCounts)
 
 
+def check_request_kinds(attempts: Sequence[Attempt], backend: Backend, task: str = "") -> None:
+    """Raise :class:`UnsupportedKindError` (one line: the task, the kind, the model and the model kinds
+    that answer it) if an attempt asks a kind the backend declares no handler for."""
+    kinds = {a.request.kind for a in attempts}
+    kinds.discard(GIVEN)
+    missing = sorted(kinds - backend.request_kinds)
+    if not missing:
+        return
+    from genderscope.core.matrix import backend_request_kinds
+
+    kind = missing[0]
+    able = [k for k, answered in backend_request_kinds().items() if answered and kind in answered]
+    model = f"{backend.kind}:{backend.target}" if backend.target else backend.kind
+    answers = ", ".join(sorted(backend.request_kinds)) or "nothing"
+    raise UnsupportedKindError(
+        f"task {task or '?'} asks {kind!r} requests, which {model} cannot answer ({backend.kind} models "
+        f"answer {answers}); model kinds that answer {kind!r}: {', '.join(able) or 'none installed'}"
+    )
+
+
 def execute(
     attempts: Sequence[Attempt],
     backend: Backend,
@@ -57,8 +78,12 @@ def execute(
     use_cache: bool = True,
     progress: Any = None,
     label: str = "",
+    task: str = "",
 ) -> Execution:
-    """Answer ``attempts`` (see module docstring); returns results in attempt order."""
+    """Answer ``attempts`` (see module docstring); returns results in attempt order.  An attempt of a kind
+    the backend does not answer stops the run before anything is looked up or sent
+    (:func:`check_request_kinds`; ``task`` names the task in that message, default ``label``)."""
+    check_request_kinds(attempts, backend, task or label)
     t0 = time.perf_counter()
     counts = RunCounts(attempts=len(attempts))
     results = [AttemptResult(a) for a in attempts]
@@ -154,7 +179,9 @@ def execute_task(
     with paused_gc():
         attempts = task.attempts()
     while attempts:
-        ex = execute(attempts, backend, store, use_cache=use_cache, progress=progress, label=label)
+        ex = execute(
+            attempts, backend, store, use_cache=use_cache, progress=progress, label=label, task=task.name
+        )
         total.add(ex.counts)
         total.rounds += 1
         results.extend(ex.results)
