@@ -61,6 +61,7 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 def test_metric_entry_writes_numbers_as_task_metric_does() -> None:
+    assert Metric is MetricEntry  # one metric type
     for value, lo, hi in [
         (0.1, 0.0, 0.2),
         (np.float64(1 / 3), np.float32(0.25), None),

@@ -20,7 +20,7 @@ RESULTS_FILE = "results.json"
 
 # ------------------------------------------------------------------------------------------- helpers
 def _num(x: Any) -> Any:
-    """JSON-safe number, as :class:`~genderscope.core.task.Metric` writes it: NaN/inf -> None, Python
+    """JSON-safe number, as :class:`MetricEntry` writes it: NaN/inf -> None, Python
     ints stay ints, other numbers (numpy scalars included) become floats, non-numbers are unchanged."""
     if x is None or isinstance(x, (bool, str)):
         return x
@@ -64,7 +64,10 @@ def as_object(x: Any, source: str, what: str) -> dict[str, Any]:
 # -------------------------------------------------------------------------------------- results.json
 @dataclass
 class MetricEntry:
-    """One number of results.json with its 95% interval (same units), or the reason it has none."""
+    """One number of results.json with its 95% interval (same units), or the reason it has none.
+
+    The one metric type: tasks build it (``genderscope.core.task.Metric`` is this class), results.json
+    stores it, the report reads it."""
 
     value: float | int | None
     ci_low: float | None = None
@@ -95,8 +98,8 @@ class MetricEntry:
 
     @classmethod
     def of(cls, metric: Any) -> MetricEntry:
-        """From any object with ``value``/``ci_low``/``ci_high`` (e.g. core.task.Metric); values are
-        kept as they are (cleaned when written), so the JSON is what ``Metric.to_json`` writes."""
+        """A copy of any object with ``value``/``ci_low``/``ci_high``/``no_ci``; values are kept as they are
+        (cleaned when written)."""
         return cls(
             metric.value,
             getattr(metric, "ci_low", None),

@@ -13,28 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
 from genderscope.core.options import NoOptions
-from genderscope.core.results_file import _num as _clean
+from genderscope.core.results_file import MetricEntry, TaskResults
 from genderscope.core.requests import AttemptResult, Attempt
 
 
-@dataclass
-class Metric:
-    """A number with an optional confidence interval (``ci_low``/``ci_high``, same units)."""
-
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    #: why there is no interval (e.g. "exact count, no sampling", "n_boot = 0"); None when there is one
-    no_ci: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": _clean(self.value)}
-        if self.ci_low is not None or self.ci_high is not None:
-            out["ci_low"] = _clean(self.ci_low)
-            out["ci_high"] = _clean(self.ci_high)
-        if self.no_ci is not None:
-            out["no_ci"] = self.no_ci
-        return out
+#: the one metric type: a number with its 95% interval (same units) or the reason it has none; tasks
+#: build it, results.json stores it (see :class:`~genderscope.core.results_file.MetricEntry`)
+Metric = MetricEntry
 
 
 @dataclass
@@ -53,13 +38,8 @@ class TaskResult:
     headline: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        from genderscope.core.jsonutil import clean_json
-
-        out = {"metrics": {k: m.to_json() for k, m in self.metrics.items()}}
-        out.update(clean_json(self.extra))
-        if self.headline:
-            out["headline"] = list(self.headline)
-        return out
+        """The task's block of results.json (what :class:`TaskResults` writes)."""
+        return TaskResults.of(self).to_json()
 
 
 @dataclass
