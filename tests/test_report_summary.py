@@ -231,7 +231,7 @@ def test_winobias_lm_counts_pairs_not_lines(tmp_path: Path) -> None:
         "headline": ["bias"],
     }
     cell = _cells([_run(tmp_path / "w", {"winobias-lm": wlm})])["random"]["winobias-lm"]
-    assert cell.state == "not enough evidence" and "only 20 items" in cell.reading.lower()
+    assert cell.state == "not enough evidence" and "only 20 pairs" in cell.reading.lower()
 
 
 def test_cooccurrence_cell_counts_scored_words_and_gives_the_tasks_reason() -> None:
@@ -252,5 +252,5 @@ def test_cooccurrence_cell_counts_scored_words_and_gives_the_tasks_reason() -> N
     assert "fewer than 3 words scored" in text and "a ratio or log" not in text
     from genderscope.report.summary import evidence
 
-    ev = evidence(res)
+    ev = evidence("cooccurrence-amplification", res)
     assert (ev.n_items, ev.unit) == (2, "scored words")

@@ -193,7 +193,9 @@ class RunOutput:
     def results_file(self) -> ResultsFile:
         """results.json of the run, typed."""
         model = self.manifest.model.spec if self.manifest.model else ""
-        return ResultsFile(model, {r.task.name: TaskResults.of(r.result) for r in self.runs})
+        return ResultsFile(
+            model, {r.task.name: TaskResults.of(r.result, r.task.report_facts) for r in self.runs}
+        )
 
     def results_json(self) -> dict[str, Any]:
         """results.json of the run as written."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from genderscope.core.errors import DataError
+from genderscope.core.evidence import Evidence, ReportFacts
 
 #: version of the run.json / results.json layout written by this genderscope
 SCHEMA_VERSION = 1
@@ -16,6 +17,9 @@ SCHEMA_VERSION = 1
 READABLE_VERSIONS = (0, 1)
 
 RESULTS_FILE = "results.json"
+#: a task block's entry holding the resolved :class:`~genderscope.core.evidence.ReportFacts`
+FACTS_KEY = "report_facts"
+_OWN_KEYS = ("metrics", "headline", FACTS_KEY)
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -114,20 +118,25 @@ class TaskResults:
 
     ``metrics``: name -> :class:`MetricEntry`; ``extra``: the task's further entries (tables as lists of
     row dicts, parameters, marks), written next to ``metrics`` in the same block; ``headline``: the
-    metric names to show first (empty: the report picks).
+    metric names to show first (empty: the report picks); ``facts``: what the report's verdict needs
+    (the task's :class:`~genderscope.core.evidence.ReportFacts` resolved; written as ``report_facts``;
+    None in files written before that entry existed).
     """
 
     metrics: dict[str, MetricEntry] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     headline: list[str] = field(default_factory=list)
+    facts: Evidence | None = None
 
     def to_json(self) -> dict[str, Any]:
         from genderscope.core.jsonutil import clean_json
 
         out: dict[str, Any] = {"metrics": {k: m.to_json() for k, m in self.metrics.items()}}
-        out.update(clean_json({k: v for k, v in self.extra.items() if k not in ("metrics", "headline")}))
+        out.update(clean_json({k: v for k, v in self.extra.items() if k not in _OWN_KEYS}))
         if self.headline:
             out["headline"] = list(self.headline)
+        if self.facts is not None:
+            out[FACTS_KEY] = clean_json(self.facts.to_json())
         return out
 
     @classmethod
@@ -136,20 +145,27 @@ class TaskResults:
         metrics = as_object(block.pop("metrics", None), source, "'metrics'")
         headline = block.pop("headline", None) or []
         need(isinstance(headline, list), source, "'headline' must be a list of metric names")
+        facts = block.pop(FACTS_KEY, None)
+        need(facts is None or isinstance(facts, dict), source, f"'{FACTS_KEY}' must be an object")
         return cls(
             {n: MetricEntry.from_json(m, f"{source}: metric {n!r}") for n, m in metrics.items()},
             block,
             [str(h) for h in headline],
+            Evidence.from_json(facts),
         )
 
     @classmethod
-    def of(cls, result: Any) -> TaskResults:
-        """From a :class:`~genderscope.core.task.TaskResult` (its per-attempt records are not kept here)."""
-        return cls(
-            {k: MetricEntry.of(m) for k, m in result.metrics.items()},
-            dict(result.extra),
-            list(result.headline),
-        )
+    def of(cls, result: Any, declared: ReportFacts | None = None) -> TaskResults:
+        """From a :class:`~genderscope.core.task.TaskResult` (its per-attempt records are not kept here);
+        ``declared``: the task's report facts, resolved against the result into ``facts``."""
+        metrics = {k: MetricEntry.of(m) for k, m in result.metrics.items()}
+        extra = dict(result.extra)
+        facts = declared.resolve(metrics, extra) if declared is not None else None
+        return cls(metrics, extra, list(result.headline), facts)
+
+    def evidence(self, declared: ReportFacts) -> Evidence:
+        """The facts written with the block, else (files written before them) ``declared`` resolved."""
+        return self.facts if self.facts is not None else declared.resolve(self.metrics, self.extra)
 
     def headline_names(self, limit: int = 8) -> list[str]:
         """``headline`` names that exist, else metrics with an interval first, at most ``limit``."""

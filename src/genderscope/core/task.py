@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
+from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import NoOptions
 from genderscope.core.results_file import MetricEntry, TaskResults
 from genderscope.core.requests import AttemptResult, Attempt
@@ -105,6 +106,8 @@ class Task(ABC):
     measurements: ClassVar[dict[str, Measurement]] = {}
     #: metric name (or a ``prefix*`` pattern for families of metrics) -> its definition (report glossary)
     metric_docs: ClassVar[dict[str, MetricDoc]] = {}
+    #: where the results block holds the evidence count, unreadable share and mark (report summary)
+    report_facts: ClassVar[ReportFacts] = ReportFacts()
 
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options

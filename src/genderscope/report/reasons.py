@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from genderscope.core.runlog import MetricEntry, TaskResults
+from genderscope.core.evidence import RESAMPLES_UNDEFINED as _RESAMPLES
+from genderscope.core.evidence import looks_like_exception as looks_like_exception
+from genderscope.core.evidence import no_ci_sentence as no_ci_sentence
+from genderscope.core.runlog import TaskResults
 from genderscope.report.views import fmt
-
-_EXCEPTION = re.compile(r"\b\w*(Error|Exception|Warning)\b|Traceback|math domain")
-_RESAMPLES = re.compile(r"(\d+) of (\d+) resamples undefined")
-
-
-def looks_like_exception(text: str) -> bool:
-    """True for texts such as 'ValueError: math domain error' that must not reach a reader."""
-    return bool(_EXCEPTION.search(text))
 
 
 def _value(res: TaskResults, name: str) -> float | None:
@@ -66,23 +60,8 @@ def undefined_reason(res: TaskResults, metric: str) -> str:
     if m is None:
         return f"the run has no {metric}"
     if m.no_ci and "undefined" in m.no_ci and not looks_like_exception(m.no_ci):
-        return m.no_ci.rstrip(".")  # the task's own words, e.g. co-occurrence's "β undefined: fewer than 3 ..."
+        return m.no_ci.rstrip(".")  # the task's own words (co-occurrence: "β undefined: fewer than 3 ...")
     return f"{metric} is undefined for these answers (a ratio or log of a zero or negative quantity)"
-
-
-def no_ci_sentence(m: MetricEntry | None) -> str:
-    """Why a metric has no interval, in words."""
-    if m is None:
-        return "no value"
-    text = m.no_ci or ""
-    hit = _RESAMPLES.search(text)
-    if hit:
-        return f"no interval: the value is undefined in {hit.group(1)} of {hit.group(2)} bootstrap resamples"
-    if "compat" in text:
-        return "no interval: compatibility mode reproduces GenDa Lens, which reports none"
-    if text and not looks_like_exception(text):
-        return f"no interval ({text.split(';')[0].strip()})"
-    return "no interval reported"
 
 
 def clean_text(x: Any) -> str:

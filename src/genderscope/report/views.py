@@ -2,45 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
 
 from genderscope.core.runlog import MetricEntry
-
-
-def fmt(x: Any, digits: int = 3) -> str:
-    """A cell value as text: numbers to ``digits`` significant digits (integer part kept whole, exponent
-    only below 1e-4 or from 1e6 on), None/NaN as '–', short numeric lists as '[a, b]', other lists as JSON."""
-    if x is None:
-        return "–"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
-        if math.isnan(x) or math.isinf(x):
-            return "–" if math.isnan(x) else ("∞" if x > 0 else "−∞")
-        if x == 0:
-            return "0"
-        if abs(x) >= 1e6 or abs(x) < 1e-4:
-            return f"{x:.{max(digits - 1, 1)}e}"
-        if abs(x) >= 10**digits:
-            return f"{x:.0f}"
-        return f"{x:.{digits}g}"
-    if (
-        isinstance(x, list)
-        and 0 < len(x) <= 8
-        and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in x)
-    ):
-        return "[" + ", ".join(fmt(v, digits) for v in x) + "]"
-    if isinstance(x, (list, dict)):
-        text = json.dumps(x, ensure_ascii=False)
-        return text if len(text) <= 200 else text[:199] + "…"
-    return str(x)
+from genderscope.core.textfmt import fmt as fmt  # re-exported: report, compare and export use it
 
 
 def fmt_ci(m: MetricEntry | None, digits: int = 3) -> str:

@@ -21,7 +21,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.dawinobias.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
@@ -85,6 +85,7 @@ class DaWinoBiasTask(Task):
     )
     Options = DaWinoBiasOptions
     metric_docs = METRIC_DOCS
+    report_facts = ReportFacts(evidence=("metrics.n_items_pro",))
     measurements = {
         "top1": Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1"),
         "loglik": Measurement(frozenset({TOKEN_LOGPROBS}), "candidate pronoun log-likelihoods"),

@@ -10,7 +10,7 @@ import numpy as np
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
-from genderscope.core.task import Metric, Task, TaskResult, Measurement
+from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest.glossary import METRIC_DOCS
 from genderscope.stats import bootstrap_counts, intervals, no_ci
 from genderscope.tasks.gest import metrics as M
@@ -47,6 +47,9 @@ class GestTask(GestRowsMixin, Task):
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
     Options = GestOptions
     metric_docs = METRIC_DOCS
+    report_facts = ReportFacts(
+        evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
+    )
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 
     def check_model(self) -> None:
@@ -240,12 +243,12 @@ class GestTask(GestRowsMixin, Task):
         from rich.console import Group
         from rich.text import Text
 
+        from genderscope.core.evidence import judge
         from genderscope.core.report_terminal import metrics_table
-        from genderscope.core.results_file import TaskResults
-        from genderscope.report.summary import summary_cell
 
-        # the same evidence rule as the report's summary: no mark where the evidence does not support one
-        cell = summary_cell(self.name, TaskResults.from_json(result.to_json()), "stereotype_rate")
-        mark_notes = [n for n in cell.notes if "mark" in n] or ["GenderBench mark: none."]
-        note = Text(f"{cell.state}: {cell.reading} {' '.join(mark_notes)} ({result.extra['counts']['items']} items)")
+        # the report summary's rule: no mark where the evidence does not support one
+        ev = self.report_facts.resolve(result.metrics, result.extra)
+        verdict = judge(result.metrics["stereotype_rate"], METRIC_DOCS.get("stereotype_rate"), ev)
+        mark_note = verdict.mark_note or "GenderBench mark: none."
+        note = Text(f"{verdict.state}: {verdict.reading} {mark_note} ({ev.n_items} items)")
         return Group(metrics_table(self.name, result), note)

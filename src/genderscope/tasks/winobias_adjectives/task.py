@@ -16,7 +16,7 @@ import numpy as np
 from genderscope.core.errors import UsageError
 from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
-from genderscope.core.task import Metric, Task, TaskResult, Measurement
+from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.winobias_adjectives.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
@@ -61,6 +61,11 @@ class WinoBiasAdjectivesTask(Task):
     )
     Options = WinoBiasAdjectivesOptions
     metric_docs = METRIC_DOCS
+    report_facts = ReportFacts(
+        evidence=("summary.0.n_items",),
+        unreadable=("summary.0.answers_pro.other", "summary.0.answers_anti.other"),
+        unreadable_percent=True,
+    )
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 
     def __init__(self, options: Any, ctx: Any):
