@@ -6,6 +6,7 @@ import json
 import math
 
 from genderscope.core.engine import RunOutput, TaskRun
+from genderscope.core.evidence import ReportFacts
 from genderscope.core.jsonutil import JoinedRecord, SharedFields, encode_json
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
 from genderscope.core.runner import RunCounts
@@ -27,6 +28,7 @@ def test_shared_fields_cache_and_joined_mapping():
 
 class _Named:
     name = "t"
+    report_facts = ReportFacts()
 
 
 def _output(tmp_path, records):
