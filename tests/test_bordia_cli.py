@@ -26,11 +26,13 @@ def test_help_does_not_import_torch():
 
 
 def test_spec_python_api_names():
-    """Spec §13: the Python API names are importable from genderscope.bordia (torch ones lazily)."""
+    """Spec §13: the Python API names are importable (torch ones lazily): the library's from
+    genderscope.bordia, the commands' (run_sweep, score_corpus) from genderscope.commands.bordia."""
     code = (
-        "import sys, genderscope.bordia as b; assert 'torch' not in sys.modules; "
+        "import sys, genderscope.bordia as b, genderscope.commands.bordia as c; "
+        "assert callable(c.run_sweep) and callable(c.score_corpus); assert 'torch' not in sys.modules; "
         "names = 'load_gender_pairs count_cooccurrences bias_scores amplification BiasRegularizer AWDLSTM "
-        "train_lm generate_samples run_sweep'.split(); assert all(callable(getattr(b, n)) for n in names)"
+        "train_lm generate_samples'.split(); assert all(callable(getattr(b, n)) for n in names)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -399,7 +401,7 @@ def test_library_functions_match_the_cli(tmp_path, data_registry):
     """score_corpus(CorpusScoreOptions) is what `bordia score` runs; the options are declared once."""
     import dataclasses
 
-    from genderscope.bordia import CorpusScoreOptions, SweepOptions, score_corpus
+    from genderscope.commands.bordia import CorpusScoreOptions, SweepOptions, score_corpus
 
     r = invoke(
         ["bordia", "score", "ptb:valid", "--context", "fixed", "--bootstrap", "20", "-o", str(tmp_path / "c")]
@@ -419,13 +421,17 @@ def test_option_errors_are_usage_errors(tmp_path):
     from genderscope.core.errors import UsageError
 
     for args, message in (
-        (["bordia", "sweep", "--dataset", "ptb", "--lambdas", "0,x"], "--lambdas must be a comma-separated"),
+        (["bordia", "sweep", "--dataset", "ptb", "--lambdas", "0,x"], "option --lambdas: cannot read 'x' as float"),
         (
             ["bordia", "sweep", "--dataset", "ptb", "--outliers", "maybe"],
-            "--outliers must be none or residual",
+            "option --outliers: 'maybe' is not one of none, residual",
         ),
-        (["bordia", "score", "ptb:valid", "--context", "half"], "--context must be"),
+        (["bordia", "score", "ptb:valid", "--context", "half"], "option --context: 'half' is not one of"),
         (["bordia", "score", "ptb:valid", "--mode", "reference", "--boundary", "line"], "needs --mode paper"),
+        (["bordia", "score", "ptb:valid", "--window", "3"], "bordia score has no option --window (its options:"),
+        (["bordia", "score", "--pairs", "penn"], "bordia score needs CORPORA"),
+        (["bordia", "train", "--lambda", "0.1", "--pairs"], "option --pairs needs a value"),
+        (["bordia", "eval", "a", "b"], "bordia eval: unexpected argument 'b'"),
     ):
         r = invoke(args + ["--out", str(tmp_path / "o")])
         assert isinstance(r.exception, UsageError) and message in str(r.exception), (args, r.exception)
@@ -434,9 +440,28 @@ def test_option_errors_are_usage_errors(tmp_path):
 def test_bordia_demo_score_step_uses_the_library(tmp_path, data_registry):
     from rich.console import Console
 
-    from genderscope.bordia.demo import run_bordia_score_demo
+    from genderscope.commands.bordia.demo import run_bordia_score_demo
 
     out = run_bordia_score_demo(tmp_path / "s", Console(record=True))
     assert (out / "run.json").exists() and (out / "fixed" / "bias.tsv").exists()
     res = json.loads((out / "results.json").read_text())
     assert res["model"] == "corpus:wikitext-2:valid"
+
+
+def test_bordia_flags_route_like_run_options():
+    """Every `bordia` option is an opt() field reached as --name, its alias (-k, -W, -o) or --no-name."""
+    from genderscope.commands.bordia.options import CorpusScoreOptions, SweepOptions, TrainOptions
+    from genderscope.core.options import options_from_command_line
+
+    o = options_from_command_line(
+        CorpusScoreOptions,
+        ["--authors-format", "c.txt", "-k", "3", "-W", "5", "--drop-tokens", "", "-o", "x", "d/"],
+        "bordia score",
+    )
+    assert (o.corpora, o.k, o.W, o.drop_tokens, o.authors_format) == (["c.txt", "d/"], 3, 5, "", True)
+    assert str(o.out) == "x" and o.count_config().drop_tokens == frozenset()
+    s = options_from_command_line(SweepOptions, ["--lambdas", "0,0.1", "--no-null-baseline"], "bordia sweep")
+    assert s.lambdas == (0.0, 0.1) and s.null_baseline is False
+    t = options_from_command_line(TrainOptions, ["--lambda", "0.1", "--untied", "--out", "r"], "bordia train")
+    assert t.lam == 0.1 and t.overrides() == {"tie_weights": False}
+    assert options_from_command_line(CorpusScoreOptions, ["a", "--smoothing", "-1"], "s").smoothing == -1.0

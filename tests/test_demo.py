@@ -74,7 +74,7 @@ def test_demo_step_list_is_well_formed() -> None:
 def test_demo_has_no_development_leftovers() -> None:
     import inspect
 
-    import genderscope.bordia.demo as bordia_demo
+    import genderscope.commands.bordia.demo as bordia_demo
     import genderscope.core.matrix as matrix
 
     for module in (demo, bordia_demo, matrix):

@@ -76,7 +76,8 @@ CLI_MODULES = {
     "genderscope.cli_console",
     "genderscope.cli_data",
     "genderscope.cli_results",
-    "genderscope.bordia.cli",
+    "genderscope.cli_options",
+    "genderscope.commands.bordia.cli",
 }
 
 
@@ -99,28 +100,86 @@ def _imported_modules(path, package: str) -> set[str]:
     return found
 
 
-def test_library_never_imports_cli_modules():
-    """Only the CLI modules themselves may import ``genderscope.cli`` or ``genderscope.bordia.cli``."""
+#: modules above the libraries: the CLI, the demo and the command layer may import anything
+APPLICATION = ("genderscope.cli", "genderscope.cli_", "genderscope.demo", "genderscope.commands")
+
+#: (importing package, forbidden prefixes, why)
+RULES = (
+    (
+        "genderscope.bordia",
+        (
+            "genderscope.tasks",
+            "genderscope.backends",
+            "genderscope.core.engine",
+            "genderscope.cli",
+            "genderscope.cli_",
+            "genderscope.commands",
+        ),
+        "bordia is a library: tasks and backends import it, it drives none of them",
+    ),
+    (
+        "genderscope",
+        ("genderscope.commands",) + tuple(sorted(CLI_MODULES)),
+        "library code never imports the command layer or the CLI",
+    ),
+)
+
+
+def _is_under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".") or (
+        prefix.endswith("_") and module.startswith(prefix)
+    )
+
+
+def import_violations(root, package_name: str = "genderscope") -> list[str]:
+    """``module imports X (why)`` for every import (module level or inside a function) that breaks
+    :data:`RULES`; modules of :data:`APPLICATION` are exempt from the second rule only."""
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join((package_name,) + path.relative_to(root).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        imported = _imported_modules(path, package)
+        for owner, forbidden, why in RULES:
+            if not _is_under(module, owner):
+                continue
+            if owner == package_name and any(_is_under(module, app) for app in APPLICATION):
+                continue
+            bad = sorted(m for m in imported if any(_is_under(m, f) for f in forbidden))
+            if bad:
+                offenders.append(f"{module} imports {', '.join(bad)} ({why})")
+    return offenders
+
+
+def test_library_never_imports_cli_or_commands():
+    """bordia imports no task, backend, engine, CLI or command module; no library module imports the
+    command layer or the CLI (only the CLI, the demo and the commands themselves may)."""
     from pathlib import Path
 
     import genderscope
 
-    root = Path(genderscope.__file__).parent
-    offenders = []
-    for path in sorted(root.rglob("*.py")):
-        module = ".".join(("genderscope",) + path.relative_to(root).with_suffix("").parts)
-        if module in CLI_MODULES:
-            continue
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        bad = _imported_modules(path, package.removesuffix(".__init__")) & CLI_MODULES
-        if bad:
-            offenders.append(f"{module} imports {', '.join(sorted(bad))}")
-    assert not offenders, offenders
+    assert import_violations(Path(genderscope.__file__).parent) == []
+
+
+def test_import_rules_can_fail(tmp_path):
+    """The scan flags a bordia module that drives the engine or a task, and a task that imports a
+    command, whether the import is at module level or inside a function."""
+    (tmp_path / "bordia").mkdir()
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "bordia" / "sweep.py").write_text(
+        "def f():\n    from genderscope.core.engine import run_tasks\n    from ..tasks.x import task\n"
+    )
+    (tmp_path / "tasks" / "x.py").write_text("from genderscope.commands.bordia import run_sweep\n")
+    (tmp_path / "demo.py").write_text("from genderscope.commands.bordia import run_sweep\n")
+    found = import_violations(tmp_path)
+    assert len(found) == 2, found
+    assert found[0].startswith("genderscope.bordia.sweep imports genderscope.core.engine")
+    assert "genderscope.tasks.x" in found[0] and found[1].startswith("genderscope.tasks.x imports")
 
 
 def test_cli_import_check_can_fail(tmp_path):
     """The scan above sees absolute and relative imports of a CLI module."""
     (tmp_path / "m.py").write_text("from .cli import bordia_app\nfrom genderscope import cli\n")
-    assert {"genderscope.bordia.cli", "genderscope.cli"} <= _imported_modules(
-        tmp_path / "m.py", "genderscope.bordia"
+    assert {"genderscope.commands.bordia.cli", "genderscope.cli"} <= _imported_modules(
+        tmp_path / "m.py", "genderscope.commands.bordia"
     )

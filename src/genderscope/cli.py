@@ -37,7 +37,7 @@ app = typer.Typer(
 )
 app.add_typer(data_app, name="data")
 app.add_typer(cache_app, name="cache")
-from genderscope.bordia.cli import bordia_app  # noqa: E402  (no torch import at module level)
+from genderscope.commands.bordia.cli import bordia_app  # noqa: E402  (no torch import at module level)
 
 app.add_typer(bordia_app, name="bordia")
 

@@ -137,7 +137,7 @@ def _run(
 
 def _bordia_score(console: Console) -> Callable[[Path, bool], Path]:
     def go(folder: Path, quick: bool) -> Path:
-        from genderscope.bordia.demo import run_bordia_score_demo
+        from genderscope.commands.bordia.demo import run_bordia_score_demo
 
         return run_bordia_score_demo(folder, console)
 
@@ -146,7 +146,7 @@ def _bordia_score(console: Console) -> Callable[[Path, bool], Path]:
 
 def _bordia_sweep(console: Console) -> Callable[[Path, bool], Path]:
     def go(folder: Path, quick: bool) -> Path:
-        from genderscope.bordia.demo import (
+        from genderscope.commands.bordia.demo import (
             run_bordia_demo,
         )  # tiny preset on slices of WikiText-2 valid, ~1 min
 

@@ -21,6 +21,14 @@ TASKS: dict[str, str] = {
     "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
 }
 
+#: run-log entries written by commands other than ``genderscope run`` (a
+#: :class:`~genderscope.core.command.Command` each; its report section: the module ``report`` of the
+#: command's package, as for a task)
+COMMANDS: dict[str, str] = {
+    "bordia-score": "genderscope.commands.bordia.score:COMMAND",
+    "bordia-sweep": "genderscope.commands.bordia.sweep:COMMAND",
+}
+
 BACKENDS: dict[str, str] = {
     "random": "genderscope.backends.random_model:RandomBackend",
     "replay": "genderscope.backends.replay:ReplayBackend",
@@ -44,6 +52,13 @@ def task_class(name: str) -> Any:
             f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))} (see `genderscope tasks`)"
         )
     return _load(TASKS[name])
+
+
+def command(name: str) -> Any:
+    """The :class:`~genderscope.core.command.Command` registered as ``name`` (a run-log entry)."""
+    if name not in COMMANDS:
+        raise UsageError(f"unknown command entry {name!r}; known: {', '.join(sorted(COMMANDS))}")
+    return _load(COMMANDS[name])
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:

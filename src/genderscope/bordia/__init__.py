@@ -4,7 +4,9 @@ Spec: ``shared/specs/bordia_bowman.md``. Public API (lazy: nothing here imports 
 
     from genderscope.bordia import load_gender_pairs, count_cooccurrences, bias_scores, amplification
 
-The commands as functions: ``score_corpus(CorpusScoreOptions(...))`` and ``run_sweep(SweepOptions(...))``.
+A library: tasks and backends import it, it imports none of them (nor the engine, the CLI or the
+commands). The commands as functions, ``score_corpus(CorpusScoreOptions(...))`` and
+``run_sweep(SweepOptions(...))``, are in :mod:`genderscope.commands.bordia`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from __future__ import annotations
 from genderscope.bordia.amplification import AmplificationResult, amplification
 from genderscope.bordia.bias import BiasResult, ScoreOptions, bias_scores
 from genderscope.bordia.cooccurrence import CountConfig, Counts, count_cooccurrences
-from genderscope.bordia.options import CorpusScoreOptions, SweepOptions
+from genderscope.bordia.options import CountingOptions
 from genderscope.bordia.pairs import GenderPairs, load_gender_pairs, load_stopwords
-from genderscope.bordia.scoring import score_corpus
+from genderscope.bordia.scoring import ContextScore, score_documents
 from genderscope.bordia.text import Document, TokenStream, read_corpus, tokenize_documents
 
 #: torch-dependent names of the spec's Python API (§13), imported on first use
@@ -23,7 +25,6 @@ _LAZY = {
     "AWDLSTM": "genderscope.bordia.lm.model",
     "train_lm": "genderscope.bordia.lm.train",
     "generate_samples": "genderscope.bordia.lm.generate",
-    "run_sweep": "genderscope.bordia.sweep",
 }
 
 
@@ -40,10 +41,9 @@ __all__ = [
     "AWDLSTM",
     "train_lm",
     "generate_samples",
-    "run_sweep",
-    "score_corpus",
-    "CorpusScoreOptions",
-    "SweepOptions",
+    "CountingOptions",
+    "ContextScore",
+    "score_documents",
     "AmplificationResult",
     "amplification",
     "BiasResult",

@@ -11,7 +11,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -186,3 +186,10 @@ def bias_scores(counts: Counts, options: ScoreOptions | None = None) -> BiasResu
     return BiasResult(
         [types[i] for i in idx], counts.freq[idx], raw_m[idx], raw_f[idx], p_m, p_f, bias, summary
     )
+
+
+def bootstrap_why_not(summary: Mapping[str, Any]) -> str:
+    """Why a bias summary's μ/σ have no bootstrap interval (its ``bootstrap`` and ``n_scored``)."""
+    if summary.get("bootstrap", 0) <= 0:
+        return "bootstrap off (bootstrap = 0)"
+    return f"fewer than 2 scored words ({summary['n_scored']})"

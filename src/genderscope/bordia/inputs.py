@@ -56,3 +56,18 @@ def resolve_splits(
     name = train.partition(":")[0]
     label = dataset or (name if name in REGISTRY_CORPORA and not Path(train).exists() else Path(train).stem)
     return label, one_path(train), one_path(valid), one_path(test) if test else None
+
+
+def input_datasets(specs: Sequence[str | Path]) -> dict[str, str]:
+    """sha256 of every file of the corpus arguments ``specs``, keyed by the logical data-registry name for
+    registry corpora (``corpora/ptb/ptb.valid.txt``) and by the path otherwise."""
+    from genderscope.bordia.text import registry_corpus_file
+    from genderscope.data.registry import sha256_file
+
+    out: dict[str, str] = {}
+    for spec in specs:
+        paths = resolve_corpus_paths([spec])
+        logical = None if Path(spec).exists() else registry_corpus_file(str(spec))
+        for path in paths:
+            out[logical or str(path)] = sha256_file(path)
+    return out

@@ -1,7 +1,7 @@
 """Tables of Bordia & Bowman results: the paper's published rows, results.csv, table.md and the terminal.
 
-Row dicts are those of :func:`genderscope.bordia.sweep.run_sweep` (one per λ label and context: μ, σ in
-nats, β and intercept of the generated-on-training bias regression, perplexities).
+Row dicts are those of :func:`genderscope.commands.bordia.sweep.run_sweep` (one per λ label and context: μ,
+σ in nats, β and intercept of the generated-on-training bias regression, perplexities).
 """
 
 from __future__ import annotations

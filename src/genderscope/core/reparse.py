@@ -31,7 +31,13 @@ def reparse_run(
         raise UsageError(f"{run_dir} is not a run folder: it needs run.json and attempts.jsonl")
     manifest = RunManifest.from_json(_load_json(run_dir / "run.json"), str(run_dir / "run.json"))
     if not manifest.tasks:
-        raise UsageError(f"{run_dir / 'run.json'} records no task run (bordia folders cannot be reparsed)")
+        raise UsageError(f"{run_dir / 'run.json'} records no task run")
+    commands = [t for t in manifest.tasks if t in registry.COMMANDS]
+    if commands:
+        raise UsageError(
+            f"{run_dir / 'run.json'} was written by command {commands[0]!r}, not by `genderscope run`: "
+            "it records no answers to reparse"
+        )
     changes = {k.lstrip("-").replace("-", "_"): v for k, v in (changes or {}).items()}
     target = Path(out) if out else Path(str(run_dir).rstrip("/") + "-reparsed")
     names = list(manifest.tasks)

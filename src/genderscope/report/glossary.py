@@ -2,13 +2,12 @@
 
 A task's docs map a metric name, or a pattern with ``*`` (any characters), to a
 :class:`~genderscope.core.task.MetricDoc`; an exact name wins over a pattern, patterns are tried in
-declaration order.  Commands that are not tasks (bordia) declare ``METRIC_DOCS`` in their report module.
+declaration order.  A command's entry (:data:`genderscope.registry.COMMANDS`) declares them the same way.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,13 +19,11 @@ from genderscope.core.task import MetricDoc
 @lru_cache(maxsize=None)
 def task_docs(task: str) -> dict[str, MetricDoc]:
     """The metric docs of ``task`` ({} for an unknown task or one without docs)."""
-    from genderscope.report.renderers import COMMAND_REPORTS
-
     try:
         if task in registry.TASKS:
             return dict(getattr(registry.task_class(task), "metric_docs", {}) or {})
-        if task in COMMAND_REPORTS:
-            return dict(getattr(importlib.import_module(COMMAND_REPORTS[task]), "METRIC_DOCS", {}) or {})
+        if task in registry.COMMANDS:
+            return dict(registry.command(task).metric_docs)
     except ImportError:
         return {}
     return {}

@@ -5,7 +5,8 @@ has its renderer in ``genderscope.tasks.<pkg>.report``, function
 ``render(name, results, run) -> Rendered`` (``results``: the task's
 :class:`~genderscope.core.runlog.TaskResults`, ``run``: the :class:`~genderscope.report.runs.RunData`).
 Adding a task stays one package plus one registry line; without a ``report`` module it gets the
-generic section.  Commands that are not tasks (bordia) are listed in :data:`COMMAND_REPORTS`.
+generic section.  A command's entry (:data:`genderscope.registry.COMMANDS`, e.g. ``bordia-sweep``) finds
+its renderer the same way, next to the command.
 
 The page builder always adds the headline-metrics table, the full metrics table, every table the
 renderer did not mark as handled, and the attempt sample.
@@ -25,18 +26,9 @@ from genderscope.report.views import Rendered
 
 Renderer = Callable[[str, TaskResults, RunData], Rendered]
 
-#: report modules of the run-log entries written by commands other than ``genderscope run``
-COMMAND_REPORTS: dict[str, str] = {
-    "bordia-score": "genderscope.report.bordia",
-    "bordia-sweep": "genderscope.report.bordia",
-}
-
-
 def renderer_module(name: str) -> str | None:
-    """Module path of the renderer of task ``name`` (None when the task has none)."""
-    if name in COMMAND_REPORTS:
-        return COMMAND_REPORTS[name]
-    entry = registry.TASKS.get(name)
+    """Module path of the renderer of task or command entry ``name`` (None when it has none)."""
+    entry = registry.TASKS.get(name) or registry.COMMANDS.get(name)
     if entry is None:
         return None
     module = entry.partition(":")[0].rpartition(".")[0] + ".report"

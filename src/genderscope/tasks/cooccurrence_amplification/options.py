@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from genderscope.bordia.options import CONTEXTS, CountingOptions, field
+from genderscope.bordia.options import CONTEXTS, CountingOptions
+from genderscope.core.options import opt
 from genderscope.tasks.cooccurrence_amplification.normalise import STYLES
 
 
@@ -18,30 +19,28 @@ from genderscope.tasks.cooccurrence_amplification.normalise import STYLES
 class CooccurrenceOptions(CountingOptions):
     """``genderscope run cooccurrence-amplification``: options (``--name value``)."""
 
-    corpus: str = field(
+    corpus: str = opt(
         "ptb:valid",
         "reference corpus the prefixes come from: ptb[:SPLIT], wikitext-2[:SPLIT], a file or a folder",
     )
-    bias_corpus: Optional[str] = field(
+    bias_corpus: Optional[str] = opt(
         None, "corpus whose per-word bias is the x of β (default: --corpus; e.g. ptb:train)"
     )
-    samples: int = field(200, "generated samples (one prefix each; --limit caps it too)")
-    prefix_tokens: int = field(20, "corpus words in each prompt (0 = unconditional generation)")
-    prefix_start: str = field(
-        "line", "prefixes start at a line start (line) or at any word (any)", choices=("line", "any")
+    samples: int = opt(200, "generated samples (one prefix each; --limit caps it too)")
+    prefix_tokens: int = opt(20, "corpus words in each prompt (0 = unconditional generation)")
+    prefix_start: str = opt(
+        "line", "prefixes start at a line start (line) or at any word (any)", ("line", "any")
     )
-    top_p: float = field(1.0, "nucleus sampling mass")
-    context: str = field("both", "fixed | infinite | both", choices=CONTEXTS)
-    normalise: str = field(
+    top_p: float = opt(1.0, "nucleus sampling mass")
+    context: str = opt("both", "fixed | infinite | both", CONTEXTS)
+    normalise: str = opt(
         "auto",
         "tokenisation of generated text: auto (by corpus) | split | ptb | wikitext",
-        choices=STYLES,
+        STYLES,
     )
-    outliers: str = field(
-        "none", "none | residual (drop |residual| > 3 sd, refit once)", choices=("none", "residual")
-    )
-    bootstrap_seed: int = field(0, "seed of the μ, σ and β bootstraps (NumPy PCG64)")
-    scatter_words: int = field(1500, "words kept for the report's scatter plot (most frequent first)")
+    outliers: str = opt("none", "none | residual (drop |residual| > 3 sd, refit once)", ("none", "residual"))
+    bootstrap_seed: int = opt(0, "seed of the μ, σ and β bootstraps (NumPy PCG64)")
+    scatter_words: int = opt(1500, "words kept for the report's scatter plot (most frequent first)")
 
     def __post_init__(self) -> None:
         if self.samples < 1:

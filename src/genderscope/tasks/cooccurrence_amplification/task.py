@@ -235,7 +235,7 @@ def build_result(
     scored: Scored, options: CooccurrenceOptions, n_attempts: int, n_used: int, records: list[dict[str, Any]]
 ) -> TaskResult:
     """Metrics, rows, scatter points and settings of one scored run."""
-    from genderscope.bordia.runlog import bootstrap_why_not
+    from genderscope.bordia.bias import bootstrap_why_not
 
     metrics: dict[str, Metric] = {}
     rows: list[dict[str, Any]] = []

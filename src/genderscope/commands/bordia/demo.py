@@ -31,10 +31,10 @@ def run_bordia_demo(out_dir: Path, console: Console | None = None) -> Path:
     import warnings
 
     from genderscope.bordia.cooccurrence import atomic_write_text
-    from genderscope.bordia.options import SweepOptions
-    from genderscope.bordia.sweep import run_sweep
     from genderscope.bordia.tables import print_sweep_table
     from genderscope.bordia.text import read_corpus
+    from genderscope.commands.bordia.options import SweepOptions
+    from genderscope.commands.bordia.sweep import run_sweep
 
     console = console or Console()
     out_dir = Path(out_dir)
@@ -69,9 +69,9 @@ def run_bordia_demo(out_dir: Path, console: Console | None = None) -> Path:
 
 def run_bordia_score_demo(out_dir: Path, console: Console | None = None) -> Path:
     """``bordia score`` on the WikiText-2 validation text (pairs ``wiki``) into ``out_dir``."""
-    from genderscope.bordia.options import CorpusScoreOptions
-    from genderscope.bordia.scoring import score_corpus
     from genderscope.bordia.tables import print_scores
+    from genderscope.commands.bordia.options import CorpusScoreOptions
+    from genderscope.commands.bordia.score import score_corpus
 
     scores = score_corpus(CorpusScoreOptions(corpora=["wikitext-2:valid"], pairs="wiki", out=Path(out_dir)))
     print_scores(scores, console=console or Console())

@@ -24,7 +24,9 @@ from genderscope.bordia.options import CountingOptions
 from genderscope.bordia.pairs import GenderPairs
 from genderscope.bordia.scoring import ContextScore
 from genderscope.bordia.text import Document
+from genderscope.core.engine import run_tasks
 from genderscope.core.errors import UsageError
+from genderscope.tasks.cooccurrence_amplification.task import score_all
 
 TASK = "cooccurrence-amplification"
 SAMPLE_SETTINGS = ("words", "temperature", "seed_offset")
@@ -92,9 +94,6 @@ def generate_and_score(
     log: Callable[[str], None],
 ) -> Any:
     """Generate the λ's samples via the runner and score them; returns the task's ``Scored``."""
-    from genderscope.core.engine import run_tasks
-    from genderscope.tasks.cooccurrence_amplification.task import score_all
-
     o = plan.options
     settings = {"words": o.words, "temperature": o.temperature, "seed_offset": o.seed_offset}
     check_sample_settings(lam_dir / "samples", settings, o.force)

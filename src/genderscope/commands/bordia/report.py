@@ -1,5 +1,6 @@
-"""Report sections of ``bordia score`` and ``bordia sweep`` folders (task entries ``bordia-score`` and
-``bordia-sweep``): μ/σ of word bias ln P(w|F)/P(w|M), β by λ, most gendered words."""
+"""Report sections of ``bordia score`` and ``bordia sweep`` folders (run-log entries ``bordia-score`` and
+``bordia-sweep``, registered in :data:`genderscope.registry.COMMANDS`): μ/σ of word bias
+ln P(w|F)/P(w|M), β by λ, most gendered words."""
 
 from __future__ import annotations
 
@@ -8,41 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.core.runlog import TaskResults
-from genderscope.core.task import MetricDoc
 from genderscope.report import svg
 from genderscope.report.helpers import find_table, num, pair, point
 from genderscope.report.runs import RunData
 from genderscope.report.views import Figure, Rendered, TableView, fmt, fmt_ci
-
-#: metric definitions of both commands (the report's glossary; not tasks, so declared here)
-METRIC_DOCS: dict[str, MetricDoc] = {
-    d.name: d
-    for d in (
-        MetricDoc(
-            "*.mu",
-            "μ = mean over scored words of |bias(w)|, "
-            "bias(w) = ln P(w | female context) / P(w | male context)",
-            "0 = no word leans to either gender; larger = more gendered word use (no sign)",
-            "nats",
-        ),
-        MetricDoc(
-            "*.sigma", "σ = standard deviation of bias(w) over scored words", "larger = more spread", "nats"
-        ),
-        MetricDoc(
-            "*.beta",
-            "β = OLS slope of a word's bias in the model's generated text on its bias in the training corpus",
-            "1 = the model reproduces the corpus's bias; > 1 amplifies it; 0 = unrelated",
-            "ratio (slope)",
-        ),
-        MetricDoc("*.intercept", "OLS intercept of the β fit", "bias of the text at corpus bias 0", "nats"),
-        MetricDoc(
-            "*.n_*", "counts of words scored, dropped or seen with one gender only", "exact count", "count"
-        ),
-        MetricDoc(
-            "*_ppl", "perplexity of the λ-regularised language model", "lower = better fit", "perplexity"
-        ),
-    )
-}
 
 
 def _read_bias_tsv(path: Path) -> dict[str, float]:

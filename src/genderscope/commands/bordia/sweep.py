@@ -5,7 +5,7 @@ Layout under ``out``: ``<dataset>/train_bias/<context>/``, ``<dataset>/null_bias
 null baseline, row ``null``), ``<dataset>/lambda_<λ>/{model,generation,samples,bias/<context>}/``, and
 ``results.json``, ``results.csv``, ``table.md`` at the top. Generation and scoring are task
 ``cooccurrence-amplification`` run on ``word-lm:<lambda dir>/model``
-(:mod:`genderscope.bordia.sweep_generation`; ``generation/`` holds its run log). Finished stages are
+(:mod:`genderscope.commands.bordia.generation`; ``generation/`` holds its run log). Finished stages are
 reused: training when ``model/metrics.json`` carries the same configuration hash (a different hash is an
 error unless ``force``), samples through the response store; scoring is recomputed (it is cheap).
 """
@@ -20,26 +20,30 @@ from pathlib import Path
 from typing import Any, Callable
 
 from genderscope.bordia.amplification import AmplificationResult
-from genderscope.bordia.bias import ScoreOptions
+from genderscope.bordia.bias import ScoreOptions, bootstrap_why_not
 from genderscope.bordia.cooccurrence import CountConfig, atomic_write_text
-from genderscope.bordia.inputs import resolve_splits, split_specs
+from genderscope.bordia.inputs import input_datasets, resolve_splits, split_specs
 from genderscope.bordia.null_model import NULL_SEED, null_amplification
-from genderscope.bordia.options import SweepOptions, check_choices
 from genderscope.bordia.pairs import GenderPairs, load_gender_pairs
-from genderscope.bordia.runlog import (
-    bootstrap_why_not,
-    input_datasets,
-    interval_entry,
-    write_bordia_log,
-)
-from genderscope.bordia.scoring import ContextScore, context_configs, score_documents, write_score_outputs
+from genderscope.bordia.scoring import ContextScore, context_configs, score_documents
 from genderscope.bordia.tables import rows_to_csv, table_markdown
-from genderscope.bordia.sweep_generation import generate_and_score
 from genderscope.bordia.text import Document, read_corpus
+from genderscope.commands.bordia.generation import generate_and_score
+from genderscope.commands.bordia.glossary import METRIC_DOCS
+from genderscope.commands.bordia.options import SweepOptions
+from genderscope.commands.bordia.runlog import command_manifest, interval_entry
+from genderscope.commands.bordia.score import write_score_outputs
+from genderscope.core.command import Command
 from genderscope.core.errors import UsageError
-from genderscope.core.runlog import MetricEntry, TaskResults
+from genderscope.core.options import check_choices
+from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults, write_run_log
 
-TASK_NAME = "bordia-sweep"
+COMMAND = Command(
+    "bordia-sweep",
+    "bias amplification over a λ-sweep of debiased word-level LMs: μ, σ of their samples' word bias and "
+    "β, the slope of that bias on the training corpus's (Bordia & Bowman)",
+    METRIC_DOCS,
+)
 NO_BETA = "β undefined: fewer than 3 words scored in both texts, or no variance in their training bias"
 Log = Callable[[str], None]
 
@@ -321,7 +325,7 @@ def _write_log(
     specs = [x for x in split_specs(o.dataset, o.train, o.valid, o.test) if x]
     datasets = {**input_datasets(specs), f"pairs:{gp.name}": gp.sha256}
     resolved = {**settings, "train_overrides": plan.options.train_overrides()}
-    write_bordia_log(
-        plan.options.out, TASK_NAME, plan.options, resolved, datasets, results, plan.model_label, started
-    )
+    manifest = command_manifest(COMMAND.name, plan.options, resolved, datasets, started)
+    results_file = ResultsFile(model=plan.model_label, tasks={COMMAND.name: results})
+    write_run_log(plan.options.out, manifest, results_file)
     return results

@@ -1,0 +1,23 @@
+"""What a command other than ``genderscope run`` declares, so the report needs no special case for it.
+
+A command that writes a run log (``bordia score``, ``bordia sweep``) is registered in
+:data:`genderscope.registry.COMMANDS` as ``"module:DECLARATION"``, like a task; its report section is the
+module ``report`` of the declaration's package (as a task's), its glossary its ``metric_docs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from genderscope.core.task import MetricDoc
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command's entry in run.json and results.json: its ``name`` there, one line on what it measures,
+    and its metric definitions (name or ``*`` pattern -> :class:`MetricDoc`, as ``Task.metric_docs``)."""
+
+    name: str
+    description: str
+    metric_docs: Mapping[str, MetricDoc] = field(default_factory=dict)
