@@ -300,6 +300,14 @@ def test_results_json_is_readable_by_report_compare_export(tmp_path, data_regist
     assert entry["measurement"]["resolved"]["pairs"]["pairs_file"] == "wiki"
     assert len(entry["datasets"]) == 2 and all(len(v) == 64 for v in entry["datasets"].values())
     run = load_run(outs[0])
+    # the report learns the evidence from the command's declaration (registry.COMMANDS), not by key
+    from genderscope.report.renderers import renderer_module
+    from genderscope.report.summary import evidence
+
+    block = run.results.tasks["bordia-score"]
+    ev = evidence("bordia-score", block)
+    assert (ev.n_items, ev.unit) == (block.metrics["fixed.n_scored"].value, "scored words") and ev.n_items > 100
+    assert renderer_module("bordia-sweep") == "genderscope.commands.bordia.report"
     assert run.model == "corpus:ptb:valid" and "bordia-score" in run.tasks
     r = invoke(["compare", str(outs[0]), str(outs[1])])
     assert r.exit_code == 0, r.output
@@ -421,14 +429,20 @@ def test_option_errors_are_usage_errors(tmp_path):
     from genderscope.core.errors import UsageError
 
     for args, message in (
-        (["bordia", "sweep", "--dataset", "ptb", "--lambdas", "0,x"], "option --lambdas: cannot read 'x' as float"),
+        (
+            ["bordia", "sweep", "--dataset", "ptb", "--lambdas", "0,x"],
+            "option --lambdas: cannot read 'x' as float",
+        ),
         (
             ["bordia", "sweep", "--dataset", "ptb", "--outliers", "maybe"],
             "option --outliers: 'maybe' is not one of none, residual",
         ),
         (["bordia", "score", "ptb:valid", "--context", "half"], "option --context: 'half' is not one of"),
         (["bordia", "score", "ptb:valid", "--mode", "reference", "--boundary", "line"], "needs --mode paper"),
-        (["bordia", "score", "ptb:valid", "--window", "3"], "bordia score has no option --window (its options:"),
+        (
+            ["bordia", "score", "ptb:valid", "--window", "3"],
+            "bordia score has no option --window (its options:",
+        ),
         (["bordia", "score", "--pairs", "penn"], "bordia score needs CORPORA"),
         (["bordia", "train", "--lambda", "0.1", "--pairs"], "option --pairs needs a value"),
         (["bordia", "eval", "a", "b"], "bordia eval: unexpected argument 'b'"),

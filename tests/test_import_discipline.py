@@ -126,8 +126,10 @@ RULES = (
 
 
 def _is_under(module: str, prefix: str) -> bool:
-    return module == prefix or module.startswith(prefix + ".") or (
-        prefix.endswith("_") and module.startswith(prefix)
+    return (
+        module == prefix
+        or module.startswith(prefix + ".")
+        or (prefix.endswith("_") and module.startswith(prefix))
     )
 
 

@@ -2,7 +2,8 @@
 
 A command that writes a run log (``bordia score``, ``bordia sweep``) is registered in
 :data:`genderscope.registry.COMMANDS` as ``"module:DECLARATION"``, like a task; its report section is the
-module ``report`` of the declaration's package (as a task's), its glossary its ``metric_docs``.
+module ``report`` of the declaration's package (as a task's), its glossary its ``metric_docs``, the
+verdict's evidence its ``report_facts``.
 """
 
 from __future__ import annotations
@@ -10,14 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from genderscope.core.evidence import ReportFacts
 from genderscope.core.task import MetricDoc
 
 
 @dataclass(frozen=True)
 class Command:
     """A command's entry in run.json and results.json: its ``name`` there, one line on what it measures,
-    and its metric definitions (name or ``*`` pattern -> :class:`MetricDoc`, as ``Task.metric_docs``)."""
+    its metric definitions (name or ``*`` pattern -> :class:`MetricDoc`, as ``Task.metric_docs``) and
+    what the report's verdict needs (:class:`ReportFacts`, as ``Task.report_facts``)."""
 
     name: str
     description: str
     metric_docs: Mapping[str, MetricDoc] = field(default_factory=dict)
+    report_facts: ReportFacts = ReportFacts()

@@ -9,7 +9,6 @@ knows no task's entries.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -47,15 +46,13 @@ class Cell:
 
 @lru_cache(maxsize=None)
 def declared_facts(task: str) -> ReportFacts:
-    """What ``task`` declares the report needs (``Task.report_facts``; a command's report module's
-    ``REPORT_FACTS``); nothing declared for an unknown task."""
-    from genderscope.report.renderers import COMMAND_REPORTS
-
+    """What ``task`` declares the report needs (``Task.report_facts``, a command's
+    ``Command.report_facts``); nothing declared for an unknown task."""
     try:
         if task in registry.TASKS:
             return registry.task_class(task).report_facts
-        if task in COMMAND_REPORTS:
-            return getattr(importlib.import_module(COMMAND_REPORTS[task]), "REPORT_FACTS", ReportFacts())
+        if task in registry.COMMANDS:
+            return registry.command(task).report_facts
     except ImportError:
         pass
     return ReportFacts()

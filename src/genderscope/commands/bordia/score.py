@@ -19,6 +19,7 @@ from genderscope.commands.bordia.glossary import METRIC_DOCS
 from genderscope.commands.bordia.options import CorpusScoreOptions
 from genderscope.commands.bordia.runlog import command_manifest, score_metrics
 from genderscope.core.command import Command
+from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import check_choices
 from genderscope.core.runlog import ResultsFile, TaskResults, write_run_log
 
@@ -26,6 +27,7 @@ COMMAND = Command(
     "bordia-score",
     "co-occurrence gender bias of every word of a corpus: μ, σ of ln P(w|F)/P(w|M) (Bordia & Bowman)",
     METRIC_DOCS,
+    ReportFacts(evidence=("metrics.fixed.n_scored",), evidence_unit="scored words"),
 )
 
 
