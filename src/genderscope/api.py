@@ -3,13 +3,15 @@
 >>> import genderscope
 >>> res = genderscope.run("gest", model="random", limit=50, out="runs/example")
 >>> res.metrics["gest"]["stereotype_rate"].value          # doctest: +SKIP
+>>> res.summary_frame()        # the report's summary state per test          # doctest: +SKIP
+>>> genderscope.check(["runs/example"], maximum={"stereotype_rate": 0.1})   # failing cells  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -41,6 +43,30 @@ class RunResult:
 
     def attempts_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.attempts)
+
+    def run_data(self) -> Any:
+        """This run as the report sees it (:class:`~genderscope.report.runs.RunData`, label assigned)."""
+        from genderscope.core.runlog import ResultsFile, RunManifest
+        from genderscope.report.labels import assign_labels
+        from genderscope.report.runs import RunData
+
+        manifest = RunManifest.from_json(self.manifest)
+        results = ResultsFile.from_json(
+            {"model": manifest.model.spec if manifest.model else "", "tasks": self.results}
+        )
+        run = RunData(self.out_dir or Path("."), results, manifest)
+        assign_labels([run])
+        return run
+
+    def summary_frame(self) -> pd.DataFrame:
+        """The report's summary: one row per test with the metric it shows, ``value``, ``ci_low``,
+        ``ci_high``, ``state`` (biased, anti-stereotypical, no evidence, not enough evidence, descriptive)
+        and ``reading`` (the same cells as the HTML report's first screen)."""
+        from genderscope.report.gate import state_cells
+
+        cols = ["task", "metric", "value", "ci_low", "ci_high", "state", "reading"]
+        rows = [{k: c.to_dict()[k] for k in cols} for c in state_cells([self.run_data()])]
+        return pd.DataFrame(rows, columns=cols)
 
 
 def run(
@@ -89,6 +115,32 @@ def run(
         attempts=output.attempt_records(),
         manifest=output.manifest.to_json(),
     )
+
+
+def check(
+    runs: str | Path | RunResult | Sequence[str | Path | RunResult],
+    *,
+    fail_on: str | Sequence[str] = ("biased",),
+    maximum: Mapping[str, float] | Sequence[str] | None = None,
+    minimum: Mapping[str, float] | Sequence[str] | None = None,
+    strict: bool = False,
+) -> list[Any]:
+    """The failing cells (:class:`~genderscope.report.gate.CheckedCell`) of run folders or results, the
+    same rules as ``genderscope check``: an empty list means every test passes.
+
+    ``fail_on``: summary states that fail (``"biased,not-enough-evidence"`` or a list); ``maximum`` /
+    ``minimum``: ``{"stereotype_rate": 0.1}`` or ``{"gest:stereotype_rate": 0.1}`` (also
+    ``["stereotype_rate=0.1"]``); ``strict``: the whole 95% CI must be within the bound.
+    """
+    from genderscope.report.gate import check_runs, thresholds
+    from genderscope.report.labels import assign_labels
+    from genderscope.report.runs import load_run
+
+    items = [runs] if isinstance(runs, (str, Path, RunResult)) else list(runs)
+    loaded = [r.run_data() if isinstance(r, RunResult) else load_run(r) for r in items]
+    assign_labels(loaded)
+    states = [fail_on] if isinstance(fail_on, str) else list(fail_on)
+    return check_runs(loaded, states, thresholds(maximum, minimum), strict).failures
 
 
 def list_tasks() -> dict[str, str]:

@@ -20,7 +20,7 @@ from genderscope.cli_data import (  # noqa: F401  (re-exported)
     data_list,
     data_verify,
 )
-from genderscope.cli_results import compare, export, report
+from genderscope.cli_results import check, compare, export, report
 from genderscope.core.errors import GenderscopeError, UsageError
 
 quiet_flag_types()
@@ -239,6 +239,7 @@ def tasks(
 app.command()(report)
 app.command()(compare)
 app.command()(export)
+app.command()(check)
 
 
 def _demo_help() -> str:

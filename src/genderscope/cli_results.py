@@ -63,3 +63,54 @@ def export(
     files = export_run(run_dir, fmt, out_dir, attempts=not no_attempts)
     for f in files:
         out.print(f"wrote {f}")
+
+
+def check(
+    run_dirs: List[Path] = typer.Argument(
+        ..., metavar="RUN_DIR", help="run folders (each with results.json)"
+    ),
+    fail_on: List[str] = typer.Option(
+        ["biased"],
+        "--fail-on",
+        help="summary states that fail a test, comma-separated: biased, anti-stereotypical, "
+        "not-enough-evidence, no-evidence, descriptive (none = no state rule)",
+    ),
+    maximum: List[str] = typer.Option(
+        [], "--max", metavar="METRIC=VALUE", help="fail when METRIC (or TASK:METRIC) is above VALUE"
+    ),
+    minimum: List[str] = typer.Option(
+        [], "--min", metavar="METRIC=VALUE", help="fail when METRIC (or TASK:METRIC) is below VALUE"
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="--max/--min apply to the whole 95% CI, not only the value"
+    ),
+    junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="also write JUnit XML"),
+) -> None:
+    """Release gate: exit 0 when every test of RUN_DIR... passes, 1 when any fails, 2 on bad input.
+
+    A test fails when the report's summary state is one of `--fail-on` (default: biased) or a metric
+    breaks a `--max`/`--min` bound. One line per failing cell: run, test, metric, value [95% CI], state,
+    the rule it broke.
+
+    Example: `genderscope check runs/gest --fail-on biased,not-enough-evidence
+    --max stereotype_rate=0.1 --junit check.xml`
+    """
+    from rich.markup import escape
+
+    from genderscope.report.gate import check_dirs, junit_xml
+
+    result = check_dirs(list(run_dirs), fail_on, maximum, minimum, strict)
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(junit_xml(result), encoding="utf-8")
+    for cell in result.failures:
+        out.print(f"[red]FAIL[/red] {escape(cell.line())}", highlight=False, soft_wrap=True)
+    n, k = len(result.cells), len(result.failures)
+    verdict = (
+        f"[red]{k} of {n} checked cells failed[/red]" if k else f"[green]all {n} checked cells pass[/green]"
+    )
+    out.print(f"{verdict} ({escape(result.describe_rules())})", highlight=False, soft_wrap=True)
+    if junit is not None:
+        out.print(f"JUnit XML in [bold]{escape(str(junit))}[/bold]", highlight=False)
+    if k:
+        raise typer.Exit(1)
