@@ -327,6 +327,7 @@ _EXTRA_FOR_MODULE = {
     "gguf": "hf",
     "sentencepiece": "hf",
     "pyarrow": "report",
+    "yaml": "report",
     "playwright": "dev",
 }
 

@@ -49,18 +49,37 @@ def compare(
 
 
 def export(
-    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run folder"),
-    fmt: str = typer.Option("csv", "--format", "-f", help="csv or parquet"),
-    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="folder (default RUN_DIR/export)"),
+    run_dirs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="run folders"),
+    fmt: str = typer.Option("csv", "--format", "-f", help="csv, parquet or model-card"),
+    out_dir: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="folder (default RUN_DIR/export, RUN_DIR/model-card)"
+    ),
     no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl"),
 ) -> None:
-    """Export every table of a run (metrics, task tables, attempts) to CSV or Parquet files.
+    """Export every table of a run (metrics, task tables, attempts) to CSV or Parquet files, or write
+    a model card section (`bias.md`) and the Hugging Face `model-index` YAML over RUN_DIR...
 
-    Example: `genderscope export runs/x --format parquet -o runs/x/tables`
+    With several runs, tables go to one subfolder per run and model cards to one subfolder per model.
+
+    Examples: `genderscope export runs/x --format parquet -o runs/x/tables`,
+    `genderscope export runs/gest runs/winobias --format model-card -o card`
     """
-    from genderscope.report.export import export_run
+    from genderscope.core.errors import UsageError
+    from genderscope.report.export import FORMATS, export_run
 
-    files = export_run(run_dir, fmt, out_dir, attempts=not no_attempts)
+    if fmt == "model-card":
+        from genderscope.report.model_card import export_model_cards
+
+        if out_dir is None and len(run_dirs) > 1:
+            raise UsageError("--format model-card over several runs needs --out DIR")
+        files = export_model_cards(list(run_dirs), out_dir or run_dirs[0] / "model-card")
+    elif fmt not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, model-card, not {fmt!r}")
+    else:
+        files = []
+        for run_dir in run_dirs:
+            target = out_dir / run_dir.name if out_dir is not None and len(run_dirs) > 1 else out_dir
+            files += export_run(run_dir, fmt, target, attempts=not no_attempts)
     for f in files:
         out.print(f"wrote {f}")
 

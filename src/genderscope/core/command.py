@@ -12,16 +12,18 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from genderscope.core.evidence import ReportFacts
-from genderscope.core.task import MetricDoc
+from genderscope.core.task import MetricDoc, Reference
 
 
 @dataclass(frozen=True)
 class Command:
     """A command's entry in run.json and results.json: its ``name`` there, one line on what it measures,
     its metric definitions (name or ``*`` pattern -> :class:`MetricDoc`, as ``Task.metric_docs``) and
-    what the report's verdict needs (:class:`ReportFacts`, as ``Task.report_facts``)."""
+    what the report's verdict needs (:class:`ReportFacts`, as ``Task.report_facts``); ``references``: the
+    method's papers (as ``Task.references``)."""
 
     name: str
     description: str
     metric_docs: Mapping[str, MetricDoc] = field(default_factory=dict)
     report_facts: ReportFacts = ReportFacts()
+    references: tuple[Reference, ...] = ()

@@ -90,6 +90,14 @@ class MetricDoc:
     anti: str = ""
 
 
+@dataclass(frozen=True)
+class Reference:
+    """Where a method comes from (model cards link it): ``text`` (authors, year, title) and ``url``."""
+
+    text: str
+    url: str
+
+
 class Task(ABC):
     """Base class for tasks.  Subclasses set the class attributes and implement two methods.
 
@@ -108,6 +116,8 @@ class Task(ABC):
     metric_docs: ClassVar[dict[str, MetricDoc]] = {}
     #: where the results block holds the evidence count, unreadable share and mark (report summary)
     report_facts: ClassVar[ReportFacts] = ReportFacts()
+    #: the method's papers and code, first = the one to cite (model cards link them)
+    references: ClassVar[tuple[Reference, ...]] = ()
 
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from genderscope import registry
-from genderscope.core.task import MetricDoc
+from genderscope.core.task import MetricDoc, Reference
 
 
 @lru_cache(maxsize=None)
@@ -27,6 +27,19 @@ def task_docs(task: str) -> dict[str, MetricDoc]:
     except ImportError:
         return {}
     return {}
+
+
+@lru_cache(maxsize=None)
+def task_references(task: str) -> tuple[Reference, ...]:
+    """The papers and code of ``task``'s method (``Task.references``, or a command's ``references``)."""
+    try:
+        if task in registry.TASKS:
+            return tuple(getattr(registry.task_class(task), "references", ()) or ())
+        if task in registry.COMMANDS:
+            return tuple(registry.command(task).references)
+    except ImportError:
+        return ()
+    return ()
 
 
 def metric_doc(task: str, metric: str) -> MetricDoc | None:

@@ -1,8 +1,16 @@
-"""Metric definitions of ``bordia score`` and ``bordia sweep`` (the report's glossary)."""
+"""Metric definitions of ``bordia score`` and ``bordia sweep`` (the report's glossary) and the method's
+paper (model cards link it)."""
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc
+from genderscope.core.task import MetricDoc, Reference
+
+REFERENCES = (
+    Reference(
+        "Bordia and Bowman (2019), Identifying and Reducing Gender Bias in Word-Level Language Models",
+        "https://arxiv.org/abs/1904.03035",
+    ),
+)
 
 #: metric definitions of both commands (the report's glossary)
 METRIC_DOCS: dict[str, MetricDoc] = {

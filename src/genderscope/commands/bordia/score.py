@@ -15,7 +15,7 @@ from genderscope.bordia.inputs import default_pairs, input_datasets
 from genderscope.bordia.pairs import load_gender_pairs
 from genderscope.bordia.scoring import ContextScore, context_configs, score_documents, write_score_tables
 from genderscope.bordia.text import read_corpus
-from genderscope.commands.bordia.glossary import METRIC_DOCS
+from genderscope.commands.bordia.glossary import METRIC_DOCS, REFERENCES
 from genderscope.commands.bordia.options import CorpusScoreOptions
 from genderscope.commands.bordia.runlog import command_manifest, score_metrics
 from genderscope.core.command import Command
@@ -28,6 +28,7 @@ COMMAND = Command(
     "co-occurrence gender bias of every word of a corpus: μ, σ of ln P(w|F)/P(w|M) (Bordia & Bowman)",
     METRIC_DOCS,
     ReportFacts(evidence=("metrics.fixed.n_scored",), evidence_unit="scored words"),
+    references=REFERENCES,
 )
 
 

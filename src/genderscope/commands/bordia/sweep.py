@@ -29,7 +29,7 @@ from genderscope.bordia.scoring import ContextScore, context_configs, score_docu
 from genderscope.bordia.tables import rows_to_csv, table_markdown
 from genderscope.bordia.text import Document, read_corpus
 from genderscope.commands.bordia.generation import generate_and_score
-from genderscope.commands.bordia.glossary import METRIC_DOCS
+from genderscope.commands.bordia.glossary import METRIC_DOCS, REFERENCES
 from genderscope.commands.bordia.options import SweepOptions
 from genderscope.commands.bordia.runlog import command_manifest, interval_entry
 from genderscope.commands.bordia.score import write_score_outputs
@@ -43,6 +43,7 @@ COMMAND = Command(
     "bias amplification over a λ-sweep of debiased word-level LMs: μ, σ of their samples' word bias and "
     "β, the slope of that bias on the training corpus's (Bordia & Bowman)",
     METRIC_DOCS,
+    references=REFERENCES,
 )
 NO_BETA = "β undefined: fewer than 3 words scored in both texts, or no variance in their training bias"
 Log = Callable[[str], None]

@@ -24,7 +24,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.abc.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
@@ -74,6 +74,12 @@ class ABCTask(Task):
     Options = ABCOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("metrics.n_femocc", "metrics.n_maleocc"), evidence_unit="sentences")
+    references = (
+        Reference(
+            "GenDa Lens (DaDebias), Danish gender-bias tests",
+            "https://github.com/DaDebias/genda-lens",
+        ),
+    )
     measurements = {
         PLL: Measurement(frozenset({MASKED_LOGPROBS}), "pseudo-perplexity (PLL)"),
         LOGLIK: Measurement(frozenset({TOKEN_LOGPROBS}), "perplexity (log-likelihood)"),

@@ -21,7 +21,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.dawinobias.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
@@ -86,6 +86,17 @@ class DaWinoBiasTask(Task):
     Options = DaWinoBiasOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("metrics.n_items_pro",))
+    references = (
+        Reference(
+            "GenDa Lens (DaDebias), Danish gender-bias tests",
+            "https://github.com/DaDebias/genda-lens",
+        ),
+        Reference(
+            "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
+            "Debiasing Methods (WinoBias)",
+            "https://arxiv.org/abs/1804.06876",
+        ),
+    )
     measurements = {
         "top1": Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1"),
         "loglik": Measurement(frozenset({TOKEN_LOGPROBS}), "candidate pronoun log-likelihoods"),

@@ -10,7 +10,7 @@ import numpy as np
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest.glossary import METRIC_DOCS
 from genderscope.stats import bootstrap_counts, intervals, no_ci
 from genderscope.tasks.gest import metrics as M
@@ -49,6 +49,17 @@ class GestTask(GestRowsMixin, Task):
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(
         evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
+    )
+    references = (
+        Reference(
+            "Pikuliak et al. (2024), Women Are Beautiful, Men Are Leaders: Gender "
+            "Stereotypes in Machine Translation and Language Modeling (GEST)",
+            "https://arxiv.org/abs/2311.18711",
+        ),
+        Reference(
+            "GenderBench (Pikuliak et al.), the GEST probe",
+            "https://github.com/matus-pikuliak/genderbench",
+        ),
     )
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 

@@ -31,7 +31,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Request
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import bootstrap_counts
@@ -82,6 +82,13 @@ class GestLikelihoodTask(GestRowsMixin, Task):
     Options = GestLikelihoodOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("counts.rows",), evidence_unit="rows")
+    references = (
+        Reference(
+            "Pikuliak et al. (2024), Women Are Beautiful, Men Are Leaders: Gender "
+            "Stereotypes in Machine Translation and Language Modeling (GEST)",
+            "https://arxiv.org/abs/2311.18711",
+        ),
+    )
     measurements = {
         MASKED_FORM: Measurement(
             frozenset({TOKENIZE, MASKED_LOGPROBS}),

@@ -16,7 +16,7 @@ import numpy as np
 from genderscope.core.errors import UsageError
 from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.winobias_adjectives.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
@@ -65,6 +65,17 @@ class WinoBiasAdjectivesTask(Task):
         evidence=("summary.0.n_items",),
         unreadable=("summary.0.answers_pro.other", "summary.0.answers_anti.other"),
         unreadable_percent=True,
+    )
+    references = (
+        Reference(
+            "Briegel and Chen (2023), Adjectives Can Reveal Gender Biases Within NLP Models",
+            "https://github.com/hannahxchen/winobias-adjective-test",
+        ),
+        Reference(
+            "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
+            "Debiasing Methods (WinoBias)",
+            "https://arxiv.org/abs/1804.06876",
+        ),
     )
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 

@@ -38,7 +38,7 @@ import numpy as np
 from genderscope.core.errors import UsageError
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, Request
-from genderscope.core.task import Metric, ReportFacts, Task, TaskResult
+from genderscope.core.task import Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
@@ -79,6 +79,13 @@ class WinoBiasLMTask(Task):
     Options = WinoBiasLMOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("counts.pairs",), evidence_unit="pairs")
+    references = (
+        Reference(
+            "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
+            "Debiasing Methods (WinoBias)",
+            "https://arxiv.org/abs/1804.06876",
+        ),
+    )
     measurements = MEASUREMENTS
 
     def __init__(self, options: Any, ctx: Any):
