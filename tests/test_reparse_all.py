@@ -14,6 +14,8 @@ pytest.importorskip("torch")
 from genderscope.core.engine import run_tasks  # noqa: E402
 from genderscope.core.reparse import reparse_run  # noqa: E402
 
+from _run_versions import strip_to_v1  # noqa: E402
+
 # (task, model fixture, options, expected recorded scoring option or None)
 CASES = [
     ("gest", "random", {}, None),
@@ -75,6 +77,9 @@ def test_run_then_reparse_gives_identical_metrics(task, model, opts, scoring, mo
     b = json.loads((tmp_path / "re" / "results.json").read_text())["tasks"][task]["metrics"]
     assert a == b and a
     assert first.runs[0].counts.rounds >= 1
+    # the same folder as written before attempts.jsonl carried request hashes reparses identically
+    reparse_run(strip_to_v1(tmp_path / "run", tmp_path / "v1"), {}, tmp_path / "v1-re")
+    assert json.loads((tmp_path / "v1-re" / "results.json").read_text())["tasks"][task]["metrics"] == a
 
 
 def test_reparse_refuses_a_folder_without_a_run(tmp_path: Path):

@@ -299,11 +299,13 @@ def test_trials_must_be_positive_and_one_trial_is_untestable(tmp_path, data_regi
 
 
 def test_stale_replay_entry_fails(tmp_path, data_registry):
-    """§8: an answer recorded for (item id, trial) with a different prompt is a stale entry."""
+    """§8: an answer recorded for (item id, trial) with a different prompt is a stale entry (a line
+    written before attempts.jsonl carried request_sha256 is compared by its prompt)."""
     opts = {"conditions": "dry_bubbly", "bootstrap_samples": "0"}
     rec = run(data_registry, "random", tmp_path / "rec", opts, trials=2, limit=3)
     lines = (tmp_path / "rec" / "attempts.jsonl").read_text().splitlines()
     row = json.loads(lines[3])
+    del row["request_kind"], row["request_sha256"]
     row["prompt"] = row["prompt"].replace("The ", "A ", 1)
     lines[3] = json.dumps(row)
     stale = tmp_path / "stale.jsonl"

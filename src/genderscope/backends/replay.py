@@ -1,12 +1,14 @@
 """``replay:FILE.jsonl`` — answers recorded earlier.
 
 One JSON object per line: ``{"id": <item id>, "trial": <1-based, default 1>,
-"prompt": <optional>, "response": <str>}`` (``item_id`` and ``answer`` are accepted
-as synonyms, so a run's ``attempts.jsonl`` replays as is).  Lookup is by
-(id, trial); lines without an id match by exact prompt text and trial.  Lines that
-carry an ``error`` are not answers and are ignored.  A line matched by id whose
-``prompt`` differs from the regenerated prompt is a stale entry: an error unless
-``--replay-stale use``.
+"request_sha256": <optional>, "prompt": <optional>, "response": <str>}`` (``item_id`` and ``answer``
+are accepted as synonyms, so a run's ``attempts.jsonl`` replays as is).  Lookup is by (id, trial);
+lines without an id match by exact prompt text and trial.  Lines that carry an ``error`` are not
+answers and are ignored.  A line matched by id that was recorded for another request is a stale
+entry: an error unless ``--replay-stale use``.  "Another request": the line's ``request_sha256``
+(attempts.jsonl since schema version 2: sha256 of the canonical request, so a changed sampling
+setting counts too) differs from the regenerated request's; a line without one (older files, hand
+-made files) is compared by ``prompt`` text.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import ALL_KINDS
-from genderscope.core.requests import Job, Outcome
+from genderscope.core.requests import Job, Outcome, request_sha256
 from genderscope.core.runner import SKIP, paused_gc
 from genderscope.data.registry import sha256_file
 
@@ -39,10 +41,11 @@ class ReplayOptions:
 
 
 def load_replay(
-    path: Path, prompts: dict[tuple[str, int], str] | None = None
+    path: Path, recorded: dict[tuple[str, int], tuple[str, str]] | None = None
 ) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], Any]]:
-    """Index a replay file: ((id, trial) -> response, (prompt, trial) -> response); ``prompts`` (if given)
-    receives (id, trial) -> the recorded prompt of lines that have both."""
+    """Index a replay file: ((id, trial) -> response, (prompt, trial) -> response); ``recorded`` (if given)
+    receives (id, trial) -> what the line says was asked: ("sha256", its request_sha256) when it has one,
+    else ("prompt", its prompt) when it has a prompt."""
     by_id: dict[tuple[str, int], Any] = {}
     by_prompt: dict[tuple[str, int], Any] = {}
     with open(path, encoding="utf-8") as fh:
@@ -69,13 +72,24 @@ def load_replay(
             item = obj.get("id", obj.get("item_id"))
             if item is not None:
                 by_id[(str(item), trial)] = resp
-                if prompts is not None and isinstance(obj.get("prompt"), str):
-                    prompts[(str(item), trial)] = obj["prompt"]
+                if recorded is not None:
+                    asked = _recorded_request(obj)
+                    if asked is not None:
+                        recorded[(str(item), trial)] = asked
             elif isinstance(obj.get("prompt"), str):
                 by_prompt[(obj["prompt"], trial)] = resp
             else:
                 raise DataError(f'{path}:{lineno}: needs an "id" or a "prompt" to match answers to items')
     return by_id, by_prompt
+
+
+def _recorded_request(obj: dict[str, Any]) -> tuple[str, str] | None:
+    """("sha256", hex) or ("prompt", text) of a replay line, else None (see :func:`load_replay`)."""
+    sha = obj.get("request_sha256")
+    if isinstance(sha, str):
+        return ("sha256", sha)
+    prompt = obj.get("prompt")
+    return ("prompt", prompt) if isinstance(prompt, str) else None
 
 
 class ReplayBackend(Backend):
@@ -89,9 +103,9 @@ class ReplayBackend(Backend):
         self.path = Path(target)
         if not self.path.is_file():
             raise UsageError(f"replay file {target!r} does not exist")
-        self.prompts: dict[tuple[str, int], str] = {}
+        self.recorded: dict[tuple[str, int], tuple[str, str]] = {}
         with paused_gc():
-            self.by_id, self.by_prompt = load_replay(self.path, self.prompts)
+            self.by_id, self.by_prompt = load_replay(self.path, self.recorded)
         self._sha = sha256_file(self.path)
         self.missing: list[str] = []
 
@@ -109,25 +123,27 @@ class ReplayBackend(Backend):
         return False, None
 
     def _stale(self, jobs: Sequence[Job]) -> list[str]:
-        """``id#trial`` of jobs whose recorded prompt differs from the regenerated one."""
+        """``id#trial`` of jobs whose line was recorded for another request (hash, else prompt text)."""
         out = []
         for j in jobs:
-            rec = self.prompts.get((j.item_id, j.trial))
-            if rec is not None:
-                now = j.request.prompt_text
-                if isinstance(now, str) and now != rec:
-                    out.append(f"{j.item_id}#{j.trial}")
+            rec = self.recorded.get((j.item_id, j.trial))
+            if rec is None:
+                continue
+            how, value = rec
+            now = request_sha256(j.request) if how == "sha256" else j.request.prompt_text
+            if isinstance(now, str) and now != value:
+                out.append(f"{j.item_id}#{j.trial}")
         return out
 
     @handles(*ALL_KINDS)  # whatever was recorded, of every primitive kind
     def _recorded_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        if self.prompts and self.options.replay_stale == "error":
+        if self.recorded and self.options.replay_stale == "error":
             stale = self._stale(jobs)
             if stale:
                 raise DataError(
-                    f"stale cache entry {stale[0]}: {self.path} recorded a different prompt for "
-                    f"{len(stale)} of {len(jobs)} attempts (first: {', '.join(stale[:5])}); "
-                    "record them again, or pass --replay-stale use"
+                    f"stale cache entry {stale[0]}: {self.path} recorded an answer to a different request "
+                    f"(prompt or settings) for {len(stale)} of {len(jobs)} attempts (first: "
+                    f"{', '.join(stale[:5])}); record them again, or pass --replay-stale use"
                 )
         found = [self._lookup(j) for j in jobs]
         missing = [f"{j.item_id}#{j.trial}" for j, (ok, _) in zip(jobs, found) if not ok]

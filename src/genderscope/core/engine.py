@@ -16,8 +16,11 @@ from typing import Any, Iterator, Sequence
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import as_dict, build_options
-from genderscope.core.requests import AttemptResult
+from genderscope.core.requests import AttemptResult, request_sha256
 from genderscope.core.runlog import (
+    ATTEMPT_ENGINE_KEYS,
+    ATTEMPTS_FILE,
+    ATTEMPTS_SCHEMA_VERSION,
     ModelInfo,
     ResultsFile,
     RunManifest,
@@ -159,6 +162,7 @@ def run_tasks(
         tasks={r.task.name: _task_manifest(r, data) for r in runs},
         seconds=round(time.time() - started, 3),
         label=(label or "").strip() or None,
+        attempts_schema_version=ATTEMPTS_SCHEMA_VERSION,
     )
     output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest)
     if write:
@@ -179,7 +183,7 @@ def _task_manifest(run: TaskRun, data: DataRegistry) -> TaskManifest:
 
 
 #: the engine's own fields of an attempts.jsonl record (a task's field of the same name replaces the value)
-_ENGINE_KEYS = frozenset({"task", "item_id", "trial", "prompt", "response", "cache_hit", "error", "skipped"})
+_ENGINE_KEYS = frozenset(ATTEMPT_ENGINE_KEYS)
 
 
 @dataclasses.dataclass
@@ -214,6 +218,8 @@ class RunOutput:
                     "prompt": a.request.prompt_text,
                     "response": ar.response,
                     "cache_hit": ar.cache_hit,
+                    "request_kind": a.request.kind,
+                    "request_sha256": request_sha256(a.request),
                 }
                 if ar.error is not None:
                     rec["error"] = ar.error
@@ -248,6 +254,6 @@ class RunOutput:
                 if extra is not None:
                     rec.update(extra)
                 lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
-        with open(self.out_dir / "attempts.jsonl", "w", encoding="utf-8") as fh:
+        with open(self.out_dir / ATTEMPTS_FILE, "w", encoding="utf-8") as fh:
             fh.write("".join(line + "\n" for line in lines))
         write_run_log(self.out_dir, self.manifest, self.results_file())

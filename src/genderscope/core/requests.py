@@ -121,6 +121,12 @@ def request_seed(request: Request, trial: int) -> int:
     return int.from_bytes(h.digest()[:8], "big") % SEED_LIMIT
 
 
+def request_sha256(request: Request) -> str:
+    """sha256 hex of the canonical request (kind + payload): recorded per attempt in attempts.jsonl, where
+    replay compares it to detect answers recorded for a different request."""
+    return hashlib.sha256(request.canonical().encode()).hexdigest()
+
+
 def store_key(fingerprint: str, request: Request, trial: int) -> str:
     """sha256 hex of (backend fingerprint, canonical request, trial index)."""
     h = hashlib.sha256()

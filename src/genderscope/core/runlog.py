@@ -45,6 +45,9 @@ from genderscope.core.results_file import (
 )
 
 __all__ = [
+    "ATTEMPTS_FILE",
+    "ATTEMPTS_SCHEMA_VERSION",
+    "ATTEMPT_ENGINE_KEYS",
     "READABLE_VERSIONS",
     "RESULTS_FILE",
     "RUN_FILE",
@@ -64,6 +67,24 @@ __all__ = [
 ]
 
 RUN_FILE = "run.json"
+ATTEMPTS_FILE = "attempts.jsonl"
+#: layout of attempts.jsonl written by this genderscope, recorded in run.json as ``attempts_schema_version``.
+#: 1 (no key in run.json): task, item_id, trial, prompt, response, cache_hit, error, skipped + the task's
+#: fields; 2: also ``request_kind`` and ``request_sha256`` (sha256 hex of the canonical request).
+ATTEMPTS_SCHEMA_VERSION = 2
+#: the engine's fields of an attempts.jsonl line (everything else is the task's)
+ATTEMPT_ENGINE_KEYS = (
+    "task",
+    "item_id",
+    "trial",
+    "prompt",
+    "response",
+    "cache_hit",
+    "request_kind",
+    "request_sha256",
+    "error",
+    "skipped",
+)
 
 
 # ------------------------------------------------------------------------------------------ run.json
@@ -160,18 +181,22 @@ class RunManifest:
     seconds: float | None = None
     schema_version: int = SCHEMA_VERSION
     label: str | None = None
+    #: layout of the folder's attempts.jsonl (None: not written, or written before the layout had a version)
+    attempts_schema_version: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         from genderscope.core.jsonutil import clean_json
 
-        label = {"label": self.label} if self.label else {}
+        optional: dict[str, Any] = {"label": self.label} if self.label else {}
+        if self.attempts_schema_version is not None:
+            optional["attempts_schema_version"] = self.attempts_schema_version
         return clean_json(
             {
                 "schema_version": SCHEMA_VERSION,
                 "genderscope_version": self.genderscope_version,
                 "created": self.created,
                 "command": self.command,
-                **label,
+                **optional,
                 "versions": self.versions,
                 "model": self.model.to_json() if self.model else None,
                 "backend_stats": self.backend_stats,
@@ -193,7 +218,7 @@ class RunManifest:
         versions = as_object(data.get("versions"), source, "'versions'")
         label = data.get("label")
         need(label is None or isinstance(label, str), source, "'label' must be a string")
-        for key in ("seed", "trials", "limit"):
+        for key in ("seed", "trials", "limit", "attempts_schema_version"):
             v = data.get(key)
             need(
                 v is None or (isinstance(v, int) and not isinstance(v, bool)),
@@ -216,6 +241,7 @@ class RunManifest:
             seconds=data.get("seconds"),
             schema_version=version,
             label=label or None,
+            attempts_schema_version=data.get("attempts_schema_version"),
         )
 
 

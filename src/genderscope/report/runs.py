@@ -13,10 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.core.errors import DataError, UsageError
-from genderscope.core.runlog import ResultsFile, RunManifest, TaskResults, read_run_log, run_folder
+from genderscope.core.runlog import (
+    ATTEMPT_ENGINE_KEYS,
+    ResultsFile,
+    RunManifest,
+    TaskResults,
+    read_run_log,
+    run_folder,
+)
 
 #: attempt keys written by the engine for every task; everything else is the task's parsed fields
-BASE_ATTEMPT_KEYS = ("task", "item_id", "trial", "prompt", "response", "cache_hit", "error", "skipped")
+BASE_ATTEMPT_KEYS = ATTEMPT_ENGINE_KEYS
 
 
 @dataclass
