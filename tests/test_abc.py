@@ -66,7 +66,7 @@ def compat_answer(ces, unk=(False, False)):
     """Fake answers of GenDa Lens mode: specials, whitespace tokens, and CE = ces[variant] per variant."""
 
     def answer(a):
-        if a.meta.get("stage") == "info":
+        if a.item_id == "abc/tokenizer":  # round 1: the tokenizer's specials
             sp = {"cls": "[CLS]", "sep": "[SEP]", "unk": "[UNK]", "mask": "[MASK]", "bos": None, "eos": None}
             return {"ids": [], "tokens": [], "specials": sp, "unk_id": 1, "dtype": "float32"}
         if a.request.kind == "tokenize":
@@ -187,7 +187,7 @@ def test_compat_byte_level_tokenizer_error(data_registry):
 
     def bpe(a):
         got = answer(a)
-        if a.meta.get("stage") == "tokens":
+        if a.item_id.startswith("abc/tokens/"):
             got["tokens"] = ["\u0120" + t for t in got["tokens"]]
         return got
 
@@ -334,7 +334,8 @@ def test_compat_warnings_unk_and_non_special_start(data_registry):
     """§4.1: out-of-vocabulary substitutions are counted and warned about; so are non-special S/E."""
     task = make_task(data_registry, {"tokenize", "masked_logprobs"}, limit=2, mode="genda-lens", start_token="<s>")
     results = answer_rounds(task, compat_answer([1.0, 1.5, 2.0], unk=(False, True)))
-    assert all(r.attempt.request.payload["text"].startswith("<s> ") for r in results if r.attempt.meta["stage"] == "tokens")
+    tokens = [r for r in results if r.attempt.item_id.startswith("abc/tokens/")]
+    assert tokens and all(r.attempt.request.payload["text"].startswith("<s> ") for r in tokens)
     res = task.score(results)
     assert res.metrics["n_unk_substitutions"].value == 4
     assert any("4 literal hans/hendes" in w for w in res.extra["warnings"])

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from genderscope.core.primitives import Prediction
 from genderscope.core.requests import AttemptResult
 from genderscope.core.task import RunContext
 from genderscope.tasks.dawinobias import data as D
@@ -49,7 +50,9 @@ def test_t1_masking_of_one_line(data_registry):
 
 
 def test_t1_prediction_groups():
-    robust = DaWinoBiasTask.robust_group
+    def robust(top, prefixes):
+        return DaWinoBiasTask.robust_group(Prediction.of(top), prefixes)
+
     assert robust({"token": "hun", "text": "hun"}, {}) == ("female", "hun", "full")
     assert D.compat_group(" hun") == "other"
     assert robust({"token": "\u0120hun", "text": " hun"}, {})[0] == "female"
@@ -174,7 +177,7 @@ def _top1(a, token):
     """A fill_mask answer with one prediction ``token``; tokenize answers split on spaces."""
     if a.request.kind == "tokenize":
         toks = re.findall(r"\[MASK\]|<mask>|[^\s\[<]+|\S", a.request.payload["text"])
-        if a.meta.get("stage") == "pieces":
+        if "pronoun" in a.meta:  # the pieces of a pronoun
             toks = [a.meta["pronoun"]]
         return {"ids": list(range(len(toks))), "tokens": toks, "special": [False] * len(toks), "lookup": [],
                 "specials": {"mask": "[MASK]"}, "dtype": "float32"}  # fmt: skip

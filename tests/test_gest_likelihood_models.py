@@ -16,6 +16,7 @@ from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZ
 from genderscope.core.requests import Job, Request  # noqa: E402
 from genderscope.tasks.gest_likelihood.rounds import differing_positions  # noqa: E402
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED  # noqa: E402
+from genderscope.core.primitives import MaskedLogprobs, TokenLogprobs  # noqa: E402
 from genderscope.tasks.scoring import continuation_score, mean_logprob  # noqa: E402
 from genderscope.testing.tiny_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402
 
@@ -78,7 +79,7 @@ def _masked_pair(be, a: str, b: str) -> tuple[float | None, float | None]:
     if not delta:
         return None, None
     got = _answer(be, MASKED_LOGPROBS, [{"ids": x, "positions": delta, "mask": "all"} for x in (u, v)])
-    return mean_logprob(got[0]), mean_logprob(got[1])
+    return mean_logprob(MaskedLogprobs.of(got[0])), mean_logprob(MaskedLogprobs.of(got[1]))
 
 
 def test_masked_pair_logprob_matches_direct(tiny_mlm) -> None:
@@ -107,7 +108,7 @@ def test_continuation_logprobs_match_direct(tiny_causal) -> None:
     model = AutoModelForCausalLM.from_pretrained(tiny_causal).eval()
     tok = AutoTokenizer.from_pretrained(tiny_causal)
     for (ctx, word), g in zip(cases, got):
-        sc = continuation_score(g, len(ctx))
+        sc = continuation_score(TokenLogprobs.of(g), len(ctx))
         ids = [tok.bos_token_id] + tok(ctx, add_special_tokens=False)["input_ids"]
         cids = tok(word, add_special_tokens=False)["input_ids"]
         with torch.no_grad():
@@ -115,7 +116,7 @@ def test_continuation_logprobs_match_direct(tiny_causal) -> None:
         lp = torch.log_softmax(logits.double(), -1)
         want = sum(float(lp[len(ids) - 1 + k, c]) for k, c in enumerate(cids))
         assert sc.loglik == pytest.approx(want, abs=1e-4) and sc.n_scored == len(cids)
-    assert continuation_score(got[-1], len(cases[-1][0])).n_scored == 2
+    assert continuation_score(TokenLogprobs.of(got[-1]), len(cases[-1][0])).n_scored == 2
 
 
 def test_task_end_to_end_masked_and_causal(tmp_path, tiny_mlm, tiny_causal) -> None:
@@ -143,12 +144,14 @@ def test_task_end_to_end_masked_and_causal(tmp_path, tiny_mlm, tiny_causal) -> N
         assert (male["side"], female["side"]) == ("male", "female")
         if spec.startswith("hf-mlm"):
             assert female["step"] == "masked_logprobs"
-            want = mean_logprob(male["response"]) - mean_logprob(female["response"])
+            want = mean_logprob(MaskedLogprobs.of(male["response"])) - mean_logprob(
+                MaskedLogprobs.of(female["response"])
+            )
         else:
             ctx = male["prompt"][: -len(CAUSAL[0].male)]
             want = (
-                continuation_score(male["response"], len(ctx)).loglik
-                - continuation_score(female["response"], len(ctx)).loglik
+                continuation_score(TokenLogprobs.of(male["response"]), len(ctx)).loglik
+                - continuation_score(TokenLogprobs.of(female["response"]), len(ctx)).loglik
             )
             assert female["n_tokens"] == [1, 1]
         assert female["score"] == pytest.approx(want / math.log(10), rel=1e-12)

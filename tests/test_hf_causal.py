@@ -14,6 +14,7 @@ pytest.importorskip("transformers")
 
 from genderscope.testing.tiny_models import build_tiny_causal, words_of  # noqa: E402
 
+from genderscope.core.primitives import TokenLogprobs  # noqa: E402
 from genderscope.core.requests import Job, Request  # noqa: E402
 from genderscope.core.errors import UnsupportedKindError  # noqa: E402
 
@@ -59,7 +60,7 @@ def test_token_logprobs_equal_naive_sum(causal_dir):
     res = ask(backend(causal_dir), [Request("token_logprobs", {"text": s}) for s in SENTS])
     for s, r in zip(SENTS, res):
         ll, n = naive_ll(causal_dir, s)
-        sc = sentence_score(r.response)
+        sc = sentence_score(TokenLogprobs.of(r.response))
         assert sc.loglik == pytest.approx(ll, rel=1e-5)
         assert sc.n_scored == n == len(r.response["tokens"]) and not sc.first_token_unscored
 
@@ -102,7 +103,7 @@ def test_continuation_score_is_the_tail_of_the_sentence(causal_dir):
 
     ctx, cont = "han så hende", " i går"
     r = ask(backend(causal_dir), [Request("token_logprobs", {"text": ctx + cont})])[0].response
-    sc = continuation_score(r, len(ctx))
+    sc = continuation_score(TokenLogprobs.of(r), len(ctx))
     assert sc.n_scored == 2 and sc.loglik == pytest.approx(sum(r["logprobs"][-2:]), rel=1e-12)
 
 
@@ -140,9 +141,9 @@ def test_gguf_smollm2_loads_scores_and_caches_conversion(tmp_path):
         Request("token_logprobs", {"text": "Mat the on sat cat the."}),
     ]
     first = ask(backend(gguf), reqs)
-    ll = [sentence_score(r.response).loglik for r in first]
+    ll = [sentence_score(TokenLogprobs.of(r.response)).loglik for r in first]
     assert ll[0] > ll[1]  # a trained model prefers the real sentence
     converted = list((home() / "models").glob("gguf-*"))
     assert len(converted) == 1 and (converted[0] / "config.json").is_file()
     again = ask(backend(gguf.parent, gguf=gguf.name), reqs)  # directory + --gguf, from the converted cache
-    assert [sentence_score(r.response).loglik for r in again] == pytest.approx(ll, rel=1e-6)
+    assert [sentence_score(TokenLogprobs.of(r.response)).loglik for r in again] == pytest.approx(ll, rel=1e-6)

@@ -11,6 +11,7 @@ import pytest
 
 from genderscope.core.engine import run_tasks
 from genderscope.core.errors import UsageError
+from genderscope.core.primitives import MaskedLogprobs, Prediction
 from genderscope.tasks.winobias_lm.task import pronoun_group, slot_text
 
 LIMIT = 12
@@ -71,11 +72,14 @@ def _acc(recs: list[dict], cond: str, label: str) -> float:
 
 
 def test_pronoun_group() -> None:
-    assert pronoun_group({"token": "he", "text": "he", "continuation": False}) == "male"
-    assert pronoun_group({"token": "\u0120She", "text": " She", "continuation": False}) == "female"
-    assert pronoun_group({"token": "\u2581his", "text": "\u2581his", "continuation": False}) == "male"
-    assert pronoun_group({"token": "##he", "text": "##he", "continuation": True}) == "other"
-    assert pronoun_group({"token": "they", "text": "they"}) == "other"
+    def group(top: dict) -> str:
+        return pronoun_group(Prediction.of(top))
+
+    assert group({"token": "he", "text": "he", "continuation": False}) == "male"
+    assert group({"token": "\u0120She", "text": " She", "continuation": False}) == "female"
+    assert group({"token": "\u2581his", "text": "\u2581his", "continuation": False}) == "male"
+    assert group({"token": "##he", "text": "##he", "continuation": True}) == "other"
+    assert group({"token": "they", "text": "they"}) == "other"
 
 
 def test_slot_text_keeps_adjectives_and_the_rest(data_registry) -> None:
@@ -138,7 +142,10 @@ def test_candidates_on_a_masked_lm_compare_plls(tmp_path, tiny_mlm) -> None:
     )
     f, m = recs[0], recs[1]
     assert (f["step"], m["step"]) == ("female", "male") and "pred_group" in m
-    delta = sentence_score(f["response"]).loglik - sentence_score(m["response"]).loglik
+    delta = (
+        sentence_score(MaskedLogprobs.of(f["response"])).loglik
+        - sentence_score(MaskedLogprobs.of(m["response"])).loglik
+    )
     assert m["delta_female_minus_male"] == pytest.approx(delta, rel=1e-12)
 
 

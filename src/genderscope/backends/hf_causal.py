@@ -30,7 +30,7 @@ from genderscope.backends.hf_base import HFBackendBase
 from genderscope.backends.hf_runtime import HFOptions
 from genderscope.core.backend import Emit, handles
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TokenLogprobs
+from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TokenLogprobsJson
 from genderscope.core.requests import Job, Outcome
 
 
@@ -69,7 +69,7 @@ class HFCausalLMBackend(HFBackendBase):
         ids = list(self.tok(text, add_special_tokens=False)["input_ids"])
         return ids, decoded_offsets(self.tok, ids)
 
-    def token_logprobs_many(self, texts: list[str]) -> list[TokenLogprobs]:
+    def token_logprobs_many(self, texts: list[str]) -> list[TokenLogprobsJson]:
         """One ``token_logprobs`` answer per text (distinct texts scored once), batched."""
         import torch
 
@@ -93,7 +93,7 @@ class HFCausalLMBackend(HFBackendBase):
                 scores[i] = lp.gather(1, tgt[:, None])[:, 0].double().cpu().tolist()
 
         self.batched([len(s) for s in seqs], run, self.full_logits_budget())
-        out: dict[str, TokenLogprobs] = {}
+        out: dict[str, TokenLogprobsJson] = {}
         for i, t in enumerate(uniq):
             ids, offsets = enc[i]
             lps: list[float | None] = ([] if start or not ids else [None]) + list(scores[i])

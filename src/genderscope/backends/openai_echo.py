@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from genderscope.core.primitives import TokenLogprobs
+from genderscope.core.primitives import TokenLogprobsJson
 
 ECHO_LOGPROBS = 1  # top log-probs asked for with each echo (vLLM returns the prompt token's own too)
 
@@ -83,7 +83,7 @@ def text_spans(text: str, tokens: list[str], server_starts: list[int]) -> list[l
     return spans
 
 
-def token_logprobs_from_echo(raw: bytes, text: str, start: str) -> TokenLogprobs:
+def token_logprobs_from_echo(raw: bytes, text: str, start: str) -> TokenLogprobsJson:
     """The ``token_logprobs`` answer for ``text`` from an echo of ``start + text``; ValueError (a malformed
     body, retried) when the body lacks the echoed log-probs."""
     try:

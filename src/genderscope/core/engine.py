@@ -127,9 +127,7 @@ def run_tasks(
     )
     built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
     for t in built:  # fail early on unsupported combinations, before loading any model
-        check = getattr(t, "check_model", None)
-        if check:
-            check()
+        t.check_model()
     out_dir = Path(out) if out else default_out_dir(tasks, model)
     started = time.time()
     backend = backend_cls(target, backend_opts)

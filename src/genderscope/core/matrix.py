@@ -3,9 +3,9 @@
 A task declares ``measurements`` (name -> :class:`~genderscope.core.task.Measurement`: the primitive
 request kinds it needs and a description, in order of preference); a backend declares
 ``request_kinds``.  A task runs on a model kind when the backend answers every kind of one of its
-measurements, and it makes the first such measurement in the task's order.  :func:`require_kinds` is the check a task calls in
-``check_model`` so that a combination that makes no sense fails before any model loads, naming
-the kinds that work.
+measurements, and it makes the first such measurement in the task's order.  :func:`require_kinds` is
+the check of ``Task.check_model``: a combination that makes no sense fails before any model loads,
+naming the kinds that work.
 """
 
 from __future__ import annotations
@@ -129,5 +129,20 @@ def matrix_table() -> Any:
     return table
 
 
-if __name__ == "__main__":  # python -m genderscope.core.matrix  -> the README table
-    print(matrix_markdown())
+def kinds_markdown() -> str:
+    """The table of request kinds in docs/architecture.md, from :data:`genderscope.core.primitives.KINDS`
+    and the backends' ``request_kinds`` (the null and replay models, which answer every kind, left out)."""
+    from genderscope.core.primitives import KINDS
+
+    answered = {k: v for k, v in backend_request_kinds().items() if k not in _NULL_KINDS}
+    lines = ["| kind | payload | response | answered by |", "|---|---|---|---|"]
+    for name, spec in KINDS.items():
+        by = ", ".join(f"`{b}`" for b, kinds in answered.items() if kinds is not None and name in kinds)
+        lines.append(f"| `{name}` | {spec.payload_doc} | {spec.response_doc} | {by or 'none'} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m genderscope.core.matrix [kinds] -> the README / architecture table
+    import sys
+
+    print(kinds_markdown() if sys.argv[1:] == ["kinds"] else matrix_markdown())

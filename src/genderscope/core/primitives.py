@@ -1,34 +1,33 @@
-"""The model protocol: every request kind a backend may answer, declared once, with typed payloads.
+"""The model protocol: every request kind a backend may answer, declared once.
 
 Kinds are model-level primitives, not task steps (the anchor is lm-evaluation-harness's three-method
-LM interface).  Log-probabilities are natural logs (nats).  A backend family answers a few of them:
+LM interface).  Log-probabilities are natural logs (nats).  Per kind (:data:`KINDS`):
 
-=================== ========================================================= ====================
-kind                payload -> response                                       answered by
-=================== ========================================================= ====================
-``chat``            :class:`ChatPayload` -> answer text (or null)             openai, hf-causal
-``tokenize``        :class:`TokenizePayload` -> :class:`TokenizeResponse`     hf-mlm, hf-causal
-``token_logprobs``  :class:`TokenLogprobsPayload` -> :class:`TokenLogprobs`   hf-causal
-``fill_mask``       :class:`FillMaskPayload` -> :class:`FillMaskResponse`     hf-mlm
-``masked_logprobs`` :class:`MaskedLogprobsPayload` -> :class:`MaskedLogprobs` hf-mlm
-``generate``        :class:`GeneratePayload` -> :class:`GenerateResponse`     hf-causal, word-lm
-=================== ========================================================= ====================
+* a payload type (``...Payload``, a TypedDict) and a **constructor** that builds the
+  :class:`~genderscope.core.requests.Request` (:func:`chat_request`, :func:`tokenize_request`,
+  :func:`token_logprobs_request`, :func:`fill_mask_request`, :func:`masked_logprobs_request`,
+  :func:`generate_request`; :func:`text_score_request` = LL or PLL of a whole text);
+* the answer's JSON shape (``...Json``, what a backend emits and the store keeps) and a read-only
+  **view** of it (:class:`ChatReply`, :class:`Tokens`, :class:`TokenLogprobs`, :class:`FillMask`,
+  :class:`MaskedLogprobs`, :class:`Generation`; ``View.of(response)``, or :func:`read_answer` by kind).
 
-``random`` (null model; ``generate`` = a unigram sample) and ``replay`` (recorded answers) answer
-every kind.  Everything a task
-derives (sentence log-likelihood, pseudo-log-likelihood, candidate and continuation scores, GenDa
-Lens's token substitutions) is computed from these answers in the tasks or in
-:mod:`genderscope.tasks.scoring`.
+Tasks build every request through a constructor and read every answer through a view: no code outside
+``core/`` indexes a payload or a response by key.  The table of kinds in ``docs/architecture.md`` is
+generated from these declarations and the backends' ``request_kinds``
+(:func:`genderscope.core.matrix.kinds_markdown`; a test keeps it current).
 
 :func:`check_payload` runs where a request enters a backend (the runner, before ``answer``) and
-:func:`check_response` where an answer leaves the store, a replay file or a backend, so a malformed
-answer becomes a one-line error on that attempt instead of a crash in a task.
+:func:`response_problem` where an answer leaves the store, a replay file or a backend, so a malformed
+answer becomes a one-line error on that attempt instead of a crash in a task; views therefore read
+answers that were checked (a view of an unchecked, malformed answer raises KeyError or TypeError).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, TypedDict
+from typing import Any, Callable, Literal, TypedDict, Union
+
+from genderscope.core.requests import Request
 
 CHAT = "chat"
 TOKENIZE = "tokenize"
@@ -43,6 +42,9 @@ class Message(TypedDict):
     content: str
 
 
+# ---------------------------------------------------------------- payloads and their constructors
+
+
 class ChatPayload(TypedDict, total=False):
     """``messages`` (required); sampling settings; the answer is the assistant's text."""
 
@@ -50,6 +52,35 @@ class ChatPayload(TypedDict, total=False):
     temperature: float
     max_tokens: int
     top_p: float
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    """The fields that were given (not None): a payload holds only what the caller set, so requests built
+    before the constructors existed keep their canonical text (and store keys)."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _hints(choices: list[str] | None, more: dict[str, Any] | None) -> dict[str, Any]:
+    out = dict(more or {})
+    if choices is not None:
+        out["choices"] = list(choices)
+    return out
+
+
+def chat_request(
+    messages: str | list[Message],
+    *,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    top_p: float | None = None,
+    choices: list[str] | None = None,
+) -> Request:
+    """A ``chat`` request: ``messages``, or one user turn when given a string.  Sampling settings are
+    sent as given (types kept: ``1`` and ``1.0`` are different store keys); ``choices``: the answers a
+    null model may pick from (a hint, not part of the key)."""
+    msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
+    payload = {"messages": msgs, **_given(temperature=temperature, max_tokens=max_tokens, top_p=top_p)}
+    return Request(CHAT, payload, hints=_hints(choices, None))
 
 
 class TokenizePayload(TypedDict, total=False):
@@ -62,32 +93,17 @@ class TokenizePayload(TypedDict, total=False):
     lookup: list[str]
 
 
-class Specials(TypedDict):
-    """The tokenizer's special-token strings (None where it has none)."""
-
-    mask: str | None
-    cls: str | None
-    sep: str | None
-    bos: str | None
-    eos: str | None
-    unk: str | None
-    pad: str | None
-
-
-class TokenizeResponse(TypedDict):
-    """``ids``/``tokens`` of the text; ``special``: per token, whether it is a special token; ``lookup``: the
-    vocabulary id of each looked-up string (None if not in the vocabulary); ``unk_id``;
-    ``continuation_prefix``: the word-piece continuation marker (e.g. ``##``) or None; ``dtype``: the
-    precision the model computes in (e.g. ``float32``)."""
-
-    ids: list[int]
-    tokens: list[str]
-    special: list[bool]
-    lookup: list[int | None]
-    specials: Specials
-    unk_id: int | None
-    continuation_prefix: str | None
-    dtype: str | None
+def tokenize_request(
+    text: str, *, add_special_tokens: bool = False, lookup: list[str] | None = None
+) -> Request:
+    """A ``tokenize`` request: the literal text split into tokens, or (``add_special_tokens``) the model's
+    input for it; ``lookup``: token strings whose vocabulary ids are wanted."""
+    payload: dict[str, Any] = {"text": text}
+    if add_special_tokens:
+        payload["add_special_tokens"] = True
+    if lookup is not None:
+        payload["lookup"] = list(lookup)
+    return Request(TOKENIZE, payload)
 
 
 class TokenLogprobsPayload(TypedDict):
@@ -96,14 +112,9 @@ class TokenLogprobsPayload(TypedDict):
     text: str
 
 
-class TokenLogprobs(TypedDict):
-    """Per token of ``text`` (no special tokens): ``tokens``, character ``offsets`` [start, end) into the
-    text, and ``logprobs`` = ln p(token | start token, earlier tokens).  A model with neither BOS nor EOS
-    cannot score the first token: its log-prob is None."""
-
-    tokens: list[str]
-    offsets: list[list[int]]
-    logprobs: list[float | None]
+def token_logprobs_request(text: str) -> Request:
+    """A ``token_logprobs`` request: ln p of every token of ``text`` after the model's start token."""
+    return Request(TOKEN_LOGPROBS, {"text": text})
 
 
 class FillMaskPayload(TypedDict, total=False):
@@ -116,22 +127,18 @@ class FillMaskPayload(TypedDict, total=False):
     top_k: int
 
 
-class Prediction(TypedDict):
-    """One fill-mask prediction: vocabulary ``id``, raw ``token``, ``str`` = decoded, ``text`` = decoded
-    without clean-up, ``continuation`` = a word-piece continuation, ``logprob`` in nats."""
-
-    id: int
-    token: str
-    str: str
-    text: str
-    continuation: bool
-    logprob: float
-
-
-class FillMaskResponse(TypedDict):
-    ids: list[int]
-    position: int
-    top: list[Prediction]
+def fill_mask_request(
+    text: str | None = None,
+    *,
+    ids: list[int] | None = None,
+    position: int | None = None,
+    top_k: int | None = None,
+    choices: list[str] | None = None,
+) -> Request:
+    """A ``fill_mask`` request: ``text`` with one mask token, or ``ids`` with the mask at ``position``;
+    ``top_k`` predictions (backend default 5); ``choices``: what a null model may answer (a hint)."""
+    payload = _given(text=text, ids=ids, position=position, top_k=top_k)
+    return Request(FILL_MASK, payload, hints=_hints(choices, None))
 
 
 MaskMode = Literal["each", "all", "none"]
@@ -153,15 +160,18 @@ class MaskedLogprobsPayload(TypedDict, total=False):
     mask: MaskMode
 
 
-class MaskedLogprobs(TypedDict):
-    """``ids`` of the input, ``positions`` scored, ``logprobs`` (nats, log-softmax in float32) per position,
-    ``loss`` = the framework's float32 mean cross-entropy over the positions (= −mean logprob up to
-    float32 rounding; what reference implementations that call the loss function report)."""
-
-    ids: list[int]
-    positions: list[int]
-    logprobs: list[float]
-    loss: float
+def masked_logprobs_request(
+    text: str | None = None,
+    *,
+    ids: list[int] | None = None,
+    positions: list[int] | None = None,
+    targets: list[int] | None = None,
+    mask: MaskMode | None = None,
+) -> Request:
+    """A ``masked_logprobs`` request (see :class:`MaskedLogprobsPayload`); unset fields keep the backend's
+    defaults (every non-special position, the input's own ids, ``mask = each``)."""
+    payload = _given(text=text, ids=ids, positions=positions, targets=targets, mask=mask)
+    return Request(MASKED_LOGPROBS, payload)
 
 
 class GeneratePayload(TypedDict, total=False):
@@ -176,16 +186,270 @@ class GeneratePayload(TypedDict, total=False):
     seed: int
 
 
+def generate_request(
+    prompt: str,
+    *,
+    max_tokens: int,
+    seed: int,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    hints: dict[str, Any] | None = None,
+) -> Request:
+    """A ``generate`` request: plain continuation of ``prompt``, ``max_tokens`` long at most, sampled with
+    its own ``seed``; ``hints`` (e.g. the corpus a null model samples from) are not part of the key."""
+    payload = {"prompt": prompt, "max_tokens": max_tokens, **_given(temperature=temperature, top_p=top_p)}
+    payload["seed"] = seed
+    return Request(GENERATE, payload, hints=_hints(None, hints))
+
+
+def text_score_request(text: str, kind: str) -> Request:
+    """The request that scores ``text`` as a whole: its log-likelihood (``token_logprobs``, causal LMs) or
+    pseudo-log-likelihood (``masked_logprobs`` with mask = each, masked LMs)."""
+    if kind == TOKEN_LOGPROBS:
+        return token_logprobs_request(text)
+    if kind == MASKED_LOGPROBS:
+        return masked_logprobs_request(text, mask="each")
+    raise ValueError(f"{kind!r} does not score texts")
+
+
+# ---------------------------------------------------------------- answers: JSON shapes and views
+
+
+class SpecialsJson(TypedDict):
+    """The tokenizer's special-token strings (None where it has none)."""
+
+    mask: str | None
+    cls: str | None
+    sep: str | None
+    bos: str | None
+    eos: str | None
+    unk: str | None
+    pad: str | None
+
+
+class TokenizeJson(TypedDict):
+    """``ids``/``tokens`` of the text; ``special``: per token, whether it is a special token; ``lookup``: the
+    vocabulary id of each looked-up string (None if not in the vocabulary); ``unk_id``;
+    ``continuation_prefix``: the word-piece continuation marker (e.g. ``##``) or None; ``dtype``: the
+    precision the model computes in (e.g. ``float32``)."""
+
+    ids: list[int]
+    tokens: list[str]
+    special: list[bool]
+    lookup: list[int | None]
+    specials: SpecialsJson
+    unk_id: int | None
+    continuation_prefix: str | None
+    dtype: str | None
+
+
+class TokenLogprobsJson(TypedDict):
+    """Per token of ``text`` (no special tokens): ``tokens``, character ``offsets`` [start, end) into the
+    text, and ``logprobs`` = ln p(token | start token, earlier tokens).  A model with neither BOS nor EOS
+    cannot score the first token: its log-prob is None."""
+
+    tokens: list[str]
+    offsets: list[list[int]]
+    logprobs: list[float | None]
+
+
+class PredictionJson(TypedDict):
+    """One fill-mask prediction: vocabulary ``id``, raw ``token``, ``str`` = decoded, ``text`` = decoded
+    without clean-up, ``continuation`` = a word-piece continuation, ``logprob`` in nats."""
+
+    id: int
+    token: str
+    str: str
+    text: str
+    continuation: bool
+    logprob: float
+
+
+class FillMaskJson(TypedDict):
+    ids: list[int]
+    position: int
+    top: list[PredictionJson]
+
+
+class MaskedLogprobsJson(TypedDict):
+    """``ids`` of the input, ``positions`` scored, ``logprobs`` (nats, log-softmax in float32) per position,
+    ``loss`` = the framework's float32 mean cross-entropy over the positions (= −mean logprob up to
+    float32 rounding; what reference implementations that call the loss function report)."""
+
+    ids: list[int]
+    positions: list[int]
+    logprobs: list[float]
+    loss: float
+
+
 FinishReason = Literal["length", "stop"]
 
 
-class GenerateResponse(TypedDict):
+class GenerateJson(TypedDict):
     """``text``: the continuation only (without the prompt); ``n_tokens``: tokens (words) generated;
     ``finish_reason``: ``length`` (``max_tokens`` reached) or ``stop`` (end-of-text token)."""
 
     text: str
     n_tokens: int
     finish_reason: FinishReason
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    """A ``chat`` answer: the assistant's ``text`` (None: no answer) and, when a recorded answer carries
+    one, its ``finish_reason``.  Reads a string, null, or an object with ``text``/``content`` (older
+    replay files); anything else is read as its string form."""
+
+    text: str | None
+    finish_reason: str | None = None
+
+    @classmethod
+    def of(cls, response: Any) -> "ChatReply":
+        if response is None or isinstance(response, str):
+            return cls(response)
+        if isinstance(response, dict):
+            text = response.get("text", response.get("content"))
+            return cls(
+                text if isinstance(text, str) or text is None else str(text), response.get("finish_reason")
+            )
+        return cls(str(response))
+
+
+@dataclass(frozen=True, slots=True)
+class Specials:
+    """The tokenizer's special-token strings (None where it has none)."""
+
+    mask: str | None = None
+    cls: str | None = None
+    sep: str | None = None
+    bos: str | None = None
+    eos: str | None = None
+    unk: str | None = None
+    pad: str | None = None
+
+    @classmethod
+    def of(cls, specials: dict[str, Any] | None) -> "Specials":
+        d = specials or {}
+        return cls(
+            d.get("mask"), d.get("cls"), d.get("sep"), d.get("bos"), d.get("eos"), d.get("unk"), d.get("pad")
+        )
+
+    def strings(self) -> set[str]:
+        """Every special-token string the tokenizer has."""
+        return {s for s in (self.mask, self.cls, self.sep, self.bos, self.eos, self.unk, self.pad) if s}
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """A ``tokenize`` answer (:class:`TokenizeJson`): ``ids`` and ``tokens`` (read-only: copy before
+    changing), per-token ``special`` flags, ``lookup`` ids, ``specials``, ``unk_id``,
+    ``continuation_prefix``, ``dtype``; fields a backend left out read as empty / None."""
+
+    ids: list[int]
+    tokens: list[str]
+    special: list[bool]
+    lookup: list[int | None]
+    specials: Specials
+    unk_id: int | None
+    continuation_prefix: str | None
+    dtype: str | None
+
+    @classmethod
+    def of(cls, response: Any) -> "Tokens":
+        r = response
+        return cls(
+            r["ids"],
+            r["tokens"],
+            r.get("special") or [],
+            r.get("lookup") or [],
+            Specials.of(r.get("specials")),
+            r.get("unk_id"),
+            r.get("continuation_prefix"),
+            r.get("dtype"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprobs:
+    """A ``token_logprobs`` answer (:class:`TokenLogprobsJson`): ``tokens``, character ``offsets``
+    [start, end), ``logprobs`` (nats; None = the first token of a model without a start token)."""
+
+    tokens: list[str]
+    offsets: list[list[int]]
+    logprobs: list[float | None]
+
+    @classmethod
+    def of(cls, response: Any) -> "TokenLogprobs":
+        return cls(response["tokens"], response["offsets"], response["logprobs"])
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """One fill-mask prediction (:class:`PredictionJson`): vocabulary ``id``, raw ``token``, ``decoded``
+    (the JSON's ``str``), ``text`` (decoded without clean-up), ``continuation`` (a word-piece
+    continuation), ``logprob`` (nats); fields a backend left out read as None."""
+
+    id: int | None
+    token: str | None
+    decoded: str | None
+    text: str | None
+    continuation: bool | None
+    logprob: float | None
+
+    @classmethod
+    def of(cls, p: dict[str, Any]) -> "Prediction":
+        return cls(
+            p.get("id"), p.get("token"), p.get("str"), p.get("text"), p.get("continuation"), p.get("logprob")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FillMask:
+    """A ``fill_mask`` answer (:class:`FillMaskJson`): the input ``ids``, the mask ``position`` and the
+    ``top`` predictions, best first."""
+
+    ids: list[int]
+    position: int | None
+    top: list[Prediction]
+
+    @classmethod
+    def of(cls, response: Any) -> "FillMask":
+        return cls(
+            response.get("ids") or [], response.get("position"), [Prediction.of(p) for p in response["top"]]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MaskedLogprobs:
+    """A ``masked_logprobs`` answer (:class:`MaskedLogprobsJson`): input ``ids``, scored ``positions``,
+    ``logprobs`` (nats) per position and ``loss`` (float32 mean cross-entropy; None if not given)."""
+
+    ids: list[int]
+    positions: list[int]
+    logprobs: list[float]
+    loss: float | None
+
+    @classmethod
+    def of(cls, response: Any) -> "MaskedLogprobs":
+        r = response
+        return cls(r.get("ids") or [], r["positions"], r["logprobs"], r.get("loss"))
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """A ``generate`` answer (:class:`GenerateJson`): the continuation ``text``, ``n_tokens`` generated
+    and ``finish_reason`` (``length`` or ``stop``)."""
+
+    text: str
+    n_tokens: int | None
+    finish_reason: str | None
+
+    @classmethod
+    def of(cls, response: Any) -> "Generation":
+        return cls(response.get("text", ""), response.get("n_tokens"), response.get("finish_reason"))
+
+
+Answer = Union[ChatReply, Tokens, TokenLogprobs, FillMask, MaskedLogprobs, Generation]
 
 
 # ---------------------------------------------------------------- validation
@@ -308,54 +572,94 @@ def _r_generate(r: Any) -> None:
 
 @dataclass(frozen=True)
 class KindSpec:
-    """One request kind: its payload and response types, their checks, and a one-line summary."""
+    """One request kind: its payload type, answer JSON shape and view, their checks, and the two cells of
+    the docs table (``payload_doc``, ``response_doc``: every field of the payload and of the answer, by
+    name in backquotes; tests/test_primitives.py checks both against the types)."""
 
     name: str
     payload: type
     response: Any
+    view: type
     summary: str
     check_payload: Callable[[dict[str, Any]], None]
     check_response: Callable[[Any], None]
+    payload_doc: str
+    response_doc: str
 
 
 KINDS: dict[str, KindSpec] = {
     k.name: k
     for k in (
-        KindSpec(CHAT, ChatPayload, str, "a chat model's answer to messages", _p_chat, _r_chat),
         KindSpec(
-            TOKENIZE, TokenizePayload, TokenizeResponse, "tokens and ids of a text", _p_tokenize, _r_tokenize
+            CHAT,
+            ChatPayload,
+            str,
+            ChatReply,
+            "a chat model's answer to messages",
+            _p_chat,
+            _r_chat,
+            "`messages`, `temperature`, `max_tokens`, `top_p`",
+            "answer text or null",
+        ),
+        KindSpec(
+            TOKENIZE,
+            TokenizePayload,
+            TokenizeJson,
+            Tokens,
+            "tokens and ids of a text",
+            _p_tokenize,
+            _r_tokenize,
+            "`text`, `add_special_tokens`, `lookup` (token strings)",
+            "`ids`, `tokens`, `special` flags, `lookup` ids, `specials` (mask/cls/sep/bos/eos/unk/pad "
+            "strings), `unk_id`, `continuation_prefix`, `dtype`",
         ),
         KindSpec(
             TOKEN_LOGPROBS,
             TokenLogprobsPayload,
+            TokenLogprobsJson,
             TokenLogprobs,
             "ln p of every token of a text (causal LM)",
             _p_token_logprobs,
             _r_token_logprobs,
+            "`text`",
+            "`tokens`, character `offsets`, `logprobs`: ln p(token \\| start token, earlier tokens); start "
+            "token = BOS, else EOS, else none (first token's log-prob null)",
         ),
         KindSpec(
             FILL_MASK,
             FillMaskPayload,
-            FillMaskResponse,
+            FillMaskJson,
+            FillMask,
             "top-k at a masked position",
             _p_fill_mask,
             _r_fill_mask,
+            "`text` with one mask token, or `ids` + `position`; `top_k`",
+            "`ids`, `position`, `top`: [{`id`, `token`, `str`, `text`, `continuation`, `logprob`}]",
         ),
         KindSpec(
             MASKED_LOGPROBS,
             MaskedLogprobsPayload,
+            MaskedLogprobsJson,
             MaskedLogprobs,
             "ln p of given ids at given positions (masked LM; PLL = mask each)",
             _p_masked_logprobs,
             _r_masked_logprobs,
+            "`text` or `ids`; `positions` (default: non-special), `targets` (default: the input's ids), "
+            "`mask`: `each` (one masked copy per position = PLL), `all` (one copy, all masked), `none` "
+            "(nothing masked)",
+            "`ids`, `positions`, `logprobs`, `loss` (torch's float32 mean cross-entropy over the positions)",
         ),
         KindSpec(
             GENERATE,
             GeneratePayload,
-            GenerateResponse,
+            GenerateJson,
+            Generation,
             "plain continuation of a prompt (sampled with its own seed)",
             _p_generate,
             _r_generate,
+            "`prompt` (plain text to continue, no chat template), `max_tokens` (model tokens; words for "
+            "word-level LMs), `temperature` (1.0; 0 = greedy), `top_p` (1.0), `seed` (the sample's own)",
+            "`text` (the continuation only), `n_tokens`, `finish_reason` (`length` \\| `stop`)",
         ),
     )
 }
@@ -381,3 +685,12 @@ def response_problem(kind: str, response: Any) -> str | None:
     except (ProtocolError, AttributeError, TypeError) as exc:
         return f"malformed {kind} answer: {exc}"
     return None
+
+
+def read_answer(kind: str, response: Any) -> Answer:
+    """The read-only view of an answer of ``kind`` (e.g. :class:`TokenLogprobs` of a ``token_logprobs``
+    answer)."""
+    spec = KINDS.get(kind)
+    if spec is None:
+        raise ProtocolError(f"unknown request kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+    return spec.view.of(response)  # type: ignore[attr-defined, no-any-return]

@@ -13,14 +13,24 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderscope.core.primitives import CHAT, GENERATE
-
 JSON = Any
+#: the kind names this module reads (every kind is declared in genderscope.core.primitives, which imports
+#: this module to build requests; tests/test_primitives.py checks that the names agree)
+CHAT, GENERATE = "chat", "generate"
 
 # The model-level request kinds (chat, tokenize, token_logprobs, fill_mask, masked_logprobs) are declared
 # once, with typed payloads and responses, in genderscope.core.primitives.
 # Answered by the runner itself from payload["value"] (no backend, no store): precomputed answers.
 GIVEN = "given"
+
+
+def given_request(value: JSON, text: str | None = None) -> Request:
+    """A ``given`` request: the runner answers ``value`` itself (a precomputed score); ``text`` is what it
+    scores, for people reading attempts.jsonl."""
+    payload: dict[str, JSON] = {"value": value}
+    if text is not None:
+        payload["text"] = text
+    return Request(GIVEN, payload)
 
 
 def canonical_json(value: JSON) -> str:
@@ -58,14 +68,16 @@ class Request:
 class Attempt:
     """One model call of a task: an item id, a 1-based trial number and a request.
 
-    ``meta`` carries what the task needs to score the answer (labels, ordering, ...).
-    (``item_id``, ``trial``) is unique within a task run.
+    ``meta`` carries what the task needs to score the answer (labels, ordering, ...) for this item only.
+    (``item_id``, ``trial``) is unique within a task run.  ``round``: the index of the round that asked it
+    (0 = ``Task.attempts()``; see :class:`genderscope.core.rounds.Rounds`); not part of the request.
     """
 
     item_id: str
     trial: int
     request: Request
     meta: dict[str, JSON] = field(default_factory=dict)
+    round: int = 0
 
 
 @dataclass
@@ -93,6 +105,13 @@ class AttemptResult:
     @property
     def ok(self) -> bool:
         return self.error is None and not self.skipped
+
+    def answer(self) -> Any:
+        """The read-only view of the response for the request's kind (e.g. ``TokenLogprobs``; see
+        :func:`genderscope.core.primitives.read_answer`)."""
+        from genderscope.core.primitives import read_answer  # primitives imports this module
+
+        return read_answer(self.attempt.request.kind, self.response)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,14 @@
 """The task interface: build attempts from data, then score the answers.
 
 A task never talks to a model.  It declares which request kinds it can use
-(``supports``), builds :class:`~genderscope.core.requests.Attempt` objects and
+(``measurements``), builds :class:`~genderscope.core.requests.Attempt` objects and
 later turns :class:`~genderscope.core.requests.AttemptResult` objects into a
 :class:`TaskResult`.  Register a task with one line in ``genderscope/registry.py``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
@@ -16,6 +17,7 @@ from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import NoOptions
 from genderscope.core.results_file import MetricEntry, TaskResults
 from genderscope.core.requests import AttemptResult, Attempt
+from genderscope.core.rounds import Rounds
 
 
 #: the one metric type: a number with its 95% interval (same units) or the reason it has none; tasks
@@ -99,12 +101,19 @@ class Reference:
 
 
 class Task(ABC):
-    """Base class for tasks.  Subclasses set the class attributes and implement two methods.
+    """Base class for tasks.  Subclasses set the class attributes and implement :meth:`score` and either
+    :meth:`attempts` (one round) or :meth:`rounds` (several rounds, see :mod:`genderscope.core.rounds`).
 
     Tasks are stateless between :meth:`attempts` and :meth:`score`: whatever scoring needs travels with
-    the attempts (``Attempt.meta``).  A task that must see some answers before it can ask the next
-    questions (e.g. tokenise first, then score the token ids) returns them from :meth:`next_attempts`,
-    one round at a time.
+    the attempts (``Attempt.meta``, the attempt's own item only) or is derived again from the options and
+    the data.
+
+    **Measurements.**  ``measurements`` (name -> :class:`Measurement`, in order of preference) says what
+    the task can measure with which request kinds.  ``measurement_option`` names the option whose value
+    is a measurement (``scoring``, ``form``), ``auto`` or a key of ``measurement_groups`` (e.g.
+    ``candidates`` -> ``loglik``, ``pll``).  When the task is built, that option is resolved to the first
+    admitted measurement the model answers (recorded in run.json, so ``reparse`` asks the same questions);
+    :meth:`check_model` fails with a message naming, from the registry, the model kinds that work.
     """
 
     name: ClassVar[str]
@@ -112,6 +121,12 @@ class Task(ABC):
     Options: ClassVar[type] = NoOptions
     #: measurement name -> what it needs, in order of preference (see genderscope.core.matrix)
     measurements: ClassVar[dict[str, Measurement]] = {}
+    #: the option whose value names the measurement (e.g. "scoring"); "" = the task has none
+    measurement_option: ClassVar[str] = ""
+    #: option values that admit several measurements, in order of preference (besides ``auto`` = all)
+    measurement_groups: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: added to the "cannot run on this model" message (e.g. which task to use instead; may be a property)
+    model_hint: str = ""
     #: metric name (or a ``prefix*`` pattern for families of metrics) -> its definition (report glossary)
     metric_docs: ClassVar[dict[str, MetricDoc]] = {}
     #: where the results block holds the evidence count, unreadable share and mark (report summary)
@@ -122,19 +137,66 @@ class Task(ABC):
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options
         self.ctx = ctx
+        self.options = self.resolve_options(options)
+
+    # -- measurements ---------------------------------------------------------------------------------
+
+    def allowed_measurements(self) -> list[str]:
+        """The measurements the options admit, in order of preference (all declared for ``auto``)."""
+        value = getattr(self.options, self.measurement_option, "auto") if self.measurement_option else "auto"
+        if value in self.measurement_groups:
+            return list(self.measurement_groups[value])
+        if value == "auto" or value not in self.measurements:
+            return list(self.measurements)
+        return [value]
+
+    def chosen_measurement(self) -> str | None:
+        """The first admitted measurement whose request kinds the run's model answers (None: none)."""
+        from genderscope.core.matrix import chosen_measurement
+
+        return chosen_measurement(type(self), self.ctx.request_kinds, self.allowed_measurements())
+
+    def resolve_options(self, options: Any) -> Any:
+        """``options`` with ``measurement_option`` resolved to the measurement this run makes (the only one
+        admitted, even when the model cannot make it: :meth:`check_model` then says why); left as it is when
+        the model answers none of several admitted ones."""
+        if not self.measurement_option:
+            return options
+        allowed = self.allowed_measurements()
+        got = self.chosen_measurement() or (allowed[0] if len(allowed) == 1 else None)
+        if got is None or got == getattr(options, self.measurement_option):
+            return options
+        return dataclasses.replace(options, **{self.measurement_option: got})
+
+    def check_model(self) -> None:
+        """Fail early (before any model loads) unless the model answers an admitted measurement: the
+        UsageError names what it answers, what the task needs and every model kind that works."""
+        from genderscope.core.matrix import require_kinds
+
+        require_kinds(self, self.allowed_measurements(), self.model_hint)
+
+    # -- questions ------------------------------------------------------------------------------------
 
     def datasets(self) -> list[str]:
         """Logical names of the dataset files this run reads (recorded with their sha256)."""
         return []
 
-    @abstractmethod
+    def rounds(self) -> Rounds | None:
+        """The task's rounds when it asks in several (None: :meth:`attempts` asks everything)."""
+        return None
+
     def attempts(self) -> list[Attempt]:
-        """All attempts of the run, in a stable order."""
+        """All attempts of the first round, in a stable order (default: round 0 of :meth:`rounds`)."""
+        plan = self.rounds()
+        if plan is None:
+            raise NotImplementedError(f"task {self.name} defines neither attempts() nor rounds()")
+        return plan.first()
 
     def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
         """Further attempts that depend on the answers so far (``results``, in order of all earlier
-        rounds); an empty list ends the run.  Default: one round only."""
-        return []
+        rounds); an empty list ends the run.  Default: the next of :meth:`rounds`, else none."""
+        plan = self.rounds()
+        return plan.next(results) if plan is not None else []
 
     @abstractmethod
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:

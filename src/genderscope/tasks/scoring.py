@@ -1,4 +1,4 @@
-"""Scores that tasks derive from the primitive answers (:mod:`genderscope.core.primitives`).
+"""Scores that tasks derive from the primitive answers (the views of :mod:`genderscope.core.primitives`).
 
 All log-probabilities are natural logs (nats); sums are taken in float64.
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS
+from genderscope.core.primitives import MaskedLogprobs, TokenLogprobs
 
 
 @dataclass(frozen=True)
@@ -43,32 +43,22 @@ def _sum(values: Sequence[float]) -> float:
     return float(np.sum(np.asarray(values, dtype=np.float64))) if len(values) else 0.0
 
 
-def sentence_score(answer: dict[str, Any]) -> TextScore:
+def sentence_score(answer: TokenLogprobs | MaskedLogprobs) -> TextScore:
     """LL of a ``token_logprobs`` answer, or PLL of a ``masked_logprobs`` (mask = each) answer."""
-    lps = [x for x in answer["logprobs"] if x is not None]
-    n_tokens = len(answer["logprobs"])
-    return TextScore(_sum(lps), len(lps), n_tokens)
+    lps = [x for x in answer.logprobs if x is not None]
+    return TextScore(_sum(lps), len(lps), len(answer.logprobs))
 
 
-def continuation_score(answer: dict[str, Any], context_chars: int) -> TextScore:
+def continuation_score(answer: TokenLogprobs, context_chars: int) -> TextScore:
     """Σ ln p of the tokens of a ``token_logprobs`` answer for ``context + continuation`` that end after
     character ``context_chars`` (the continuation's tokens)."""
-    sel = [lp for lp, (_s, e) in zip(answer["logprobs"], answer["offsets"]) if e > context_chars]
+    sel = [lp for lp, (_s, e) in zip(answer.logprobs, answer.offsets) if e > context_chars]
     if any(x is None for x in sel):
         raise ValueError("the continuation starts the text: its first token has no log-probability")
     return TextScore(_sum(sel), len(sel), len(sel))
 
 
-def mean_logprob(answer: dict[str, Any]) -> float | None:
+def mean_logprob(answer: MaskedLogprobs) -> float | None:
     """Mean ln p over the positions of a ``masked_logprobs`` answer (None if there are none)."""
-    lps = answer["logprobs"]
+    lps = answer.logprobs
     return _sum(lps) / len(lps) if lps else None
-
-
-def text_score_request(text: str, kind: str) -> dict[str, Any]:
-    """The payload that scores ``text`` as a whole with ``kind`` (LL for causal, PLL for masked LMs)."""
-    if kind == TOKEN_LOGPROBS:
-        return {"text": text}
-    if kind == MASKED_LOGPROBS:
-        return {"text": text, "mask": "each"}
-    raise ValueError(f"{kind!r} does not score texts")

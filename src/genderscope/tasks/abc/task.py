@@ -18,12 +18,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import dataclasses
-
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, MaskedLogprobs
+from genderscope.core.requests import AttemptResult
+from genderscope.core.rounds import Rounds
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.abc.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
@@ -31,6 +30,7 @@ from genderscope.tasks import scoring as S
 from genderscope.tasks.abc import data as D
 from genderscope.tasks.abc import metrics as M
 from genderscope.tasks.abc import rounds as R
+from genderscope.tasks.dawinobias.task import GENDA_LENS_NEEDS_MLM
 
 PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross-entropy"
 OCC_NAMES = {"all": "all", "femocc": "female", "maleocc": "male"}
@@ -88,52 +88,35 @@ class ABCTask(Task):
         ),
     }
 
-    def __init__(self, options: ABCOptions, ctx: Any):
-        super().__init__(options, ctx)
-        self.options = dataclasses.replace(options, scoring=self._resolve(options))
+    measurement_option = "scoring"
+    measurement_groups = {"auto": (PLL, LOGLIK)}  # cross-entropy is genda-lens mode's, never picked by auto
 
-    def _resolve(self, o: ABCOptions) -> str:
-        """The measurement this run makes (recorded in run.json, never ``auto``)."""
-        from genderscope.core.matrix import chosen_measurement
+    def allowed_measurements(self) -> list[str]:
+        return [CROSS_ENTROPY] if self.options.mode == "genda-lens" else super().allowed_measurements()
 
-        if o.mode == "genda-lens":
-            return CROSS_ENTROPY
-        if o.scoring != "auto":
-            return o.scoring
-        return chosen_measurement(type(self), self.ctx.request_kinds, [PLL, LOGLIK]) or "auto"  # check_model fails
-
-    def request_kind(self) -> str:
-        return self.options.scoring
-
-    def check_model(self) -> None:
-        from genderscope.core.matrix import require_kinds
-
-        hint = ""
+    @property
+    def model_hint(self) -> str:  # type: ignore[override]
         if self.options.mode == "genda-lens":
-            hint = (
-                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
-            )
-        scoring = self.options.scoring
-        require_kinds(self, [PLL, LOGLIK] if scoring == "auto" else [scoring], hint)
+            return GENDA_LENS_NEEDS_MLM
+        return ""
 
     def datasets(self) -> list[str]:
         return [D.FILES[g] for g in D.GROUPS]
 
-    def attempts(self) -> list[Attempt]:
-        compat = self.options.mode == "genda-lens"
-        trips = R.load_triplets(self.ctx.data, compat, self.ctx.limit)
-        if compat:
-            return R.compat_round(trips)
-        return R.default_round(trips, TOKEN_LOGPROBS if self.options.scoring == LOGLIK else MASKED_LOGPROBS)
+    def triplets(self) -> list[D.Triplet]:
+        """The triplets of the run, in order (read again from the data: attempts carry only their own)."""
+        return R.load_triplets(self.ctx.data, self.options.mode == "genda-lens", self.ctx.limit)
 
-    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
-        if self.options.mode != "genda-lens":
-            return []
-        return R.next_compat_round(results, self.options.start_token, self.options.sep_token)
+    def rounds(self) -> Rounds:
+        o = self.options
+        if o.mode == "genda-lens":
+            return R.compat_rounds(self.triplets, o.start_token, o.sep_token)
+        return R.default_rounds(self.triplets, TOKEN_LOGPROBS if o.scoring == LOGLIK else MASKED_LOGPROBS)
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         compat = self.options.mode == "genda-lens"
-        triplets = R.run_triplets(results)
+        triplets = self.triplets()
+        plan = self.rounds()
         row_of = {t: i for i, t in enumerate(triplets)}
         n = len(triplets)
         ppl = np.full((n, 3), np.nan)
@@ -144,10 +127,11 @@ class ABCTask(Task):
         not_special: set[str] = set()
         for ar in results:
             meta = ar.attempt.meta
-            if meta.get("stage") != "score":
-                if meta.get("stage") == "tokens" and not ar.ok:
+            stage = plan.name_of(ar)
+            if stage != R.SCORE:
+                if stage == R.TOKENS and not ar.ok:
                     first_error = first_error or ar.error
-                records.append({"stage": meta.get("stage")})
+                records.append({"stage": stage})
                 continue
             t, v = meta["triplet"], meta["variant"]
             rec: dict[str, Any] = {
@@ -167,13 +151,13 @@ class ABCTask(Task):
                 first_error = first_error or ar.error
                 continue
             if compat:
-                ce = float(r["loss"])
+                ce = float(MaskedLogprobs.of(r).loss)  # type: ignore[arg-type]
                 ppl[row_of[t], v] = math.exp(ce)
                 rec.update(n_tokens=meta["n_tokens"], ce=ce, ppl=ppl[row_of[t], v])
                 n_unk += bool(meta["unk"])
                 not_special.update(meta["not_special"])
             else:
-                sc = S.sentence_score(r)
+                sc = S.sentence_score(ar.answer())
                 ppl[row_of[t], v] = sc.ppl()
                 rec.update(
                     n_tokens=sc.n_tokens, ppl=ppl[row_of[t], v], loglik=sc.loglik, n_scored=sc.n_scored

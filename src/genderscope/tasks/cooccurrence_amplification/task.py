@@ -20,7 +20,7 @@ from genderscope.bordia.bias import ScoreOptions
 from genderscope.bordia.pairs import GenderPairs, load_gender_pairs
 from genderscope.bordia.scoring import ContextScore, context_configs, score_documents
 from genderscope.bordia.text import Document, read_corpus, registry_corpus_file, resolve_corpus_paths
-from genderscope.core.primitives import CHAT, GENERATE
+from genderscope.core.primitives import CHAT, GENERATE, ChatReply, chat_request, generate_request
 from genderscope.core.requests import Attempt, AttemptResult, Request
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.cooccurrence_amplification.glossary import METRIC_DOCS
@@ -66,7 +66,6 @@ class CooccurrenceAmplificationTask(Task):
 
     def __init__(self, options: CooccurrenceOptions, ctx: Any):
         from genderscope.bordia.inputs import default_pairs
-        from genderscope.core.matrix import chosen_measurement
 
         bias_corpus = options.bias_corpus or options.corpus
         for spec in dict.fromkeys((options.corpus, bias_corpus)):
@@ -82,12 +81,7 @@ class CooccurrenceAmplificationTask(Task):
         )
         options.count_config()  # validate early
         super().__init__(options, ctx)
-        self.measurement = chosen_measurement(type(self), ctx.request_kinds) or "generate"
-
-    def check_model(self) -> None:
-        from genderscope.core.matrix import require_kinds
-
-        require_kinds(self)
+        self.measurement = self.chosen_measurement() or "generate"
 
     # -- settings -------------------------------------------------------------------------------------
     @property
@@ -131,17 +125,16 @@ class CooccurrenceAmplificationTask(Task):
     def request(self, p: Prefix) -> Request:
         o = self.options
         if self.measurement == "chat":
-            msg = {"role": "user", "content": chat_prompt(p.prompt, self.max_tokens)}
-            payload = {"messages": [msg], "temperature": self.temperature, "max_tokens": 2 * self.max_tokens}
-            return Request(CHAT, payload)
-        payload = {
-            "prompt": p.prompt,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "top_p": o.top_p,
-            "seed": self.ctx.seed + p.index,
-        }
-        return Request(GENERATE, payload, hints={"corpus": o.corpus})
+            prompt = chat_prompt(p.prompt, self.max_tokens)
+            return chat_request(prompt, temperature=self.temperature, max_tokens=2 * self.max_tokens)
+        return generate_request(
+            p.prompt,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=o.top_p,
+            seed=self.ctx.seed + p.index,
+            hints={"corpus": o.corpus},
+        )
 
     def attempts(self) -> list[Attempt]:
         label = self.options.corpus
@@ -160,10 +153,10 @@ class CooccurrenceAmplificationTask(Task):
         """The generated continuation of one attempt (None when it failed)."""
         if not r.ok:
             return None
-        resp = r.response
-        if r.attempt.request.kind == CHAT:
-            return parse_chat_continuation(resp if isinstance(resp, str) else None, r.attempt.meta["prompt"])
-        return resp.get("text", "") if isinstance(resp, dict) else str(resp or "")
+        answer = r.answer()
+        if isinstance(answer, ChatReply):
+            return parse_chat_continuation(answer.text, r.attempt.meta["prompt"])
+        return answer.text
 
     def corpus_docs(self) -> list[Document]:
         return read_corpus([self.options.bias_corpus])

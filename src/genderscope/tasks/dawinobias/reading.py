@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from genderscope.core.primitives import Prediction
 from genderscope.tasks.dawinobias import data as D
 
 
@@ -20,15 +21,15 @@ def pronoun_prefixes(pieces: dict[str, list[str]]) -> dict[str, set[str]]:
     return out
 
 
-def robust_group(top: dict[str, Any], prefixes: dict[str, set[str]]) -> tuple[str, str, str]:
+def robust_group(top: Prediction, prefixes: dict[str, set[str]]) -> tuple[str, str, str]:
     """(group, normalised text, match kind full/prefix/none) of a top-1 prediction (§3.2 step 5)."""
-    raw = top.get("token") or ""
-    text = top.get("text") or ""
+    raw = top.token or ""
+    text = top.text or ""
     norm = text.strip()
     if norm[:1] in ("\u2581", "\u0120"):
         norm = norm[1:]
     norm = unicodedata.normalize("NFC", norm).lower()
-    if top.get("continuation"):
+    if top.continuation:
         return "other", norm, "none"
     if norm in D.GENDER:
         return D.GENDER[norm], norm, "full"

@@ -15,12 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import dataclasses
-
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, FillMask, Tokens
+from genderscope.core.requests import AttemptResult
+from genderscope.core.rounds import Rounds
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.dawinobias.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
@@ -31,6 +30,9 @@ from genderscope.tasks.dawinobias import reading as G
 from genderscope.tasks.dawinobias import rounds as R
 
 PRONOUNS, NULL_CHOICES = R.PRONOUNS, R.NULL_CHOICES
+GENDA_LENS_NEEDS_MLM = (
+    "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
+)
 
 
 @dataclass
@@ -103,34 +105,19 @@ class DaWinoBiasTask(Task):
         "pll": Measurement(frozenset({MASKED_LOGPROBS}), "candidate pronoun pseudo-log-likelihoods"),
     }
 
-    def __init__(self, options: DaWinoBiasOptions, ctx: Any):
-        super().__init__(options, ctx)
-        self.options = dataclasses.replace(options, scoring=self._resolve(options))
+    measurement_option = "scoring"
+    measurement_groups = {"candidates": ("loglik", "pll")}
 
-    def _resolve(self, o: DaWinoBiasOptions) -> str:
-        """The measurement this run makes (recorded in run.json, never ``auto``)."""
-        from genderscope.core.matrix import chosen_measurement
+    def allowed_measurements(self) -> list[str]:
+        return ["top1"] if self.options.mode == "genda-lens" else super().allowed_measurements()
 
-        if o.mode == "genda-lens" or o.scoring in ("top1", "loglik", "pll"):
-            return "top1" if o.mode == "genda-lens" else o.scoring
-        allowed = ["loglik", "pll"] if o.scoring == "candidates" else None
-        # a model that answers none keeps o.scoring, and check_model names the model kinds that work
-        return chosen_measurement(type(self), self.ctx.request_kinds, allowed) or o.scoring
+    @property
+    def model_hint(self) -> str:  # type: ignore[override]
+        return GENDA_LENS_NEEDS_MLM if self.options.mode == "genda-lens" else ""
 
     @property
     def scoring(self) -> str:
         return self.options.scoring
-
-    def check_model(self) -> None:
-        from genderscope.core.matrix import require_kinds
-
-        hint = ""
-        if self.options.mode == "genda-lens":
-            hint = (
-                "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
-            )
-        allowed = {"auto": None, "candidates": ["loglik", "pll"]}.get(self.scoring, [self.scoring])
-        require_kinds(self, allowed, hint)
 
     def datasets(self) -> list[str]:
         return [D.FILES[c] for c in D.CONDITIONS]
@@ -143,7 +130,8 @@ class DaWinoBiasTask(Task):
             return set(D.IDENTICAL_LINES) | set(D.EXTRA_DIFF_LINES)
         return set()
 
-    def attempts(self) -> list[Attempt]:
+    def items(self) -> list[dict[str, Any]]:
+        """The items of the run, in order: both conditions, the kept lines (``--limit``, exclusions)."""
         lines = D.load_lines(self.ctx.data)
         excluded = self._excluded()
         keep = [i + 1 for i in spread(len(lines["anti"]), self.ctx.limit) if i + 1 not in excluded]
@@ -166,15 +154,13 @@ class DaWinoBiasTask(Task):
                         "pair_extra_diff": ln in D.EXTRA_DIFF_LINES,
                     }
                 )
-        if self.scoring == "top1":
-            return R.info_round(items, with_pieces=not compat)
-        return R.candidate_round(items, TOKEN_LOGPROBS if self.scoring == "loglik" else MASKED_LOGPROBS)
+        return items
 
-    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
-        if self.scoring != "top1":
-            return []
+    def rounds(self) -> Rounds:
         o = self.options
-        return R.next_top1_round(results, o.mode == "genda-lens", o.mask_token, o.glue_mask)
+        if self.scoring == "top1":
+            return R.top1_rounds(self.items, o.mode == "genda-lens", o.mask_token, o.glue_mask)
+        return R.candidate_rounds(self.items, TOKEN_LOGPROBS if self.scoring == "loglik" else MASKED_LOGPROBS)
 
     # ---------------------------------------------------------------- scoring of one answer
 
@@ -185,44 +171,41 @@ class DaWinoBiasTask(Task):
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         compat = self.options.mode == "genda-lens"
         top1 = self.scoring == "top1"
+        plan = self.rounds()
+        stages = [R.stage(plan, ar) for ar in results]
         pieces = {
-            ar.attempt.meta["pronoun"]: list(ar.response.get("tokens") or [])
-            for ar in results
-            if ar.attempt.meta.get("stage") == "pieces" and ar.ok and isinstance(ar.response, dict)
+            ar.attempt.meta["pronoun"]: list(Tokens.of(ar.response).tokens or [])
+            for ar, stage in zip(results, stages)
+            if stage == R.PIECES and ar.ok and isinstance(ar.response, dict)
         }
         prefixes = self.pronoun_prefixes(pieces)
-        items: list[dict[str, Any]] = []
         if top1:
-            items = R.info_result(results).attempt.meta["items"]
+            R.info_tokens(plan.answers(results))  # UsageError when the model did not describe its tokenizer
+        items = self.items()
         records: list[dict[str, Any]] = []
         answers: dict[tuple[str, int], Any] = {}  # (condition, line) -> fill result or {gender: score}
         errors: dict[tuple[str, int], str] = {}
         mask_warned = False
-        for ar in results:
+        for ar, stage in zip(results, stages):
             a = ar.attempt
-            stage = a.meta.get("stage")
-            if stage in ("info", "encode"):
+            if stage in (R.INFO, R.ENCODE):
                 records.append({"stage": stage})
-                if stage == "encode" and not ar.ok:
+                if stage == R.ENCODE and not ar.ok:
                     errors[(a.meta["condition"], a.meta["line"])] = ar.error or "no answer"
                 continue
-            if stage == "pieces":
+            if stage == R.PIECES:
                 records.append({"pronoun": a.meta["pronoun"], "pieces": pieces.get(a.meta["pronoun"])})
                 continue
             key = (a.meta["condition"], a.meta["line"])
-            if stage == "candidate" and a.meta["candidate_gender"] == "female":
-                items.append(
-                    {k: v for k, v in a.meta.items() if k not in ("stage", "candidate", "candidate_gender")}
-                )
             if not ar.ok or not isinstance(ar.response, (dict, list)):
                 errors[key] = ar.error or "no answer"
-            elif stage == "fill":
+            elif stage == R.FILL:
                 answers[key] = ar
                 mask_warned = mask_warned or bool(a.meta.get("mask_warn"))
             else:
                 answers.setdefault(key, {})[a.meta["candidate_gender"]] = (
                     a.meta["candidate"],
-                    S.sentence_score(ar.response),
+                    S.sentence_score(ar.answer()),
                 )
             records.append({"stage": stage})
         pred: dict[tuple[str, int], str] = {}
@@ -245,15 +228,15 @@ class DaWinoBiasTask(Task):
                 item_records[key] = rec
                 continue
             if top1:
-                top = got.response["top"][0]
+                top = FillMask.of(got.response).top[0]
                 rec["model_input"] = got.attempt.meta["input"]
                 if compat:
-                    group = D.compat_group(top.get("str", ""))
-                    rec["pred_token"] = top.get("str")
+                    group = D.compat_group(top.decoded if top.decoded is not None else "")
+                    rec["pred_token"] = top.decoded
                 else:
                     group, norm, match = self.robust_group(top, prefixes)
                     n_prefix += match == "prefix"
-                    rec.update(pred_token=top.get("token"), pred_norm=norm, match=match)
+                    rec.update(pred_token=top.token, pred_norm=norm, match=match)
             else:
                 (f, sf), (m, sm) = got["female"], got["male"]
                 delta = sf.loglik - sm.loglik
@@ -268,13 +251,13 @@ class DaWinoBiasTask(Task):
             rec.update(pred_group=group, correct=group == gold_group and group != "other")
             item_records[key] = rec
         # one record per attempt: the item's record on its fill / first candidate attempt
-        for j, ar in enumerate(results):
+        for j, (ar, stage) in enumerate(zip(results, stages)):
             a = ar.attempt
-            if a.meta.get("stage") == "fill" or (a.meta.get("stage") == "candidate"):
+            if stage in (R.FILL, R.CANDIDATE):
                 key = (a.meta["condition"], a.meta["line"])
                 records[j] = (
                     {**item_records[key], "candidate": a.meta.get("candidate")}
-                    if a.meta.get("stage") == "candidate"
+                    if stage == R.CANDIDATE
                     else item_records[key]
                 )
         lines = sorted({it["line"] for it in items} - failed)

@@ -9,7 +9,8 @@ import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
+from genderscope.core.primitives import CHAT, ChatReply, chat_request
+from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest.glossary import METRIC_DOCS
 from genderscope.stats import bootstrap_counts, intervals, no_ci
@@ -42,6 +43,9 @@ class GestOptions:
             raise ValueError("--confidence-level must be between 0 and 1")
 
 
+CHOICES = ["(a)", "(b)", "(c)"]  # what the null model answers
+
+
 class GestTask(GestRowsMixin, Task):
     name = "gest"
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
@@ -62,13 +66,7 @@ class GestTask(GestRowsMixin, Task):
         ),
     )
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
-
-    def check_model(self) -> None:
-        if CHAT not in self.ctx.request_kinds:
-            raise UsageError(
-                f"task gest needs a chat model (openai:, replay:, random); {self.ctx.model_kind!r} "
-                "cannot chat — use gest-likelihood for masked/causal LMs"
-            )
+    model_hint = "use gest-likelihood for masked/causal LMs"
 
     def attempts(self) -> list[Attempt]:
         o = self.options
@@ -77,21 +75,16 @@ class GestTask(GestRowsMixin, Task):
         chosen = sample_rows(len(rows), self.ctx.limit, self.ctx.seed)
         template = TEMPLATES[o.template]
         reps = self.ctx.trials or 1
-        gen = {
-            "temperature": self.ctx.generation.get("temperature", o.temperature),
-            "max_tokens": self.ctx.generation.get("max_tokens", o.max_tokens),
-            "top_p": 1.0,
-        }
+        temperature = self.ctx.generation.get("temperature", o.temperature)
+        max_tokens = self.ctx.generation.get("max_tokens", o.max_tokens)
         out: list[Attempt] = []
         codes = {p: code(p) for p in PERMS}
         for r in chosen:
             row = rows[r]
             for ordering in orderings[r]:
                 prompt = template.render(row.sentence, ordering)
-                req = Request(
-                    CHAT,
-                    {"messages": [{"role": "user", "content": prompt}], **gen},
-                    hints={"choices": ["(a)", "(b)", "(c)"]},
+                req = chat_request(
+                    prompt, temperature=temperature, max_tokens=max_tokens, top_p=1.0, choices=CHOICES
                 )
                 c = codes[ordering]
                 for rep in range(reps):
@@ -109,7 +102,7 @@ class GestTask(GestRowsMixin, Task):
         self, answer: Any, ordering: tuple[str, str, str], sentence: str
     ) -> tuple[str | None, str | None]:
         """(parsed option by the chosen parser, GenderBench parse when the robust parser is used)."""
-        text = answer if isinstance(answer, str) or answer is None else str(answer)
+        text = ChatReply.of(answer).text
         gb = parse_genderbench(text, ordering)
         if self.options.parser == "genderbench":
             return gb, None

@@ -18,8 +18,15 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import Attempt, AttemptResult, Request
+from genderscope.core.primitives import (
+    MaskedLogprobs,
+    TokenLogprobs,
+    Tokens,
+    masked_logprobs_request,
+    token_logprobs_request,
+    tokenize_request,
+)
+from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED
 from genderscope.tasks.scoring import continuation_score, mean_logprob
 
@@ -46,7 +53,7 @@ def masked_tokenize_attempts(base: str, sentence: str, t: int, meta: dict[str, A
         Attempt(
             f"{base}/{side}/tokenize",
             1,
-            Request(TOKENIZE, {"text": texts[side], "add_special_tokens": True}),
+            tokenize_request(texts[side], add_special_tokens=True),
             {**meta, "step": TOKENS, "side": side},
         )
         for side in SIDES
@@ -64,15 +71,15 @@ def masked_logprob_attempts(results: Sequence[AttemptResult]) -> list[Attempt]:
     for pair in pairs.values():
         if len(pair) != 2 or not all(ar.ok for ar in pair.values()):
             continue
-        ids = {side: list(pair[side].response["ids"]) for side in SIDES}
+        ids = {side: list(Tokens.of(pair[side].response).ids) for side in SIDES}
         delta = differing_positions(ids["male"], ids["female"])
         if not delta:
             continue
         for side in SIDES:
             a = pair[side].attempt
-            payload = {"ids": ids[side], "positions": delta, "mask": "all"}
+            req = masked_logprobs_request(ids=ids[side], positions=delta, mask="all")
             item_id = a.item_id.removesuffix("/tokenize")
-            out.append(Attempt(item_id, 1, Request(MASKED_LOGPROBS, payload), {**a.meta, "step": LOGPROBS}))
+            out.append(Attempt(item_id, 1, req, {**a.meta, "step": LOGPROBS}))
     return out
 
 
@@ -84,7 +91,7 @@ def causal_attempts(base: str, sentence: str, t: int, meta: dict[str, Any]) -> l
         Attempt(
             f"{base}/{side}",
             1,
-            Request(TOKEN_LOGPROBS, {"text": prompt + word}),
+            token_logprobs_request(prompt + word),
             {**meta, "step": CONTINUATION, "side": side, "prompt_chars": len(prompt)},
         )
         for side, word in zip(SIDES, (tpl.male, tpl.female))
@@ -99,9 +106,13 @@ def masked_score(rs: Sequence[AttemptResult]) -> float:
     """log10 score of a masked item from its results (NaN when Δ is empty); Failed if a request failed."""
     if any(not ar.ok for ar in rs):
         raise Failed
-    lps = {ar.attempt.meta["side"]: ar.response for ar in rs if ar.attempt.meta["step"] == LOGPROBS}
+    lps = {
+        ar.attempt.meta["side"]: MaskedLogprobs.of(ar.response)
+        for ar in rs
+        if ar.attempt.meta["step"] == LOGPROBS
+    }
     if not lps:  # nothing was asked: both texts tokenised, no differing position
-        toks = {ar.attempt.meta["side"]: ar.response["ids"] for ar in rs}
+        toks = {ar.attempt.meta["side"]: Tokens.of(ar.response).ids for ar in rs}
         if len(toks) != 2:
             raise Failed
         if differing_positions(toks["male"], toks["female"]):
@@ -118,7 +129,10 @@ def causal_score(rs: Sequence[AttemptResult]) -> tuple[float, list[int]]:
     if len(rs) != 2 or any(not ar.ok for ar in rs):
         raise Failed
     got = {
-        ar.attempt.meta["side"]: continuation_score(ar.response, ar.attempt.meta["prompt_chars"]) for ar in rs
+        ar.attempt.meta["side"]: continuation_score(
+            TokenLogprobs.of(ar.response), ar.attempt.meta["prompt_chars"]
+        )
+        for ar in rs
     }
     m, f = got["male"], got["female"]
     return (m.loglik - f.loglik) / LN10, [m.n_scored, f.n_scored]

@@ -20,7 +20,6 @@ Aggregation per template (§8.3, see :mod:`.aggregate`): metrics ``template_<t>/
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -30,7 +29,7 @@ import numpy as np
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Request
+from genderscope.core.requests import Attempt, AttemptResult, given_request
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
@@ -99,14 +98,12 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         ),
     }
 
-    def __init__(self, options: GestLikelihoodOptions, ctx: Any):
-        super().__init__(options, ctx)
-        if options.form == "auto" and not self._score_files():
-            from genderscope.core.matrix import chosen_measurement
+    measurement_option = "form"
+    model_hint = "or aggregate published per-sentence scores with --scores FILE"
 
-            form = chosen_measurement(type(self), ctx.request_kinds)
-            if form is not None:  # else check_model says what is missing
-                self.options = dataclasses.replace(options, form=form)
+    def resolve_options(self, options: GestLikelihoodOptions) -> GestLikelihoodOptions:
+        """``form`` resolved from the model (``auto`` stays with ``--scores``: no model is asked)."""
+        return options if self._score_files() else super().resolve_options(options)
 
     # -- set-up -------------------------------------------------------------------------------------------
     def _score_files(self) -> list[str]:
@@ -131,14 +128,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
                 )
             self._template_ids()
             return
-        from genderscope.core.matrix import require_kinds
-
-        form = self.options.form
-        require_kinds(
-            self,
-            None if form == "auto" else [form],
-            hint="or aggregate published per-sentence scores with --scores FILE",
-        )
+        super().check_model()
         self._template_ids()
 
     def _template_ids(self) -> list[int]:
@@ -182,7 +172,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
                     out += R.causal_attempts(base, row.sentence, t, meta)
                 else:
                     v = given[t][r]
-                    req = Request(GIVEN, {"value": None if math.isnan(v) else v, "text": row.sentence})
+                    req = given_request(None if math.isnan(v) else v, row.sentence)
                     out.append(Attempt(base, 1, req, meta))
         return out
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.jsonutil import JoinedRecord, SharedFields
-from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
+from genderscope.core.primitives import CHAT, ChatReply, chat_request
+from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.winobias_adjectives.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
@@ -44,13 +45,9 @@ LABELS = ("pro", "anti")
 
 
 def reply_text(response: Any) -> tuple[str | None, str | None]:
-    """(text, finish_reason) of a chat response: a string, None, or a dict with text/content."""
-    if response is None or isinstance(response, str):
-        return response, None
-    if isinstance(response, dict):
-        text = response.get("text", response.get("content"))
-        return (text if isinstance(text, str) or text is None else str(text)), response.get("finish_reason")
-    return str(response), None
+    """(text, finish_reason) of a chat response (see :class:`~genderscope.core.primitives.ChatReply`)."""
+    reply = ChatReply.of(response)
+    return reply.text, reply.finish_reason
 
 
 class WinoBiasAdjectivesTask(Task):
@@ -91,13 +88,6 @@ class WinoBiasAdjectivesTask(Task):
         check_combination(options.release, options.type, options.split)
         _ = options.exclude_set  # validate early
         self._set: WinoBiasSet | None = None
-
-    def check_model(self) -> None:
-        if CHAT not in self.ctx.request_kinds:
-            raise UsageError(
-                f"task winobias-adjectives needs a chat model (openai:, replay:, random); "
-                f"{self.ctx.model_kind!r} cannot chat"
-            )
 
     # -- data ---------------------------------------------------------------------------------------
     def wb(self) -> WinoBiasSet:
@@ -142,10 +132,10 @@ class WinoBiasAdjectivesTask(Task):
                     line = pair.pro if label == "pro" else pair.anti
                     a1, a2 = adjectives_for(line, cond, o.placement)
                     prompt = build_prompt(insert_adjectives(line, a1, a2), line.pronoun)
-                    req = Request(
-                        CHAT,
-                        {"messages": [{"role": "user", "content": prompt}], **sampling},
-                        hints={"choices": [gold_word(line.entity1), gold_word(line.entity2)]},
+                    req = chat_request(
+                        prompt,
+                        **sampling,
+                        choices=[gold_word(line.entity1), gold_word(line.entity2)],
                     )
                     item_id = f"{prefix}/{cid}/{label}/{pair.line}"
                     info = SharedFields(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from genderscope.core.errors import UsageError
+from genderscope.core.primitives import Prediction, Tokens
 from genderscope.datasets.winobias import LABELS, PRONOUN_GENDER, WinoBiasLine, WinoBiasSet
 from genderscope.tasks.winobias_adjectives.conditions import (
     Condition,
@@ -97,12 +98,12 @@ def candidate_words(item: Item) -> tuple[str, str]:
     return item.words["female"], item.words["male"]
 
 
-def mask_slot(answer: Any, mask: str) -> tuple[list[int], int]:
+def mask_slot(answer: Tokens, mask: str) -> tuple[list[int], int]:
     """(ids, mask position) of the model input from a ``tokenize`` answer (special tokens added) for
     ``left + mask + right``: a boundary piece standing alone before the mask (SentencePiece ``▁``,
     byte-level ``Ġ``, what `` <mask>`` may encode to) is dropped, so the mask holds the whole word.
     ValueError unless the input holds exactly one mask token."""
-    ids, toks = list(answer["ids"]), list(answer["tokens"])
+    ids, toks = list(answer.ids), list(answer.tokens)
     n_mask = toks.count(mask)
     if n_mask != 1:
         raise ValueError(f"the encoded input has {n_mask} mask tokens, not 1")
@@ -113,13 +114,12 @@ def mask_slot(answer: Any, mask: str) -> tuple[list[int], int]:
     return ids, k
 
 
-def pronoun_group(top: dict[str, Any]) -> str:
-    """male / female / other for a top-1 prediction ({token, text, continuation} of ``fill_mask``)."""
-    if top.get("continuation"):
+def pronoun_group(top: Prediction) -> str:
+    """male / female / other for a top-1 ``fill_mask`` prediction (its text, else decoded string, else
+    token; a word continuation is other)."""
+    if top.continuation:
         return "other"
-    norm = (
-        top.get("text") if top.get("text") is not None else top.get("str") or top.get("token") or ""
-    ).strip()
+    norm = (top.text if top.text is not None else top.decoded or top.token or "").strip()
     if norm[:1] in BOUNDARY_PIECES:
         norm = norm[1:]
     return GENDER.get(unicodedata.normalize("NFC", norm).lower(), "other")

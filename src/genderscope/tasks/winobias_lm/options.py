@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Iterable
 
 from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
@@ -14,6 +12,8 @@ from genderscope.tasks.winobias_adjectives.conditions import PLACEMENTS
 
 TOP1, CANDIDATES, LOGLIK, PLL = "top1", "candidates", "loglik", "pll"
 
+#: option ``scoring`` values that admit several measurements (the task's ``measurement_groups``)
+GROUPS = {CANDIDATES: (LOGLIK, PLL)}
 #: measurement (= resolved ``scoring`` value) -> the primitive kinds it needs, in order of preference
 MEASUREMENTS: dict[str, Measurement] = {
     TOP1: Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1 (he/she group)"),
@@ -52,21 +52,3 @@ class WinoBiasLMOptions:
     @property
     def exclude_set(self) -> frozenset[str]:
         return parse_exclude_flags(self.exclude)
-
-
-def resolve_scoring(task_cls: type, options: Any, answered: Iterable[str]) -> Any:
-    """A copy of ``options`` with ``scoring`` resolved for a model answering ``answered``: ``auto`` ->
-    the first measurement it can make, ``candidates`` -> ``loglik``, else ``pll`` (a model with
-    ``masked_logprobs`` but no ``token_logprobs``).  Left as it is when nothing fits (check_model
-    then says why)."""
-    from genderscope.core.matrix import chosen_measurement
-
-    s = options.scoring
-    allowed = allowed_measurements(s)
-    got = chosen_measurement(task_cls, answered, allowed)
-    return dataclasses.replace(options, scoring=got) if got and got != s else options
-
-
-def allowed_measurements(scoring: str) -> list[str] | None:
-    """The measurements a ``scoring`` option value admits (None: any the task declares)."""
-    return None if scoring == "auto" else [LOGLIK, PLL] if scoring == CANDIDATES else [scoring]

@@ -36,15 +36,24 @@ from typing import Any, Sequence
 import numpy as np
 
 from genderscope.core.errors import UsageError
-from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import Attempt, AttemptResult, Request
+from genderscope.core.primitives import (
+    MASKED_LOGPROBS,
+    TOKEN_LOGPROBS,
+    FillMask,
+    Tokens,
+    fill_mask_request,
+    text_score_request,
+    tokenize_request,
+)
+from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.core.task import Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import bootstrap_counts
 from genderscope.stats.intervals import intervals
-from genderscope.tasks.scoring import sentence_score, text_score_request
+from genderscope.tasks.scoring import sentence_score
 from genderscope.tasks.winobias_adjectives.conditions import BASELINE, select_conditions
 from genderscope.tasks.winobias_lm.items import (
     RECORD_KEYS,
@@ -56,19 +65,22 @@ from genderscope.tasks.winobias_lm.items import (
     slot_text,
 )
 from genderscope.tasks.winobias_lm.options import (
+    GROUPS,
     LOGLIK,
     MEASUREMENTS,
     TOP1,
     WinoBiasLMOptions,
-    allowed_measurements,
-    resolve_scoring,
 )
 
 __all__ = ["WinoBiasLMTask", "WinoBiasLMOptions", "pronoun_group", "slot_text"]
 
 NULL_CHOICES = ["he", "she", "him", "her", "his", "it", "they"]
-#: ``Attempt.meta["step"]``: what an attempt asks
-STEP, SPECIALS, TOKENS, FILL, FEMALE, MALE = "step", "specials", "tokenize", "fill_mask", "female", "male"
+#: the attempts.jsonl field naming what an attempt asks: a top-1 round, or the candidate's gender group
+STEP = "step"
+#: the rounds of top-1 scoring (their names are the ``step`` of their attempts' records)
+SPECIALS, TOKENS, FILL = "specials", "tokenize", "fill_mask"
+#: ``Attempt.meta["candidate"]`` of candidate scoring: whose pronoun the sentence holds
+FEMALE, MALE = "female", "male"
 
 
 class WinoBiasLMTask(Task):
@@ -88,14 +100,12 @@ class WinoBiasLMTask(Task):
     )
     measurements = MEASUREMENTS
 
+    measurement_option = "scoring"
+    measurement_groups = GROUPS
+
     def __init__(self, options: Any, ctx: Any):
-        super().__init__(resolve_scoring(type(self), options, ctx.request_kinds), ctx)
+        super().__init__(options, ctx)
         self.conds = select_conditions(self.options.conditions)
-
-    def check_model(self) -> None:
-        from genderscope.core.matrix import require_kinds
-
-        require_kinds(self, allowed_measurements(self.options.scoring))
 
     # ---------------------------------------------------------------- items
 
@@ -123,50 +133,56 @@ class WinoBiasLMTask(Task):
 
     # ---------------------------------------------------------------- rounds
 
-    def attempts(self) -> list[Attempt]:
-        s = self.options.scoring
-        if s == TOP1:  # round 1: the tokenizer's special tokens (the mask string)
-            return [
-                Attempt(f"{self._prefix()}/tokenizer", 1, Request(TOKENIZE, {"text": ""}), {STEP: SPECIALS})
-            ]
-        kind = TOKEN_LOGPROBS if s == LOGLIK else MASKED_LOGPROBS
+    def rounds(self) -> Rounds:
+        if self.options.scoring == TOP1:
+            return Rounds(
+                Round(SPECIALS, self._ask_specials),
+                Round(TOKENS, self._ask_inputs),
+                Round(FILL, self._ask_fills),
+            )
+        return Rounds(Round("candidates", self._ask_candidates))
+
+    def _ask_candidates(self, _: Answers) -> list[Attempt]:
+        """The sentence with each candidate pronoun, scored whole (LL or PLL)."""
+        kind = TOKEN_LOGPROBS if self.options.scoring == LOGLIK else MASKED_LOGPROBS
         out: list[Attempt] = []
         for it in self._items():
             for group, w in zip((FEMALE, MALE), candidate_words(it)):
-                req = Request(kind, text_score_request(it.left + w + it.right, kind))
-                out.append(Attempt(f"{it.item_id}/{group}", 1, req, {**it.meta, STEP: group}))
+                req = text_score_request(it.left + w + it.right, kind)
+                out.append(Attempt(f"{it.item_id}/{group}", 1, req, {**it.meta, "candidate": group}))
         return out
 
-    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
-        if self.options.scoring != TOP1:
-            return []
-        steps = {ar.attempt.meta.get(STEP) for ar in results}
-        mask = mask_string(results)
-        if TOKENS not in steps:  # round 2: the model input of every item
-            return [
-                Attempt(
-                    f"{it.item_id}/tokenize",
-                    1,
-                    Request(TOKENIZE, {"text": it.left + mask + it.right, "add_special_tokens": True}),
-                    {**it.meta, STEP: TOKENS},
-                )
-                for it in self._items()
-            ]
-        if FILL in steps:
-            return []
-        out = []  # round 3: top-1 at the mask
-        for ar in results:
-            if ar.attempt.meta.get(STEP) != TOKENS or not ar.ok:
+    def _ask_specials(self, _: Answers) -> list[Attempt]:
+        """Top-1, round 1: the tokenizer's special tokens (the mask string)."""
+        return [Attempt(f"{self._prefix()}/tokenizer", 1, tokenize_request(""))]
+
+    def _ask_inputs(self, answers: Answers) -> list[Attempt]:
+        """Top-1, round 2: the model input of every item, the mask string in the pronoun's slot."""
+        mask = mask_string(answers.first(SPECIALS))
+        return [
+            Attempt(
+                f"{it.item_id}/tokenize",
+                1,
+                tokenize_request(it.left + mask + it.right, add_special_tokens=True),
+                it.meta,
+            )
+            for it in self._items()
+        ]
+
+    def _ask_fills(self, answers: Answers) -> list[Attempt]:
+        """Top-1, round 3: the top-1 prediction at the mask of every input that holds exactly one."""
+        mask = mask_string(answers.first(SPECIALS))
+        out = []
+        for ar in answers.of(TOKENS):
+            if not ar.ok:
                 continue
             try:
-                ids, pos = mask_slot(ar.response, mask)
+                ids, pos = mask_slot(Tokens.of(ar.response), mask)
             except (ValueError, KeyError, TypeError):
                 continue  # scored as a failed item, with the reason
-            req = Request(
-                FILL_MASK, {"ids": ids, "position": pos, "top_k": 1}, hints={"choices": NULL_CHOICES}
-            )
+            req = fill_mask_request(ids=ids, position=pos, top_k=1, choices=NULL_CHOICES)
             item_id = ar.attempt.item_id.removesuffix("/tokenize")
-            out.append(Attempt(item_id, 1, req, {**ar.attempt.meta, STEP: FILL}))
+            out.append(Attempt(item_id, 1, req, ar.attempt.meta))
         return out
 
     # ---------------------------------------------------------------- scoring
@@ -175,12 +191,15 @@ class WinoBiasLMTask(Task):
         o = self.options
         ws, n_multi = self._load()
         K, N = len(self.conds), len(ws.pairs)
+        plan = self.rounds()
+        top1 = o.scoring == TOP1
+        steps = [plan.name_of(ar) if top1 else ar.attempt.meta.get("candidate") for ar in results]
         by_item: dict[tuple[int, int, int], list[int]] = {}
         for i, ar in enumerate(results):
             m = ar.attempt.meta
-            if m.get(STEP) != SPECIALS:
+            if steps[i] != SPECIALS:
                 by_item.setdefault((m["c"], m["s"], m["l"]), []).append(i)
-        mask = mask_string(results) if o.scoring == TOP1 else ""
+        mask = mask_string(plan.answers(results).first(SPECIALS)) if top1 else ""
         correct = np.zeros((K, 2, N))
         valid = np.zeros((K, 2, N))
         preds = {g: 0 for g in ("female", "male", "other")}
@@ -188,7 +207,7 @@ class WinoBiasLMTask(Task):
         failed = ties = 0
         for (c, s, li), idx in by_item.items():
             rs = [results[i] for i in idx]
-            got = decide_top1(rs, mask) if o.scoring == TOP1 else decide_candidates(rs)
+            got = decide_top1(rs, [steps[i] for i in idx], mask) if top1 else decide_candidates(rs)
             group = got.get("pred_group")
             if group is None:
                 failed += 1
@@ -203,7 +222,7 @@ class WinoBiasLMTask(Task):
         for i, ar in enumerate(results):
             m = ar.attempt.meta
             rec = {k: m[k] for k in RECORD_KEYS if k in m}
-            rec[STEP] = m.get(STEP)
+            rec[STEP] = steps[i]
             rec.update(outcome.get(i, {}))
             records.append(rec)
         names = self._metric_names()
@@ -293,47 +312,47 @@ class WinoBiasLMTask(Task):
         return np.column_stack(cols)
 
 
-def mask_string(results: Sequence[AttemptResult]) -> str:
+def mask_string(specials: AttemptResult | None) -> str:
     """The tokenizer's mask string from the round-1 ``tokenize`` answer (UsageError if there is none)."""
-    ar = next((r for r in results if r.attempt.meta.get(STEP) == SPECIALS), None)
-    if ar is None or not ar.ok:
-        why = ar.error if ar is not None else "no answer"
+    if specials is None or not specials.ok:
+        why = specials.error if specials is not None else "no answer"
         raise UsageError(f"winobias-lm --scoring top1: the model's special tokens are unknown ({why})")
-    mask = (ar.response.get("specials") or {}).get("mask")
+    mask = Tokens.of(specials.response).specials.mask
     if not mask:
         raise UsageError("winobias-lm --scoring top1 needs a mask token, the model's tokenizer has none")
     return str(mask)
 
 
-def decide_top1(rs: list[AttemptResult], mask: str) -> dict[str, Any]:
-    """Prediction fields of a top-1 item from its ``tokenize`` and ``fill_mask`` results."""
-    fill = next((r for r in rs if r.attempt.meta.get(STEP) == FILL), None)
+def decide_top1(rs: list[AttemptResult], steps: list[str], mask: str) -> dict[str, Any]:
+    """Prediction fields of a top-1 item from its ``tokenize`` and ``fill_mask`` results (``steps``: the
+    round of each)."""
+    fill = next((r for r, step in zip(rs, steps) if step == FILL), None)
     if fill is None:  # no fill-in was asked: say why
         tk = rs[0]
         problem = tk.error or "no answer"
         if tk.ok:
             try:
-                mask_slot(tk.response, mask)
+                mask_slot(Tokens.of(tk.response), mask)
             except (ValueError, KeyError, TypeError) as exc:
                 problem = str(exc)
         return {"pred_group": None, "correct": None, "problem": problem}
     if not fill.ok:
         return {"pred_group": None, "correct": None}
     try:
-        top = fill.response["top"][0]
-        return {"pred_token": top.get("token"), "pred_group": pronoun_group(top)}
+        top = FillMask.of(fill.response).top[0]
+        return {"pred_token": top.token, "pred_group": pronoun_group(top)}
     except (KeyError, IndexError, TypeError, AttributeError):
         return {"pred_group": None, "correct": None, "bad_response": True}
 
 
 def decide_candidates(rs: list[AttemptResult]) -> dict[str, Any]:
     """Prediction fields of a candidates item: the female vs the male sentence's LL (or PLL)."""
-    by = {r.attempt.meta.get(STEP): r for r in rs}
+    by = {r.attempt.meta.get("candidate"): r for r in rs}
     f, m = by.get(FEMALE), by.get(MALE)
     if f is None or m is None or not (f.ok and m.ok):
         return {"pred_group": None, "correct": None}
     try:
-        delta = sentence_score(f.response).loglik - sentence_score(m.response).loglik
+        delta = sentence_score(f.answer()).loglik - sentence_score(m.answer()).loglik
     except (KeyError, TypeError, ValueError):
         return {"pred_group": None, "correct": None, "bad_response": True}
     group = "female" if delta > 0 else "male" if delta < 0 else "other"
