@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from genderscope.core.primitives import Prediction  # noqa: E402
 from genderscope.core.requests import Job, Request  # noqa: E402
 from genderscope.testing.tiny_models import build_tiny_mlm, words_of  # noqa: E402
 
@@ -325,7 +326,8 @@ def test_byte_level_piece_decodes_with_its_leading_space():
     s = tok.decode([1])
     assert s == " hun" and D.compat_group(s) == "other"
     text = tok.decode([1], skip_special_tokens=False, clean_up_tokenization_spaces=False)
-    assert DaWinoBiasTask.robust_group({"token": "Ġhun", "text": text}, {})[:2] == ("female", "hun")
+    top = Prediction.of({"token": "Ġhun", "text": text})
+    assert DaWinoBiasTask.robust_group(top, {})[:2] == ("female", "hun")
 
 
 def test_full_logits_budget_caps_only_large_batches(mlm_dir):
