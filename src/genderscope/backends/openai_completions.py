@@ -14,10 +14,11 @@ Servers, key, per-server concurrency, retries, failover, pausing and run statist
 * ``generate``: a plain ``/v1/completions`` (no echo) with the payload's sampling settings and seed.
 
 **The start token** (``--start-token``): ``auto`` asks ``/tokenize`` for the ids of ``""`` with special
-tokens; a tokenizer that adds a BOS gives it (its string from ``token_strs``, else ``/detokenize``).  A
-tokenizer that adds none (GPT-2, SmolLM2, Qwen) cannot reveal its BOS/EOS over the wire, so ``auto``
-stops with a message asking for ``--start-token TOKEN`` (the model's BOS, else EOS, as in its
-``tokenizer_config.json``) or ``--start-token none`` (the first token stays unscored).  A given token must
+tokens; a tokenizer that adds a BOS gives it (its string from ``token_strs``, else ``/detokenize``).  For
+a tokenizer that adds none (GPT-2, SmolLM2, Qwen) ``auto`` reads ``bos_token``, else ``eos_token``, from
+the server's ``GET /tokenizer_info`` (vLLM with ``--enable-tokenizer-info-endpoint``), as ``hf-causal``
+chooses; a server without it stops the run with a message naming ``--start-token TOKEN``, the vLLM flag
+and ``--start-token none`` (the first token stays unscored).  A given token must
 be one token on the server.  Once per backend, before the first likelihood request: the echo probe of
 :mod:`~genderscope.backends.openai_probe` (refuses servers without echoed, self-consistent prompt
 log-probs unless ``--trust-echo``) and one echo of ``S + "The nurse said that she"`` whose first token
@@ -122,15 +123,34 @@ class OpenAICompletionsBackend(Backend):
                 "pass --start-token TOKEN (the model's BOS, else EOS) or --start-token none"
             ) from None
         if not ids:
-            raise UsageError(
-                f"the tokenizer of {self.target!r} adds no BOS, so the start token cannot be learned from "
-                "the server: pass --start-token TOKEN (the model's BOS, else EOS, as hf-causal uses: "
-                "bos_token/eos_token in tokenizer_config.json, e.g. '<|endoftext|>') or --start-token none "
-                "(the first token of each text stays unscored)"
-            )
+            self.start, self.start_id = self._start_from_tokenizer_info()
+            return
         if strs is None:
             strs = [self.http.call("/detokenize", {"model": self.target, "tokens": ids[:1]})["prompt"]]
         self.start, self.start_id = strs[0], ids[0]
+
+    def _start_from_tokenizer_info(self) -> tuple[str, int | None]:
+        """The start token of a tokenizer that adds none: hf-causal's rule (its BOS, else its EOS) applied
+        to the tokenizer configuration the server publishes (vLLM: ``GET /tokenizer_info``, served with
+        ``--enable-tokenizer-info-endpoint``); a UsageError naming the flag to pass when it publishes none."""
+        info = self.http.get("/tokenizer_info")
+        token = echo.start_token_of(info) if isinstance(info, dict) else None
+        if token is None:
+            guess = ""
+            if isinstance(info, dict):
+                guess = "; the server's tokenizer has neither a bos_token nor an eos_token"
+            raise UsageError(
+                f"the tokenizer of {self.target!r} adds no BOS and the server does not publish its "
+                f"tokenizer configuration{guess}: pass --start-token TOKEN (the model's BOS, else EOS, as "
+                "hf-causal uses: bos_token/eos_token in tokenizer_config.json, e.g. --start-token "
+                "'<|endoftext|>'), start vLLM with --enable-tokenizer-info-endpoint so that auto can read "
+                "it, or pass --start-token none (the first token of each text stays unscored)"
+            )
+        ids, _strs = self._tokenize(token, False)
+        if len(ids) != 1:
+            raise UsageError(f"the server's start token {token!r} is {len(ids)} tokens, not one: pass "
+                             "--start-token TOKEN")
+        return token, ids[0]
 
     def ready(self) -> None:
         """Resolve the start token and probe the server once (before the first likelihood request)."""

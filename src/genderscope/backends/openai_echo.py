@@ -14,11 +14,13 @@ Character offsets [start, end) into ``text`` come from the server: a token's vis
 ``end`` is where they end, ``start`` is the server's ``text_offset`` minus ``len(S)`` when that lies
 between the previous end and the visible characters, else the visible start less the token's leading
 whitespace.  A whitespace-only token (GPT-2's ``"Ġ"`` before a word it splits) that the text has where the
-previous token ended spans those characters.  A token whose string is not in the text (a partial UTF-8
-byte, which vLLM decodes as ``"�"``) gets an empty span where the previous token ended, where
-``hf-causal`` gives it the whole character's span.  Token strings are the server's (vLLM: decoded pieces
-such as ``" nurse"``, where ``hf-causal`` gives vocabulary strings such as ``"Ġnurse"``); log-probs agree
-with ``hf-causal``, and so do ends except at partial UTF-8 bytes.
+previous token ended spans those characters.  Tokens whose string is not in the text (partial UTF-8
+bytes of one character, which vLLM 0.32 echoes as ``""`` and older servers as ``"�"``) take the spans a
+fast tokenizer gives them once the token that completes the character arrives: the first piece from
+where the previous token ended to the character's end, later pieces the character, and the completing
+token starts at the character (``hf-causal``'s offsets); pieces never completed keep an empty span.  Token strings are the server's (vLLM: decoded pieces
+such as ``" nurse"``, where ``hf-causal`` gives vocabulary strings such as ``"Ġnurse"``); log-probs and
+offsets agree with ``hf-causal``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ def _echo_lists(obj: Any) -> tuple[list[Any], list[Any], list[Any], int | None]:
 
 def text_spans(text: str, tokens: list[str], server_starts: list[int]) -> list[list[int]]:
     """[start, end) of each token in ``text`` (see the module docstring)."""
-    spans, cur = [], 0
+    spans: list[list[int]] = []
+    cur = 0
+    partial: list[int] = []  # tokens that hold only part of a character's UTF-8 bytes so far
     for tok, s_srv in zip(tokens, server_starts):
         core = tok.strip()
         if not core and tok and text.startswith(tok, cur):  # a whitespace-only token (GPT-2's "Ġ")
@@ -74,13 +78,27 @@ def text_spans(text: str, tokens: list[str], server_starts: list[int]) -> list[l
             continue
         idx = text.find(core, cur) if core else -1
         if idx < 0:
+            partial.append(len(spans))
             spans.append([cur, cur])
             continue
         lead = len(tok) - len(tok.lstrip())
         start = s_srv if cur <= s_srv <= idx else max(cur, idx - lead)
+        if partial:
+            start = _close_split_character(spans, partial, idx)
         cur = idx + len(core)
         spans.append([start, cur])
     return spans
+
+
+def _close_split_character(spans: list[list[int]], partial: list[int], idx: int) -> int:
+    """Give the byte pieces of the character at ``idx`` the spans a fast tokenizer's offsets give them
+    (``hf-causal``): the first piece spans from where the previous token ended (its leading space
+    included) to the character's end, later pieces span the character; the token that completes it
+    starts at the character.  vLLM echoes such pieces as ``""``; returns the completing token's start."""
+    for n, i in enumerate(partial):
+        spans[i] = [spans[i][0] if n == 0 else idx, idx + 1]
+    partial.clear()
+    return idx
 
 
 def token_logprobs_from_echo(raw: bytes, text: str, start: str) -> TokenLogprobsJson:
@@ -107,6 +125,18 @@ def token_logprobs_from_echo(raw: bytes, text: str, start: str) -> TokenLogprobs
         logprobs.insert(0, None)
     starts = [int(o) - len(start) if isinstance(o, int) else -1 for o in offs[first:n]]
     return {"tokens": body_toks, "offsets": text_spans(text, body_toks, starts), "logprobs": logprobs}
+
+
+def start_token_of(info: dict[str, Any]) -> str | None:
+    """hf-causal's start token from a tokenizer configuration (vLLM's ``/tokenizer_info``): ``bos_token``,
+    else ``eos_token`` (a string, or an added-token object with ``content``); None when it has neither."""
+    for name in ("bos_token", "eos_token"):
+        value = info.get(name)
+        if isinstance(value, dict):
+            value = value.get("content")
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def tokenize_ids(raw: bytes) -> tuple[list[int], list[str] | None]:

@@ -313,6 +313,24 @@ class FleetClient:
         except (Fatal, RequestFailed) as exc:
             raise BackendError(str(exc)) from None
 
+    def get(self, path: str) -> Any:
+        """One GET outside a run (start-up lookups such as vLLM's ``/tokenizer_info``): the JSON of the
+        first server that answers 200, else None (an endpoint the servers lack is not an error)."""
+        import aiohttp
+
+        async def first() -> Any:
+            async with self._open_session(1):
+                for server in self.pool.servers:
+                    try:
+                        async with self._session.get(server.url(path)) as resp:
+                            if resp.status == 200:
+                                return json.loads(await resp.read())
+                    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+                        continue
+            return None
+
+        return run_coroutine(first())
+
     @contextlib.asynccontextmanager
     async def _open_session(self, conc: int) -> AsyncIterator[Any]:
         """An aiohttp session for one run on the current loop (keep-alive pool of ``conc`` connections)."""

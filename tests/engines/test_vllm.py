@@ -1,0 +1,122 @@
+"""vLLM 0.32 (CPU build) serving SmolLM2-135M-Instruct in float32, through every route we document.
+
+* ``openai-completions:`` likelihood tasks equal ``hf-causal`` on the same weights: per token within
+  1e-3 nats with the same offsets; every metric within 1 % of its CI's width (1e-4 relative without a CI);
+  ``--start-token auto`` picks the start token hf-causal uses.
+* ``openai:`` chat tasks with default options: no failed request; temperature 0 repeats with ``--no-cache``.
+* ``generate`` (cooccurrence-amplification): seeded samples repeat.
+* A 4xx naming a field gives an error naming that field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from enginecli import read_run, run_ok
+
+from genderscope.backends.openai_http import client_error_hint
+
+pytestmark = pytest.mark.engines
+
+LIKELIHOOD_LIMITS = {"abc": 30, "dawinobias": 30, "winobias-lm": 40, "gest-likelihood": 40}
+NATS = 1e-3
+
+
+def metric_close(name: str, a: dict[str, Any], b: dict[str, Any]) -> None:
+    """b's value within 1 % of a's CI width, or 1e-4 relative when a has no interval."""
+    x, y = a.get("value"), b.get("value")
+    if x is None or y is None:
+        assert x is None and y is None, f"{name}: {x} vs {y}"
+        return
+    lo, hi = a.get("ci_low"), a.get("ci_high")
+    if lo is not None and hi is not None and hi > lo:
+        assert abs(x - y) <= 0.01 * (hi - lo), f"{name}: {x} vs {y} (CI width {hi - lo:.4g})"
+    else:
+        assert math.isclose(x, y, rel_tol=1e-4, abs_tol=1e-9), f"{name}: {x} vs {y}"
+
+
+def token_answers(attempts: list[dict]) -> dict[tuple[str, int, str], dict]:
+    """token_logprobs answers keyed by (item, trial, scored text)."""
+    out = {}
+    for rec in attempts:
+        resp = rec.get("response")
+        if isinstance(resp, dict) and "logprobs" in resp and "offsets" in resp:
+            out[(rec["item_id"], rec["trial"], rec.get("prompt") or "")] = resp
+    return out
+
+
+@pytest.mark.parametrize("task", sorted(LIKELIHOOD_LIMITS))
+def test_likelihood_tasks_over_vllm_equal_hf_causal(
+    task: str, vllm_url: str, smol_fp32: Path, tmp_path: Path
+) -> None:
+    limit = str(LIKELIHOOD_LIMITS[task])
+    ref = run_ok(task, "--model", f"hf-causal:{smol_fp32}", "--limit", limit, "--out", str(tmp_path / "hf"))
+    got = run_ok(
+        task, "--model", "openai-completions:smol", "--base-url", vllm_url, "--start-token", "auto",
+        "--limit", limit, "--out", str(tmp_path / "vllm"),
+    )  # fmt: skip
+    ref_results, ref_run, ref_attempts = read_run(ref)
+    got_results, got_run, got_attempts = read_run(got)
+    assert got_run["tasks"][task]["counts"]["errors"] == 0
+    assert got_run["backend_stats"]["start_token"] == ref_run["model"]["context_token"] == "<|im_start|>"
+    a, b = token_answers(ref_attempts), token_answers(got_attempts)
+    assert a and set(a) == set(b)
+    worst = 0.0
+    for key, ra in a.items():
+        rb = b[key]
+        assert ra["offsets"] == rb["offsets"], key
+        for x, y in zip(ra["logprobs"], rb["logprobs"], strict=True):
+            assert (x is None) == (y is None), key
+            if x is not None:
+                worst = max(worst, abs(x - y))
+    assert worst <= NATS, f"largest per-token difference {worst:.2e} nats"
+    ref_metrics, got_metrics = ref_results["tasks"][task]["metrics"], got_results["tasks"][task]["metrics"]
+    assert set(ref_metrics) == set(got_metrics)
+    for name in ref_metrics:
+        metric_close(name, ref_metrics[name], got_metrics[name])
+
+
+@pytest.mark.parametrize("task", ["gest", "winobias-adjectives"])
+def test_chat_tasks_over_vllm_with_default_options(task: str, vllm_url: str, tmp_path: Path) -> None:
+    out = run_ok(task, "--model", "openai:smol", "--base-url", vllm_url, "--limit", "4", "--out",
+                 str(tmp_path / "default"))
+    _results, run, attempts = read_run(out)
+    assert run["tasks"][task]["counts"]["errors"] == 0 and not [r for r in attempts if r.get("error")]
+    assert run["backend_stats"]["failed_jobs"] == 0
+    greedy = ("--temperature", "0", "--max-tokens", "40", "--no-cache")
+    first = run_ok(task, "--model", "openai:smol", "--base-url", vllm_url, "--limit", "4", *greedy,
+                   "--out", str(tmp_path / "t0-a"))
+    again = run_ok(task, "--model", "openai:smol", "--base-url", vllm_url, "--limit", "4", *greedy,
+                   "--out", str(tmp_path / "t0-b"))
+    answers = [{(r["item_id"], r["trial"]): r["response"] for r in read_run(o)[2]} for o in (first, again)]
+    assert answers[0] == answers[1]
+    assert all(isinstance(v, str) and v for v in answers[0].values())
+
+
+def test_generated_samples_repeat_with_their_seeds(vllm_url: str, tmp_path: Path) -> None:
+    args = ("cooccurrence-amplification", "--model", "openai-completions:smol", "--base-url", vllm_url,
+            "--limit", "6", "--no-cache")
+    a = run_ok(*args, "--out", str(tmp_path / "a"))
+    b = run_ok(*args, "--out", str(tmp_path / "b"))
+    texts = [[r["response"]["text"] for r in read_run(o)[2]] for o in (a, b)]
+    assert texts[0] == texts[1] and len(texts[0]) == 6 and all(texts[0])
+    assert len(set(texts[0])) > 1, "each sample has its own seed"
+
+
+def test_a_refused_field_is_named(vllm_url: str) -> None:
+    """vLLM refuses seeds >= 2^63 (a FastAPI validation error): the hint names the field and the fix."""
+    body = {"model": "smol", "messages": [{"role": "user", "content": "hi"}], "seed": 2**64 - 1, "max_tokens": 1}
+    req = urllib.request.Request(
+        vllm_url + "/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=60)
+    assert err.value.code == 400
+    hint = client_error_hint(400, err.value.read())
+    assert "'seed'" in hint and "--send-seed false" in hint
