@@ -81,3 +81,18 @@ def test_declared_entries_sum_average_and_scale() -> None:
     ev = block.evidence(facts)
     assert ev == Evidence(42, "pairs", 0.2, Mark("C", "Problematic", True))
     assert Evidence.from_json(json.loads(json.dumps(ev.to_json()))) == ev
+
+
+def test_attempt_sample_reads_the_request_kind_and_the_declared_text_field() -> None:
+    from genderscope.report.attempts import attempt_table, response_text
+
+    gen = {"text": " she said", "n_tokens": 2, "finish_reason": "length"}
+    assert response_text(gen, "generate") == " she said"
+    assert response_text(gen) == "text:  she said, n_tokens: 2, finish_reason: length"  # old line: no kind
+    lps = {"tokens": ["a", "b"], "offsets": [[0, 1], [1, 2]], "logprobs": [None, -2.0]}
+    assert response_text(lps, "token_logprobs") == response_text(lps) == "2 tokens, sum of log-probs -2 nats"
+    assert response_text(lps, "tokenize").startswith("2 tokens: a b")  # the kind wins over the shape
+    rec = {"task": "abc", "item_id": "abc/1", "trial": 1, "prompt": None, "response": None, "text": "Han så sig"}
+    cols, rows = attempt_table([rec, {**rec, "task": "gest"}])
+    assert rows[0][cols.index("prompt")] == "Han så sig"  # abc declares attempt_text="text"
+    assert rows[1][cols.index("prompt")].startswith("(no text prompt")

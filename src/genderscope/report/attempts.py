@@ -7,9 +7,11 @@ half of the sample in file order, the rest evenly spaced over the file so that i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from genderscope.core.primitives import FILL_MASK, GENERATE, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.report.runs import BASE_ATTEMPT_KEYS
+from genderscope.report.summary import declared_facts
 from genderscope.report.views import fmt
 
 SAMPLE = 20
@@ -26,42 +28,85 @@ def cut(x: Any, n: int = MAX_TEXT) -> str:
     return s if len(s) <= n else s[:n] + f"… [{len(s) - n} more characters]"
 
 
-def response_text(resp: Any) -> str:
-    """An answer in words: text as is; a structured primitive answer summarised."""
+def _top_predictions(resp: dict[str, Any]) -> str:
+    tops = [
+        f"{t.get('str') or t.get('token')} ({fmt(t.get('logprob'))})"
+        for t in (resp.get("top") or [])[:5]
+        if isinstance(t, dict)
+    ]
+    return "top predictions (log-prob): " + ", ".join(tops)
+
+
+def _cross_entropy(resp: dict[str, Any]) -> str:
+    n = len(resp.get("logprobs") or [])
+    return f"mean cross-entropy {fmt(resp.get('loss'))} nats over {n} positions"
+
+
+def _logprob_sum(resp: dict[str, Any]) -> str:
+    lps = [v for v in resp.get("logprobs") or [] if isinstance(v, (int, float))]
+    return f"{len(resp.get('tokens') or [])} tokens, sum of log-probs {fmt(float(sum(lps)))} nats"
+
+
+def _token_list(resp: dict[str, Any]) -> str:
+    toks = resp.get("tokens") or []
+    return f"{len(toks)} tokens: " + cut(" ".join(str(t) for t in toks[:30]), 200) if toks else "no tokens"
+
+
+def _continuation(resp: dict[str, Any]) -> str:
+    return cut(str(resp.get("text") or "")) or "(empty continuation)"
+
+
+#: request kind -> its structured answer in words
+SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
+    FILL_MASK: _top_predictions,
+    MASKED_LOGPROBS: _cross_entropy,
+    TOKEN_LOGPROBS: _logprob_sum,
+    TOKENIZE: _token_list,
+    GENERATE: _continuation,
+}
+
+
+def kind_of_answer(resp: dict[str, Any]) -> str | None:
+    """The request kind a structured answer belongs to, from its fields (attempts.jsonl lines written
+    before they carried the request's ``kind``)."""
+    if isinstance(resp.get("top"), list):
+        return FILL_MASK
+    if "loss" in resp:
+        return MASKED_LOGPROBS
+    if "logprobs" in resp:
+        return TOKEN_LOGPROBS
+    if "tokens" in resp:
+        return TOKENIZE
+    return None
+
+
+def response_text(resp: Any, kind: str | None = None) -> str:
+    """An answer in words: text as is; a structured answer summarised by its request ``kind`` (None:
+    recognised from the answer's fields)."""
     if resp is None:
         return "(no answer)"
     if isinstance(resp, str):
         return cut(resp)
     if not isinstance(resp, dict):
         return cut(fmt(resp))
-    if "top" in resp and isinstance(resp["top"], list):  # fill_mask
-        tops = [
-            f"{t.get('str') or t.get('token')} ({fmt(t.get('logprob'))})"
-            for t in resp["top"][:5]
-            if isinstance(t, dict)
-        ]
-        return "top predictions (log-prob): " + ", ".join(tops)
-    if "loss" in resp:  # masked_logprobs
-        n = len(resp.get("logprobs") or [])
-        return f"mean cross-entropy {fmt(resp.get('loss'))} nats over {n} positions"
-    if "logprobs" in resp:  # token_logprobs
-        lps = [v for v in resp.get("logprobs") or [] if isinstance(v, (int, float))]
-        return f"{len(resp.get('tokens') or [])} tokens, sum of log-probs {fmt(float(sum(lps)))} nats"
-    if "tokens" in resp:  # tokenize
-        toks = resp.get("tokens") or []
-        return (
-            f"{len(toks)} tokens: " + cut(" ".join(str(t) for t in toks[:30]), 200) if toks else "no tokens"
-        )
+    summarise = SUMMARIES.get(kind or kind_of_answer(resp) or "")
+    if summarise is not None:
+        return summarise(resp)
     return cut(", ".join(f"{k}: {fmt(v)}" for k, v in list(resp.items())[:6]))
+
+
+def _text_field(rec: dict[str, Any]) -> str | None:
+    """The task's record field that shows an attempt's text (``ReportFacts.attempt_text``)."""
+    return declared_facts(str(rec.get("task", ""))).attempt_text
 
 
 def _prompt(rec: dict[str, Any]) -> str:
     p = rec.get("prompt")
     if isinstance(p, str) and p.strip():
         return cut(p)
-    for key in ("text", "sentence", "masked"):
-        if isinstance(rec.get(key), str) and rec[key].strip():
-            return cut(rec[key])
+    key = _text_field(rec)
+    if key and isinstance(rec.get(key), str) and rec[key].strip():
+        return cut(rec[key])
     return "(no text prompt: a tokenizer or model-information request)"
 
 
@@ -90,7 +135,7 @@ def attempt_table(records: list[dict[str, Any]]) -> tuple[list[str], list[list[s
     fields: list[str] = []
     for rec in records:
         for k, v in rec.items():
-            if k in BASE_ATTEMPT_KEYS or k in fields or k in ("text",):
+            if k in BASE_ATTEMPT_KEYS or k in fields or k == _text_field(rec):
                 continue
             if isinstance(v, (dict, list)) and len(fmt(v)) > 40:
                 continue
@@ -108,7 +153,7 @@ def attempt_table(records: list[dict[str, Any]]) -> tuple[list[str], list[list[s
             if c == "prompt":
                 row.append(_prompt(rec))
             elif c == "response":
-                row.append(response_text(rec.get("response")))
+                row.append(response_text(rec.get("response"), rec.get("request_kind")))
             elif c == "error":
                 row.append(cut(rec.get("error")))
             else:

@@ -73,7 +73,9 @@ class ABCTask(Task):
     description = "GenDa Lens ABC: is a Danish LM less surprised by a wrong 'hans' than by a wrong 'hendes'?"
     Options = ABCOptions
     metric_docs = METRIC_DOCS
-    report_facts = ReportFacts(evidence=("metrics.n_femocc", "metrics.n_maleocc"), evidence_unit="sentences")
+    report_facts = ReportFacts(
+        evidence=("metrics.n_femocc", "metrics.n_maleocc"), evidence_unit="sentences", attempt_text="text"
+    )
     references = (
         Reference(
             "GenDa Lens (DaDebias), Danish gender-bias tests",

@@ -87,7 +87,7 @@ class DaWinoBiasTask(Task):
     )
     Options = DaWinoBiasOptions
     metric_docs = METRIC_DOCS
-    report_facts = ReportFacts(evidence=("metrics.n_items_pro",))
+    report_facts = ReportFacts(evidence=("metrics.n_items_pro",), attempt_text="text")
     references = (
         Reference(
             "GenDa Lens (DaDebias), Danish gender-bias tests",
