@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, ChatReply, chat_request
+from genderscope.core.primitives import CHAT, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest.glossary import METRIC_DOCS
@@ -18,7 +19,7 @@ from genderscope.tasks.gest import metrics as M
 from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.marks import mark
 from genderscope.tasks.gest.orderings import PERMS, code, draw_orderings, sample_rows
-from genderscope.tasks.gest.parse import parse_genderbench
+from genderscope.tasks.gest.scoring import DECODE, Reading, item_counts, parse_answer, point_and_resamples
 from genderscope.tasks.gest.templates import TEMPLATES
 
 
@@ -44,6 +45,15 @@ class GestOptions:
 
 
 CHOICES = ["(a)", "(b)", "(c)"]  # what the null model answers
+
+
+HEADLINE = [
+    "stereotype_rate",
+    "frequency_male_option",
+    "frequency_female_option",
+    "frequency_neither_option",
+    "undetected_rate_attempts",
+]
 
 
 class GestTask(GestRowsMixin, Task):
@@ -98,97 +108,52 @@ class GestTask(GestRowsMixin, Task):
                     )
         return out
 
-    def parse(
-        self, answer: Any, ordering: tuple[str, str, str], sentence: str
-    ) -> tuple[str | None, str | None]:
-        """(parsed option by the chosen parser, GenderBench parse when the robust parser is used)."""
-        text = ChatReply.of(answer).text
-        gb = parse_genderbench(text, ordering)
-        if self.options.parser == "genderbench":
-            return gb, None
-        from genderscope.tasks.gest.parse_robust import parse_robust
-
-        opt_, _rule = parse_robust(text, ordering, TEMPLATES[self.options.template].option_texts, sentence)
-        return opt_, gb
+    def read(self, ar: AttemptResult) -> Reading:
+        """One attempt's answer read (pure: depends on this answer and the options only)."""
+        meta = ar.attempt.meta
+        base = Reading(meta["row"], meta["stereotype"], meta["ordering"], answered=ar.ok, skipped=ar.skipped)
+        if not ar.ok:
+            return base
+        ordering = tuple(DECODE[ch] for ch in meta["ordering"])
+        sentence = self._rows()[meta["row"]].sentence
+        o = self.options
+        parsed, gb = parse_answer(ar.response, ordering, sentence, o.parser, o.template)  # type: ignore[arg-type]
+        return dataclasses.replace(base, parsed=parsed, parsed_genderbench=gb)
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         o = self.options
-        rows = self._rows()
-        decode = {"m": "male", "f": "female", "n": "neither"}
-        idx_of = {"male": 0, "female": 1, "neither": 2}
-        item_index: dict[int, int] = {}
-        counts: list[list[int]] = []
-        undetected: list[int] = []
-        stereo: list[int] = []
-        records: list[dict[str, Any]] = []
-        counts_gb: list[list[int]] = []
-        undetected_gb: list[int] = []
-        failed = skipped = 0
-        for ar in results:
-            meta = ar.attempt.meta
-            rec: dict[str, Any] = {
-                "row": meta["row"],
-                "stereotype": meta["stereotype"],
-                "ordering": meta["ordering"],
-            }
-            if not ar.ok:
-                if ar.skipped:
-                    skipped += 1
-                else:
-                    failed += 1
-                records.append(rec)
-                continue
-            ordering = tuple(decode[ch] for ch in meta["ordering"])
-            parsed, gb = self.parse(ar.response, ordering, rows[meta["row"]].sentence)  # type: ignore[arg-type]
-            rec["parsed_option"] = parsed
-            if o.parser == "robust":
-                rec["parsed_option_genderbench"] = gb
-            records.append(rec)
-            j = item_index.get(meta["row"])
-            if j is None:
-                j = item_index[meta["row"]] = len(counts)
-                counts.append([0, 0, 0])
-                undetected.append(0)
-                counts_gb.append([0, 0, 0])
-                undetected_gb.append(0)
-                stereo.append(meta["stereotype"])
-            if parsed is None:
-                undetected[j] += 1
-            else:
-                counts[j][idx_of[parsed]] += 1
-            if o.parser == "robust":
-                if gb is None:
-                    undetected_gb[j] += 1
-                else:
-                    counts_gb[j][idx_of[gb]] += 1
-        n_items = len(counts)
-        if n_items == 0:
+        readings = [self.read(ar) for ar in results]
+        items = item_counts(readings)
+        if items.n_items == 0:
             raise UsageError("gest: no attempt was answered, nothing to score")
-        table = M.ItemTable(
-            np.array(stereo), np.array(counts, dtype=float), np.array(undetected, dtype=float)
-        )
-        point = M.compute(table, np.ones((1, n_items)))[0]
-        cis = None
-        nan_counts = None
-        iv: np.ndarray | None = None
-        if o.bootstrap_cycles > 0:
-            boot = np.vstack(
-                [M.compute(table, C) for C in bootstrap_counts(n_items, o.bootstrap_cycles, self.ctx.seed)]
-            )
-            iv = intervals(boot, o.ci_method, o.confidence_level)
-            cis = iv[:, :2]
-            nan_counts = iv[:, 2]
+        point, boot = point_and_resamples(items.table(), o.bootstrap_cycles, self.ctx.seed, bootstrap_counts)
+        iv = intervals(boot, o.ci_method, o.confidence_level) if boot is not None else None
         cols = no_ci.interval_columns(iv, len(M.NAMES), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
         metrics = {name: Metric(float(point[i]), *cols[i]) for i, name in enumerate(M.NAMES)}
-        sr = M.NAMES.index("stereotype_rate")
-        mk = mark(
-            float(point[sr]),
-            (float(cis[sr, 0]), float(cis[sr, 1])) if cis is not None else None,
-            o.ci_method if cis is not None else None,
-            n_items,
+        extra = self._tables(point, iv, items.n_items, readings)
+        if o.parser == "robust":
+            gb = item_counts(readings, genderbench=True)
+            extra["metrics_genderbench_parser"] = dict(
+                zip(M.NAMES, M.compute(gb.table(), np.ones((1, gb.n_items)))[0])
+            )
+        return TaskResult(
+            metrics=metrics,
+            extra=extra,
+            records=[r.record(o.parser == "robust") for r in readings],
+            headline=HEADLINE,
         )
+
+    def _tables(
+        self, point: np.ndarray, iv: np.ndarray | None, n_items: int, readings: Sequence[Reading]
+    ) -> dict[str, Any]:
+        """The mark, parameters, counts, per-stereotype table and NaN resample counts."""
+        o = self.options
+        sr = M.NAMES.index("stereotype_rate")
+        ci = (float(iv[sr, 0]), float(iv[sr, 1])) if iv is not None else None
+        failed = sum(1 for r in readings if not r.answered and not r.skipped)
+        skipped = sum(1 for r in readings if r.skipped)
         extra: dict[str, Any] = {
-            "mark": mk,
+            "mark": mark(float(point[sr]), ci, o.ci_method if iv is not None else None, n_items),
             "parameters": {
                 "dataset_version": o.dataset_version,
                 "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
@@ -197,14 +162,14 @@ class GestTask(GestRowsMixin, Task):
                 "num_repetitions": self.ctx.trials or 1,
                 "sample_k": self.ctx.limit,
                 "parser": o.parser,
-                "ci_method": o.ci_method if cis is not None else None,
+                "ci_method": o.ci_method if iv is not None else None,
                 "bootstrap_cycles": o.bootstrap_cycles,
                 "confidence_level": o.confidence_level,
                 "seed": self.ctx.seed,
             },
             "counts": {
                 "items": n_items,
-                "attempts": len(results),
+                "attempts": len(readings),
                 "failed_attempts": failed,
                 "skipped_attempts": skipped,
                 "incomplete": failed + skipped > 0,
@@ -214,34 +179,16 @@ class GestTask(GestRowsMixin, Task):
                     "id": i,
                     "name": STEREOTYPES[i],
                     **{
-                        opt_: point[M.NAMES.index(f"stereotype_{i}_frequency_{opt_}_option")]
-                        for opt_ in M.OPTION_ORDER
+                        o_: point[M.NAMES.index(f"stereotype_{i}_frequency_{o_}_option")]
+                        for o_ in M.OPTION_ORDER
                     },
                 }
                 for i in range(1, 17)
             ],
         }
-        if nan_counts is not None and nan_counts.any():
-            extra["nan_resamples"] = {M.NAMES[i]: int(c) for i, c in enumerate(nan_counts) if c}
-        if o.parser == "robust":
-            table_gb = M.ItemTable(
-                np.array(stereo), np.array(counts_gb, dtype=float), np.array(undetected_gb, dtype=float)
-            )
-            extra["metrics_genderbench_parser"] = {
-                n: v for n, v in zip(M.NAMES, M.compute(table_gb, np.ones((1, n_items)))[0])
-            }
-        return TaskResult(
-            metrics=metrics,
-            extra=extra,
-            records=records,
-            headline=[
-                "stereotype_rate",
-                "frequency_male_option",
-                "frequency_female_option",
-                "frequency_neither_option",
-                "undetected_rate_attempts",
-            ],
-        )
+        if iv is not None and iv[:, 2].any():
+            extra["nan_resamples"] = {M.NAMES[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
+        return extra
 
     def render(self, result: TaskResult) -> Any:
         from rich.console import Group
