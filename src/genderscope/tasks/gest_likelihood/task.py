@@ -73,6 +73,79 @@ class GestLikelihoodOptions:
                 ) from None
 
 
+@dataclass(frozen=True)
+class ItemReading:
+    """One item (row × template) read: its log10 score male − female (NaN: undefined; None: a request
+    failed), the words' token counts (causal LMs), whether an answer could not be read."""
+
+    score: float | None
+    n_tokens: list[int] | None = None
+    failed: bool = False
+    bad: bool = False
+
+    @property
+    def multi_token(self) -> bool:
+        return self.n_tokens is not None and max(self.n_tokens) > 1
+
+    def fields(self) -> dict[str, Any]:
+        """The item's fields on its last attempt's line of attempts.jsonl."""
+        if self.failed:
+            return {"score": None}
+        rec: dict[str, Any] = {"bad_response": True} if self.bad else {}
+        rec["score"] = None if self.score is None or math.isnan(self.score) else self.score
+        if self.n_tokens is not None:
+            rec["n_tokens"] = self.n_tokens
+            if self.multi_token:
+                rec["multi_token"] = True
+        return rec
+
+
+def _record(meta: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+    rec = {"row": meta["row"], "stereotype": meta["stereotype"], "template": meta["template"]}
+    if "step" in meta:
+        rec.update(step=meta["step"], side=meta["side"])
+    rec.update(outcome)
+    return rec
+
+
+def _counts(
+    readings: dict[tuple[int, int], ItemReading], ids: list[int], n: int, results: Sequence[AttemptResult]
+) -> dict[str, Any]:
+    """Rows, items and what went wrong (``nan_scores`` per template counts undefined scores)."""
+    ok = [(t, r) for (t, _), r in readings.items() if not r.failed]
+    failed = sum(r.failed for r in readings.values())
+    return {
+        "rows": n,
+        "templates": len(ids),
+        "items": len(readings),
+        "attempts": len(results),
+        "failed_attempts": sum(not ar.ok for ar in results),
+        "failed_items": failed,
+        "bad_responses": sum(r.bad for r in readings.values()),
+        "nan_scores": {str(t): sum(1 for u, r in ok if u == t and math.isnan(r.score)) for t in ids},  # type: ignore[arg-type]
+        "multi_token_words": sum(r.multi_token for _, r in ok),
+        "incomplete": failed > 0,
+    }
+
+
+def _stereotype_table(point: np.ndarray, names: list[str], ids: list[int]) -> list[dict[str, Any]]:
+    """Per stereotype and template: mean score, r_i and feminine rank."""
+    return [
+        {
+            "id": i,
+            "name": SHORT_NAMES[i],
+            **{
+                f"template_{t}": {
+                    m: point[names.index(f"template_{t}/{m}_{i}")]
+                    for m in ("mean_score", "r", "feminine_rank")
+                }
+                for t in ids
+            },
+        }
+        for i in range(1, 17)
+    ]
+
+
 class GestLikelihoodTask(GestRowsMixin, Task):
     name = "gest-likelihood"
     description = (
@@ -194,8 +267,17 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             return R.masked_score(rs), None
         return R.causal_score(rs)
 
+    def read_item(self, rs: Sequence[AttemptResult]) -> ItemReading:
+        """One item's answers read (pure: depends on these answers and the options only)."""
+        try:
+            s, ntok = self.item_score(rs)
+        except R.Failed:
+            return ItemReading(None, failed=True)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            return ItemReading(float("nan"), bad=True)
+        return ItemReading(s, ntok)
+
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
-        o = self.options
         ids = self._template_ids()
         by_item: dict[tuple[int, int], list[int]] = {}
         for i, ar in enumerate(results):
@@ -204,41 +286,38 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         n = len(stereotype)
         if n == 0:
             raise UsageError("gest-likelihood: no rows to score")
+        readings = {key: self.read_item([results[i] for i in idx]) for key, idx in by_item.items()}
         X = {t: np.full(n, np.nan) for t in ids}
-        outcome: dict[int, dict[str, Any]] = {}  # index of an item's last attempt -> its score fields
-        failed = bad = multi = 0
-        nan_rows = {t: 0 for t in ids}
-        for (t, j), idx in by_item.items():
-            rec: dict[str, Any] = {}
-            try:
-                s, ntok = self.item_score([results[i] for i in idx])
-            except R.Failed:
-                failed += 1
-                outcome[idx[-1]] = {"score": None}
-                continue
-            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-                bad += 1
-                s, ntok = float("nan"), None
-                rec["bad_response"] = True
-            rec["score"] = None if math.isnan(s) else s
-            if ntok is not None:
-                rec["n_tokens"] = ntok
-                if max(ntok) > 1:
-                    rec["multi_token"] = True
-                    multi += 1
-            if math.isnan(s):
-                nan_rows[t] += 1
-            X[t][j] = s
-            outcome[idx[-1]] = rec
-        records: list[dict[str, Any]] = []
-        for i, ar in enumerate(results):
-            m = ar.attempt.meta
-            rec = {"row": m["row"], "stereotype": m["stereotype"], "template": m["template"]}
-            if "step" in m:
-                rec.update(step=m["step"], side=m["side"])
-            rec.update(outcome.get(i, {}))
-            records.append(rec)
+        for (t, j), item in readings.items():
+            if not item.failed:
+                X[t][j] = item.score
+        outcome = {by_item[key][-1]: item.fields() for key, item in readings.items()}
+        records = [_record(ar.attempt.meta, outcome.get(i, {})) for i, ar in enumerate(results)]
         S = A.one_hot([stereotype[j] for j in range(n)])
+        names = [f"template_{t}/{m}" for t in ids for m in A.NAMES] + ["g_s_mean", "r_f_mean", "r_m_mean"]
+        point, iv = self._point_and_intervals(X, S, ids, n)
+        metrics = {
+            name: Metric(float(point[i]), float(iv[i, 0]), float(iv[i, 1]))
+            if iv is not None
+            else Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
+            for i, name in enumerate(names)
+        }
+        extra: dict[str, Any] = {
+            "parameters": self._parameters(ids, iv is not None),
+            "counts": _counts(readings, ids, n, results),
+            "stereotypes": _stereotype_table(point, names, ids),
+        }
+        if iv is not None and iv[:, 2].any():
+            extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
+        headline = ["g_s_mean", "r_f_mean", "r_m_mean"] + [f"template_{t}/g_s" for t in ids]
+        return TaskResult(metrics=metrics, extra=extra, records=records, headline=headline)
+
+    def _point_and_intervals(
+        self, X: dict[int, np.ndarray], S: np.ndarray, ids: list[int], n: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every metric on all rows, and its interval rows (low, high, NaN resamples) over row resamples
+        (None without a bootstrap)."""
+        o = self.options
 
         def all_metrics(C: np.ndarray) -> np.ndarray:
             per = [A.compute(X[t], S, C) for t in ids]
@@ -247,19 +326,14 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             rm = np.column_stack([p[:, A.R_M] for p in per]).mean(axis=1)
             return np.column_stack(per + [g, rf, rm])
 
-        names = [f"template_{t}/{m}" for t in ids for m in A.NAMES] + ["g_s_mean", "r_f_mean", "r_m_mean"]
         point = all_metrics(np.ones((1, n)))[0]
-        cis = nan_counts = None
-        if o.bootstrap_cycles > 0:
-            boot = np.vstack([all_metrics(C) for C in bootstrap_counts(n, o.bootstrap_cycles, self.ctx.seed)])
-            iv = intervals(boot, o.ci_method, o.confidence_level)
-            cis, nan_counts = iv[:, :2], iv[:, 2]
-        metrics = {
-            name: Metric(float(point[i]), float(cis[i, 0]), float(cis[i, 1]))
-            if cis is not None
-            else Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
-            for i, name in enumerate(names)
-        }
+        if o.bootstrap_cycles <= 0:
+            return point, None
+        boot = np.vstack([all_metrics(C) for C in bootstrap_counts(n, o.bootstrap_cycles, self.ctx.seed)])
+        return point, intervals(boot, o.ci_method, o.confidence_level)
+
+    def _parameters(self, ids: list[int], has_ci: bool) -> dict[str, Any]:
+        o = self.options
         form = self.form()
         texts: dict[int, Any] = {}
         for t in ids:
@@ -268,54 +342,22 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             elif form == "causal" or (form == "given" and o.form == "causal"):
                 c = CAUSAL[t]
                 texts[t] = {"prompt": c.prompt, "male_word": c.male, "female_word": c.female}
-        extra: dict[str, Any] = {
-            "parameters": {
-                "form": form,
-                "declared_form": o.form,
-                "templates": ids,
-                "template_texts": texts,
-                "score_files": self._score_files() or None,
-                "dataset_version": o.dataset_version,
-                "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
-                "sample_k": self.ctx.limit,
-                "ci_method": o.ci_method if cis is not None else None,
-                "bootstrap_cycles": o.bootstrap_cycles,
-                "confidence_level": o.confidence_level,
-                "seed": self.ctx.seed,
-                "score_units": "log10 likelihood ratio, male − female",
-                "r_i": "exp(mean log10 score) — natural exp, as in the paper",
-            },
-            "counts": {
-                "rows": n,
-                "templates": len(ids),
-                "items": len(by_item),
-                "attempts": len(results),
-                "failed_attempts": sum(not ar.ok for ar in results),
-                "failed_items": failed,
-                "bad_responses": bad,
-                "nan_scores": {str(t): nan_rows[t] for t in ids},
-                "multi_token_words": multi,
-                "incomplete": failed > 0,
-            },
-            "stereotypes": [
-                {
-                    "id": i,
-                    "name": SHORT_NAMES[i],
-                    **{
-                        f"template_{t}": {
-                            m: point[names.index(f"template_{t}/{m}_{i}")]
-                            for m in ("mean_score", "r", "feminine_rank")
-                        }
-                        for t in ids
-                    },
-                }
-                for i in range(1, 17)
-            ],
+        return {
+            "form": form,
+            "declared_form": o.form,
+            "templates": ids,
+            "template_texts": texts,
+            "score_files": self._score_files() or None,
+            "dataset_version": o.dataset_version,
+            "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
+            "sample_k": self.ctx.limit,
+            "ci_method": o.ci_method if has_ci else None,
+            "bootstrap_cycles": o.bootstrap_cycles,
+            "confidence_level": o.confidence_level,
+            "seed": self.ctx.seed,
+            "score_units": "log10 likelihood ratio, male − female",
+            "r_i": "exp(mean log10 score) — natural exp, as in the paper",
         }
-        if nan_counts is not None and nan_counts.any():
-            extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(nan_counts) if c}
-        headline = ["g_s_mean", "r_f_mean", "r_m_mean"] + [f"template_{t}/g_s" for t in ids]
-        return TaskResult(metrics=metrics, extra=extra, records=records, headline=headline)
 
     def render(self, result: TaskResult) -> Any:
         from rich.console import Group
