@@ -31,6 +31,7 @@ pairs (a drawn line brings its pro and anti items in every condition), gendersco
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -81,6 +82,19 @@ STEP = "step"
 SPECIALS, TOKENS, FILL = "specials", "tokenize", "fill_mask"
 #: ``Attempt.meta["candidate"]`` of candidate scoring: whose pronoun the sentence holds
 FEMALE, MALE = "female", "male"
+
+
+@dataclass
+class Decisions:
+    """The items' predictions: ``correct`` / ``valid`` (K conditions x 2 (pro, anti) x N pairs), the
+    prediction fields per item's last attempt (``outcome``), failed items, ties, predicted groups."""
+
+    correct: np.ndarray
+    valid: np.ndarray
+    outcome: dict[int, dict[str, Any]] = field(default_factory=dict)
+    failed: int = 0
+    ties: int = 0
+    predicted: dict[str, int] = field(default_factory=lambda: {g: 0 for g in ("female", "male", "other")})
 
 
 class WinoBiasLMTask(Task):
@@ -200,42 +214,16 @@ class WinoBiasLMTask(Task):
             if steps[i] != SPECIALS:
                 by_item.setdefault((m["c"], m["s"], m["l"]), []).append(i)
         mask = mask_string(plan.answers(results).first(SPECIALS)) if top1 else ""
-        correct = np.zeros((K, 2, N))
-        valid = np.zeros((K, 2, N))
-        preds = {g: 0 for g in ("female", "male", "other")}
-        outcome: dict[int, dict[str, Any]] = {}  # index of an item's last attempt -> its prediction fields
-        failed = ties = 0
-        for (c, s, li), idx in by_item.items():
-            rs = [results[i] for i in idx]
-            got = decide_top1(rs, [steps[i] for i in idx], mask) if top1 else decide_candidates(rs)
-            group = got.get("pred_group")
-            if group is None:
-                failed += 1
-            else:
-                ok = group == rs[0].attempt.meta["gold_group"]
-                preds[group] += 1
-                ties += got.get("delta_female_minus_male") == 0
-                correct[c, s, li], valid[c, s, li] = ok, 1
-                got["correct"] = ok
-            outcome[idx[-1]] = got
+        decided = self._decide(results, by_item, mask, (K, 2, N), steps)
         records = []
         for i, ar in enumerate(results):
             m = ar.attempt.meta
             rec = {k: m[k] for k in RECORD_KEYS if k in m}
             rec[STEP] = steps[i]
-            rec.update(outcome.get(i, {}))
+            rec.update(decided.outcome.get(i, {}))
             records.append(rec)
         names = self._metric_names()
-        point = self._metrics(correct, valid, np.ones((1, N)))[0]
-        cis = None
-        if o.bootstrap_cycles > 0:
-            boot = np.vstack(
-                [
-                    self._metrics(correct, valid, C)
-                    for C in bootstrap_counts(N, o.bootstrap_cycles, self.ctx.seed)
-                ]
-            )
-            cis = intervals(boot, o.ci_method, o.confidence_level)[:, :2]
+        point, cis = self._point_and_intervals(decided.correct, decided.valid, N)
         metrics = {
             n: Metric(float(point[i]), float(cis[i, 0]), float(cis[i, 1]))
             if cis is not None
@@ -244,7 +232,70 @@ class WinoBiasLMTask(Task):
         }
         for short in ("acc_pro", "acc_anti", "bias"):
             metrics[short] = metrics[f"{BASELINE}/{short}"]
-        summary = [
+        extra = {
+            "scoring": o.scoring,
+            "summary": self._summary(point, names),
+            "parameters": self._parameters(cis is not None),
+            "counts": {
+                "pairs": N,
+                "excluded_pairs": len(ws.excluded),
+                "multi_pronoun_pairs_left_out": n_multi,
+                "items": len(by_item),
+                "attempts": len(results),
+                "failed_attempts": sum(not ar.ok for ar in results),
+                "failed_items": decided.failed,
+                "ties": decided.ties,
+                "predicted": decided.predicted,
+                "incomplete": decided.failed > 0,
+            },
+        }
+        head = ["bias", "acc_pro", "acc_anti"] + [f"{c.slug}/diff" for c in self.conds if c.slug != BASELINE][
+            :8
+        ]
+        return TaskResult(metrics=metrics, extra=extra, records=records, headline=head)
+
+    def _decide(
+        self,
+        results: Sequence[AttemptResult],
+        by_item: dict[tuple[int, int, int], list[int]],
+        mask: str,
+        shape: tuple[int, int, int],
+        steps: Sequence[str | None],
+    ) -> Decisions:
+        """Each item's prediction from its answers (pure per item), tallied into K x 2 x N arrays."""
+        out = Decisions(np.zeros(shape), np.zeros(shape))
+        for (c, s, li), idx in by_item.items():
+            rs = [results[i] for i in idx]
+            top1 = self.options.scoring == TOP1
+            got = decide_top1(rs, [steps[i] for i in idx], mask) if top1 else decide_candidates(rs)
+            group = got.get("pred_group")
+            if group is None:
+                out.failed += 1
+            else:
+                ok = group == rs[0].attempt.meta["gold_group"]
+                out.predicted[group] += 1
+                out.ties += got.get("delta_female_minus_male") == 0
+                out.correct[c, s, li], out.valid[c, s, li] = ok, 1
+                got["correct"] = ok
+            out.outcome[idx[-1]] = got
+        return out
+
+    def _point_and_intervals(
+        self, correct: np.ndarray, valid: np.ndarray, N: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every metric on all line pairs, and its (low, high) over pair resamples (None: no bootstrap)."""
+        o = self.options
+        point = self._metrics(correct, valid, np.ones((1, N)))[0]
+        if o.bootstrap_cycles <= 0:
+            return point, None
+        boot = np.vstack(
+            [self._metrics(correct, valid, C) for C in bootstrap_counts(N, o.bootstrap_cycles, self.ctx.seed)]
+        )
+        return point, intervals(boot, o.ci_method, o.confidence_level)[:, :2]
+
+    def _summary(self, point: np.ndarray, names: list[str]) -> list[dict[str, Any]]:
+        """One row per condition: accuracies (%), bias and its change from the baseline (points)."""
+        return [
             {
                 "condition": c.slug,
                 "male_adjective": c.male,
@@ -254,39 +305,22 @@ class WinoBiasLMTask(Task):
             }
             for c in self.conds
         ]
-        extra = {
-            "scoring": o.scoring,
-            "summary": summary,
-            "parameters": {
-                "release": o.release,
-                "type": o.type,
-                "split": o.split,
-                "placement": o.placement,
-                "conditions": [c.slug for c in self.conds],
-                "exclude": sorted(o.exclude_set),
-                "ci_method": o.ci_method if cis is not None else None,
-                "bootstrap_cycles": o.bootstrap_cycles,
-                "confidence_level": o.confidence_level,
-                "seed": self.ctx.seed,
-                "units": "accuracy in percent, bias and diff in points",
-            },
-            "counts": {
-                "pairs": N,
-                "excluded_pairs": len(ws.excluded),
-                "multi_pronoun_pairs_left_out": n_multi,
-                "items": len(by_item),
-                "attempts": len(results),
-                "failed_attempts": sum(not ar.ok for ar in results),
-                "failed_items": failed,
-                "ties": ties,
-                "predicted": preds,
-                "incomplete": failed > 0,
-            },
+
+    def _parameters(self, has_ci: bool) -> dict[str, Any]:
+        o = self.options
+        return {
+            "release": o.release,
+            "type": o.type,
+            "split": o.split,
+            "placement": o.placement,
+            "conditions": [c.slug for c in self.conds],
+            "exclude": sorted(o.exclude_set),
+            "ci_method": o.ci_method if has_ci else None,
+            "bootstrap_cycles": o.bootstrap_cycles,
+            "confidence_level": o.confidence_level,
+            "seed": self.ctx.seed,
+            "units": "accuracy in percent, bias and diff in points",
         }
-        head = ["bias", "acc_pro", "acc_anti"] + [f"{c.slug}/diff" for c in self.conds if c.slug != BASELINE][
-            :8
-        ]
-        return TaskResult(metrics=metrics, extra=extra, records=records, headline=head)
 
     def _metric_names(self) -> list[str]:
         names = []
