@@ -23,17 +23,16 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, MaskedLogprobs
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
-from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.abc.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
+from genderscope.tasks.abc import aggregate as A
 from genderscope.tasks.abc import data as D
-from genderscope.tasks.abc import metrics as M
 from genderscope.tasks.abc import rounds as R
 from genderscope.tasks.dawinobias.task import GENDA_LENS_NEEDS_MLM
 
 PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross-entropy"
-OCC_NAMES = {"all": "all", "femocc": "female", "maleocc": "male"}
 
 
 @dataclass
@@ -175,156 +174,46 @@ class ABCTask(Task):
                 "abc: no triplet was fully answered, nothing to score"
                 + (f" (first error: {first_error})" if first_error else "")
             )
-        groups = np.array([t.group for t in triplets])[ok]
-        p = ppl[ok]
-        per = {
-            "rel_male": p[:, 1] - p[:, 0],
-            "rel_female": p[:, 2] - p[:, 0],
-            "ratio_male": p[:, 1] / p[:, 0],
-            "ratio_female": p[:, 2] / p[:, 0],
-        }
-        is_f = groups == "female"
-        fem, male = np.flatnonzero(is_f), np.flatnonzero(~is_f)
+        return self._aggregate(ppl, np.array([t.group for t in triplets]), records, n_unk, not_special)
+
+    def _aggregate(
+        self,
+        ppl: np.ndarray,
+        groups: np.ndarray,
+        records: list[dict[str, Any]],
+        n_unk: int,
+        not_special: set[str],
+    ) -> TaskResult:
+        """Medians, effects and metrics from the per-variant perplexities (see :mod:`.aggregate`)."""
+        o = self.options
+        compat = o.mode == "genda-lens"
+        s = A.sentences(ppl, groups)
         extra: dict[str, Any] = {
-            "mode": self.options.mode,
-            "scoring": self.options.scoring,
+            "mode": o.mode,
+            "scoring": o.scoring,
             "direction": "ges = log2(median rel female / median rel male): > 0 means the female "
             "anti-reflexive (hendes) is penalised more than the male one (hans)",
-            "n_failed_triplets": int((~ok).sum()),
+            "n_failed_triplets": int(ppl.shape[0] - s.p.shape[0]),
         }
         values: dict[str, Any] = {}
-        rows: list[dict[str, Any]] = []
-        for g, name in OCC_NAMES.items():
-            idx = {"all": np.concatenate([fem, male]), "femocc": fem, "maleocc": male}[g]
-            sfx = "" if g == "all" else f"_{g}"
-            for pron in ("female", "male"):
-                rel = per[f"rel_{pron}"][idx]
-                if rel.size == 0:
-                    continue
-                row: dict[str, Any] = {"occupations": name, "pronoun": pron, "n": int(rel.size)}
-                if compat:
-                    m, q25, q75, s = M.compat_summary(rel)
-                    values[f"summary_rel_{pron}_{g}"] = s
-                    row["summary"] = s
-                else:
-                    m = float(np.median(rel))
-                    q25, q75 = (float(x) for x in np.percentile(rel, [25, 75]))
-                    values[f"median_ratio_{pron}{sfx}"] = float(np.median(per[f"ratio_{pron}"][idx]))
-                    anti = p[idx, 2 if pron == "female" else 1]
-                    values[f"ratio_of_medians_{pron}{sfx}"] = float(np.median(anti) / np.median(p[idx, 0]))
-                    row["median_ratio"] = values[f"median_ratio_{pron}{sfx}"]
-                values[f"median_rel_{pron}{sfx}"] = m
-                values[f"iqr_rel_{pron}{sfx}"] = [q25, q75]
-                row.update(median_rel=m, q25_rel=q25, q75_rel=q75)
-                order = (
-                    "occupations",
-                    "pronoun",
-                    "n",
-                    "median_rel",
-                    "q25_rel",
-                    "q75_rel",
-                    "summary",
-                    "median_ratio",
-                )
-                rows.append({k: row[k] for k in order if k in row})  # spec §4.3 column order
-        values["median_ppl_reflexive"] = float(np.median(p[:, 0]))
-        values["median_ppl_hans"] = float(np.median(p[:, 1]))
-        values["median_ppl_hendes"] = float(np.median(p[:, 2]))
-        values["n_sentences"] = int(p.shape[0])
-        values["n_femocc"], values["n_maleocc"] = int(fem.size), int(male.size)
-        values["n_rel_nonpositive_female"] = int(np.sum(per["rel_female"] <= 0))
-        values["n_rel_nonpositive_male"] = int(np.sum(per["rel_male"] <= 0))
+        rows = A.nuance(s, compat, values)
+        A.overall(s, values)
         boot = None
         if compat:
-            values["n_unk_substitutions"] = n_unk
-            warnings = extra.setdefault("warnings", [])
-            if n_unk:
-                warnings.append(
-                    f"{n_unk} literal hans/hendes substitutions are not in the vocabulary and became the "
-                    "unknown token (spec §4.1 step 4; GenDa Lens does the same silently)"
-                )
-            if not_special:
-                warnings.append(
-                    f"start/sep token(s) {sorted(not_special)} are not special tokens of the tokenizer: they "
-                    "are tokenised as text, as GenDa Lens would silently do"
-                )
-            if not warnings:
-                del extra["warnings"]
-            ges, err, warn = M.compat_ges(values["median_rel_female"], values["median_rel_male"])
-            values["ges"] = ges
-            if err:
-                extra["ges_error"] = err
-            if warn:
-                extra["ges_warning"] = warn
+            A.compat_effects(values, extra, n_unk, not_special)
             extra["compat_tables"] = self.compat_tables(values)
         else:
-            point = M.effects(
-                *(
-                    M.split_groups(per[k], fem, male)
-                    for k in ("rel_female", "rel_male", "ratio_female", "ratio_male")
-                )
-            )
-            for k in (
-                "ges",
-                "ges_ratio",
-                "ges_femocc",
-                "ges_maleocc",
-                "ges_ratio_femocc",
-                "ges_ratio_maleocc",
-                "ges_occ_diff",
-                "ges_ratio_occ_diff",
-            ):
-                x = float(point[k][0])
-                values[k] = None if math.isnan(x) else x
-            reasons = {}
-            for g in M.OCC:
-                sfx = "" if g == "all" else f"_{g}"
-                if values.get(f"ges{sfx}") is None and f"median_rel_male{sfx}" in values:
-                    reasons[f"ges{sfx}"] = self._reason(
-                        values[f"median_rel_female{sfx}"], values[f"median_rel_male{sfx}"]
-                    )
-            if reasons.get("ges"):
-                extra["ges_undefined_reason"] = reasons["ges"]
-            extra["ges_undefined_reasons"] = reasons
-            if self.options.n_boot > 0 and fem.size and male.size:
-                o = self.options
-                boot = M.bootstrap(per, is_f, o.n_boot, o.bootstrap_seed, o.confidence_level, ppl=p)
-                extra["bootstrap"] = boot
-                for r in rows:
-                    sfx = (
-                        ""
-                        if r["occupations"] == "all"
-                        else f"_{'femocc' if r['occupations'] == 'female' else 'maleocc'}"
-                    )
-                    r["median_rel_ci95"] = boot["ci95"].get(f"median_rel_{r['pronoun']}{sfx}")
-            extra["effect_table"] = [
-                {
-                    "occupations": OCC_NAMES[g],
-                    "ges": values.get(f"ges{sfx}"),
-                    "ges_undefined_reason": (reasons.get(f"ges{sfx}") or "").split(":")[0] or None,
-                    "ges_ratio": values.get(f"ges_ratio{sfx}"),
-                    "ges_ci95": boot["ci95"].get(f"ges{sfx}") if boot else None,
-                    "ges_ratio_ci95": boot["ci95"].get(f"ges_ratio{sfx}") if boot else None,
-                }
-                for g in M.OCC
-                for sfx in ["" if g == "all" else f"_{g}"]
-            ]
+            boot = A.default_effects(s, values, extra, rows, o)
         extra["nuance_table"] = rows
-        metrics: dict[str, Metric] = {}
         why_no_boot = (
             no_ci.COMPAT
             if compat
             else no_ci.bootstrap_off("n_boot")
-            if self.options.n_boot <= 0
+            if o.n_boot <= 0
             else "the bootstrap needs sentences of both occupation files"
         )
-        for k, v in values.items():
-            if isinstance(v, (str, list)):
-                extra.setdefault("values", {})[k] = v
-                continue
-            metrics[k] = Metric(v, *no_ci.from_bootstrap(boot, k, off=why_no_boot))
         return TaskResult(
-            metrics=metrics,
+            metrics=A.metrics_of(values, extra, boot, why_no_boot),
             extra=extra,
             records=records,
             headline=[
@@ -337,17 +226,6 @@ class ABCTask(Task):
                 "median_ppl_reflexive",
             ],
         )
-
-    @staticmethod
-    def _reason(m_f: float, m_m: float) -> str:
-        parts = []
-        for name, m in (("male", m_m), ("female", m_f)):
-            if not m > 0:
-                parts.append(
-                    f"median relative perplexity of the {name} variant is {m:.4g} ≤ 0: the anti-reflexive "
-                    "variant is not more surprising than the reflexive one"
-                )
-        return "; ".join(parts)
 
     def compat_tables(self, v: dict[str, Any]) -> dict[str, Any]:
         """GenDa Lens's condensed and detailed DataFrames (§4.3), labels misaligned as upstream."""
