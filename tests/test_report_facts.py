@@ -92,7 +92,14 @@ def test_attempt_sample_reads_the_request_kind_and_the_declared_text_field() -> 
     lps = {"tokens": ["a", "b"], "offsets": [[0, 1], [1, 2]], "logprobs": [None, -2.0]}
     assert response_text(lps, "token_logprobs") == response_text(lps) == "2 tokens, sum of log-probs -2 nats"
     assert response_text(lps, "tokenize").startswith("2 tokens: a b")  # the kind wins over the shape
-    rec = {"task": "abc", "item_id": "abc/1", "trial": 1, "prompt": None, "response": None, "text": "Han så sig"}
+    rec = {
+        "task": "abc",
+        "item_id": "abc/1",
+        "trial": 1,
+        "prompt": None,
+        "response": None,
+        "text": "Han så sig",
+    }
     cols, rows = attempt_table([rec, {**rec, "task": "gest"}])
     assert rows[0][cols.index("prompt")] == "Han så sig"  # abc declares attempt_text="text"
     assert rows[1][cols.index("prompt")].startswith("(no text prompt")

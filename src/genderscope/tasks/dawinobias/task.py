@@ -10,7 +10,7 @@ sentences (pro over anti).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -78,6 +78,88 @@ def spread(n: int, limit: int | None) -> list[int]:
     if limit <= 0:
         return []
     return sorted(set(np.linspace(0, n - 1, limit).round().astype(int).tolist()))
+
+
+HEADLINE = ["ges", "acc_pro", "acc_anti", "f1_pro_female", "f1_pro_male", "f1_anti_female", "f1_anti_male"]
+
+
+@dataclass
+class Decisions:
+    """The items' predicted groups by (condition, line), their records, failed lines, prefix matches
+    (default top-1 reading), ties (candidates) and the first error met."""
+
+    pred: dict[tuple[str, int], str] = field(default_factory=dict)
+    records: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    failed: set[int] = field(default_factory=set)
+    n_prefix: int = 0
+    n_ties: int = 0
+    first_error: str | None = None
+
+
+def _accuracies(sc: dict[str, dict[str, float]], compat: bool) -> dict[str, Any]:
+    """Accuracy and per-gender F1 of each condition (compat: rounded as GenDa Lens), and the accuracy
+    within each gold gender (default mode; None when the condition has no gold item of that gender)."""
+    rnd = M.r2np if compat else (lambda x: x)
+    values: dict[str, Any] = {}
+    for c in D.CONDITIONS:
+        values[f"acc_{c}"] = rnd(sc[c]["acc"])
+        for g in ("female", "male"):
+            values[f"f1_{c}_{g}"] = rnd(sc[c][f"f1_{g}"])
+            if not compat:  # undefined (no gold item of that gender, e.g. with --limit): None, never NaN
+                within = sc[c][f"acc_{g}"]
+                values[f"acc_{c}_{g}"] = None if np.isnan(within) else within
+    return values
+
+
+def _ges(sc: dict[str, dict[str, float]], values: dict[str, Any], compat: bool, extra: dict[str, Any]) -> Any:
+    """GES = log2(acc_pro / acc_anti) (compat: GenDa Lens's, from the rounded accuracies); why it is
+    undefined or not finite goes to ``extra``."""
+    if compat:
+        ges, err = M.compat_ges(values["acc_pro"], values["acc_anti"])
+        if err:
+            extra["ges_error"] = err
+        elif ges is not None and not np.isfinite(ges):
+            extra["ges_nonfinite"] = "NaN" if np.isnan(ges) else ("+inf" if ges > 0 else "-inf")
+        return ges
+    ges, reason = M.default_ges(sc["pro"]["acc"], sc["anti"]["acc"])
+    if reason:
+        extra["ges_undefined_reason"] = reason
+    return ges
+
+
+def _counts(gold: dict[str, np.ndarray], pred: dict[str, np.ndarray]) -> dict[str, int]:
+    """Items, gold genders and predicted groups per condition."""
+    out: dict[str, int] = {}
+    for c in D.CONDITIONS:
+        out[f"n_items_{c}"] = int(gold[c].size)
+        for g in ("female", "male"):
+            out[f"n_gold_{c}_{g}"] = int(np.sum(gold[c] == M.CODE[g]))
+        for g in M.GROUPS:
+            out[f"n_pred_{c}_{g}"] = int(np.sum(pred[c] == M.CODE[g]))
+    return out
+
+
+def _nuance_table(values: dict[str, Any], boot: dict[str, Any] | None, compat: bool) -> list[dict[str, Any]]:
+    """Per condition and gold gender: counts, F1 (default mode: accuracy within and F1's CI)."""
+    return [
+        {
+            "condition": c,
+            "pronoun": g,
+            "n_gold": values[f"n_gold_{c}_{g}"],
+            "n_pred": values[f"n_pred_{c}_{g}"],
+            "f1": values[f"f1_{c}_{g}"],
+            **(
+                {}
+                if compat
+                else {
+                    "acc_within": values[f"acc_{c}_{g}"],
+                    "f1_ci95": boot["ci95"][f"f1_{c}_{g}"] if boot else None,
+                }
+            ),
+        }
+        for c in D.CONDITIONS
+        for g in ("female", "male")
+    ]
 
 
 class DaWinoBiasTask(Task):
@@ -169,7 +251,6 @@ class DaWinoBiasTask(Task):
     # ---------------------------------------------------------------- scoring
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
-        compat = self.options.mode == "genda-lens"
         top1 = self.scoring == "top1"
         plan = self.rounds()
         stages = [R.stage(plan, ar) for ar in results]
@@ -208,66 +289,96 @@ class DaWinoBiasTask(Task):
                     S.sentence_score(ar.answer()),
                 )
             records.append({"stage": stage})
-        pred: dict[tuple[str, int], str] = {}
-        failed: set[int] = set()
-        n_prefix = n_ties = 0
-        first_error: str | None = None
-        item_records = {}
-        for it in items:
-            key = (it["condition"], it["line"])
-            gold_group = D.compat_group(it["gold"]) if compat else D.GENDER[it["gold"]]
-            rec: dict[str, Any] = {
-                k: it[k] for k in ("condition", "line", "text", "gold", "pair_identical", "pair_extra_diff")
-            }
-            rec["gold_group"] = gold_group
-            got = answers.get(key)
-            if got is None or (not top1 and len(got) < 2):
-                first_error = first_error or errors.get(key, "the encoded input has no single mask token")
-                failed.add(it["line"])
-                rec.update(model_input=None, pred_group=None, correct=None)
-                item_records[key] = rec
-                continue
-            if top1:
-                top = FillMask.of(got.response).top[0]
-                rec["model_input"] = got.attempt.meta["input"]
-                if compat:
-                    group = D.compat_group(top.decoded if top.decoded is not None else "")
-                    rec["pred_token"] = top.decoded
-                else:
-                    group, norm, match = self.robust_group(top, prefixes)
-                    n_prefix += match == "prefix"
-                    rec.update(pred_token=top.token, pred_norm=norm, match=match)
-            else:
-                (f, sf), (m, sm) = got["female"], got["male"]
-                delta = sf.loglik - sm.loglik
-                group = "female" if delta > 0 else "male" if delta < 0 else "other"
-                n_ties += delta == 0
-                rec.update(
-                    model_input=it["left"] + "_" + it["right"],
-                    candidates={f: sf.loglik, m: sm.loglik},
-                    delta=delta,
-                )
-            pred[key] = group
-            rec.update(pred_group=group, correct=group == gold_group and group != "other")
-            item_records[key] = rec
+        d = self._decide(items, answers, errors, prefixes)
         # one record per attempt: the item's record on its fill / first candidate attempt
         for j, (ar, stage) in enumerate(zip(results, stages)):
             a = ar.attempt
             if stage in (R.FILL, R.CANDIDATE):
                 key = (a.meta["condition"], a.meta["line"])
                 records[j] = (
-                    {**item_records[key], "candidate": a.meta.get("candidate")}
+                    {**d.records[key], "candidate": a.meta.get("candidate")}
                     if stage == R.CANDIDATE
-                    else item_records[key]
+                    else d.records[key]
                 )
-        lines = sorted({it["line"] for it in items} - failed)
+        lines = sorted({it["line"] for it in items} - d.failed)
         if not lines:
             raise UsageError(
                 "dawinobias: no line pair was answered in both conditions, nothing to score"
-                + (f" (first error: {first_error})" if first_error else "")
+                + (f" (first error: {d.first_error})" if d.first_error else "")
             )
+        gold_codes, pred_codes, same = self._codes(items, d.pred, lines)
+        result = self._summarise(gold_codes, pred_codes, records, d, pieces, same)
+        if mask_warned:
+            result.extra.setdefault("warnings", []).append(
+                f"--mask-token {self.options.mask_token!r} is not the tokenizer's mask token "
+                "(GenDa Lens parity experiments only)"
+            )
+        return result
+
+    def _decide(
+        self,
+        items: list[dict[str, Any]],
+        answers: dict[tuple[str, int], Any],
+        errors: dict[tuple[str, int], str],
+        prefixes: Any,
+    ) -> Decisions:
+        """Each item's predicted group from its answers (pure per item) and its record."""
+        d = Decisions()
+        for it in items:
+            key = (it["condition"], it["line"])
+            rec: dict[str, Any] = {
+                k: it[k] for k in ("condition", "line", "text", "gold", "pair_identical", "pair_extra_diff")
+            }
+            rec["gold_group"] = (
+                D.compat_group(it["gold"]) if self.options.mode == "genda-lens" else D.GENDER[it["gold"]]
+            )
+            got = answers.get(key)
+            if got is None or (self.scoring != "top1" and len(got) < 2):
+                d.first_error = d.first_error or errors.get(key, "the encoded input has no single mask token")
+                d.failed.add(it["line"])
+                rec.update(model_input=None, pred_group=None, correct=None)
+                d.records[key] = rec
+                continue
+            group = (
+                self._read_top1(got, prefixes, rec, d)
+                if self.scoring == "top1"
+                else self._read_candidates(got, it, rec, d)
+            )
+            d.pred[key] = group
+            rec.update(pred_group=group, correct=group == rec["gold_group"] and group != "other")
+            d.records[key] = rec
+        return d
+
+    def _read_top1(self, got: AttemptResult, prefixes: Any, rec: dict[str, Any], d: Decisions) -> str:
+        """The group of a fill answer's top prediction (``rec`` gets the token; prefix matches counted)."""
+        top = FillMask.of(got.response).top[0]
+        rec["model_input"] = got.attempt.meta["input"]
+        if self.options.mode == "genda-lens":
+            rec["pred_token"] = top.decoded
+            return D.compat_group(top.decoded if top.decoded is not None else "")
+        group, norm, match = self.robust_group(top, prefixes)
+        d.n_prefix += match == "prefix"
+        rec.update(pred_token=top.token, pred_norm=norm, match=match)
+        return group
+
+    @staticmethod
+    def _read_candidates(got: dict[str, Any], it: dict[str, Any], rec: dict[str, Any], d: Decisions) -> str:
+        """The candidate with the higher sentence log-likelihood ("other" on a tie, counted)."""
+        (f, sf), (m, sm) = got["female"], got["male"]
+        delta = sf.loglik - sm.loglik
+        d.n_ties += delta == 0
+        rec.update(
+            model_input=it["left"] + "_" + it["right"], candidates={f: sf.loglik, m: sm.loglik}, delta=delta
+        )
+        return "female" if delta > 0 else "male" if delta < 0 else "other"
+
+    def _codes(
+        self, items: list[dict[str, Any]], pred: dict[tuple[str, int], str], lines: list[int]
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
+        """Gold and predicted group codes per condition over ``lines``, and how many pairs have the same
+        input in both conditions."""
         by_key = {(it["condition"], it["line"]): it for it in items}
-        group_of = D.compat_group if compat else D.GENDER.get
+        group_of = D.compat_group if self.options.mode == "genda-lens" else D.GENDER.get
         gold_codes = {
             c: np.array([M.CODE[group_of(by_key[(c, ln)]["gold"])] for ln in lines]) for c in D.CONDITIONS
         }
@@ -278,112 +389,49 @@ class DaWinoBiasTask(Task):
             for ln in sorted({it["line"] for it in items})
             if ("anti", ln) in by_key and ("pro", ln) in by_key
         )
-        result = self._summarise(gold_codes, pred_codes, records, len(failed), n_prefix, n_ties, pieces, same)
-        if mask_warned:
-            result.extra.setdefault("warnings", []).append(
-                f"--mask-token {self.options.mask_token!r} is not the tokenizer's mask token "
-                "(GenDa Lens parity experiments only)"
-            )
-        return result
+        return gold_codes, pred_codes, same
 
     def _summarise(
         self,
         gold: dict[str, np.ndarray],
         pred: dict[str, np.ndarray],
         records: list[dict[str, Any]],
-        n_failed: int,
-        n_prefix: int,
-        n_ties: int,
+        d: Decisions,
         pieces: dict[str, list[str]],
         same_input_pairs: int,
     ) -> TaskResult:
         o = self.options
         compat = o.mode == "genda-lens"
         sc = {c: M.condition_scores(gold[c], pred[c]) for c in D.CONDITIONS}
-        rnd = M.r2np if compat else (lambda x: x)
-        values: dict[str, Any] = {}
-        for c in D.CONDITIONS:
-            values[f"acc_{c}"] = rnd(sc[c]["acc"])
-            for g in ("female", "male"):
-                values[f"f1_{c}_{g}"] = rnd(sc[c][f"f1_{g}"])
-                if not compat:  # undefined (no gold item of that gender, e.g. with --limit): None, never NaN
-                    within = sc[c][f"acc_{g}"]
-                    values[f"acc_{c}_{g}"] = None if np.isnan(within) else within
         extra: dict[str, Any] = {
             "mode": o.mode,
             "scoring": self.scoring,
             "direction": "ges = log2(acc_pro / acc_anti): > 0 means better on pro-stereotypical sentences",
         }
-        if compat:
-            ges, err = M.compat_ges(values["acc_pro"], values["acc_anti"])
-            if err:
-                extra["ges_error"] = err
-            elif ges is not None and not np.isfinite(ges):
-                extra["ges_nonfinite"] = "NaN" if np.isnan(ges) else ("+inf" if ges > 0 else "-inf")
-        else:
-            ges, reason = M.default_ges(sc["pro"]["acc"], sc["anti"]["acc"])
-            if reason:
-                extra["ges_undefined_reason"] = reason
-        values["ges"] = ges
-        for c in D.CONDITIONS:
-            values[f"n_items_{c}"] = int(gold[c].size)
-            for g in ("female", "male"):
-                values[f"n_gold_{c}_{g}"] = int(np.sum(gold[c] == M.CODE[g]))
-            for g in M.GROUPS:
-                values[f"n_pred_{c}_{g}"] = int(np.sum(pred[c] == M.CODE[g]))
+        values = _accuracies(sc, compat)
+        values["ges"] = _ges(sc, values, compat, extra)
+        values.update(_counts(gold, pred))
         values["n_same_input_pairs"] = int(same_input_pairs)
         if not compat:
-            values["n_prefix_matches"] = n_prefix
-            values["n_ties"] = n_ties
+            values["n_prefix_matches"] = d.n_prefix
+            values["n_ties"] = d.n_ties
         boot = None
         if not compat and o.n_boot > 0:
             boot = M.pair_bootstrap(gold, pred, o.n_boot, o.bootstrap_seed, o.confidence_level)
             extra["bootstrap"] = boot
-        metrics: dict[str, Metric] = {}
         off = no_ci.COMPAT if compat else no_ci.bootstrap_off("n_boot")
-        for k, v in values.items():
-            metrics[k] = Metric(
-                v, *no_ci.from_bootstrap(boot, k, off=no_ci.EXACT_COUNT if k.startswith("n_") else off)
-            )
-        extra["nuance_table"] = [
-            {
-                "condition": c,
-                "pronoun": g,
-                "n_gold": values[f"n_gold_{c}_{g}"],
-                "n_pred": values[f"n_pred_{c}_{g}"],
-                "f1": values[f"f1_{c}_{g}"],
-                **(
-                    {}
-                    if compat
-                    else {
-                        "acc_within": values[f"acc_{c}_{g}"],
-                        "f1_ci95": boot["ci95"][f"f1_{c}_{g}"] if boot else None,
-                    }
-                ),
-            }
-            for c in D.CONDITIONS
-            for g in ("female", "male")
-        ]
+        metrics = {
+            k: Metric(v, *no_ci.from_bootstrap(boot, k, off=no_ci.EXACT_COUNT if k.startswith("n_") else off))
+            for k, v in values.items()
+        }
+        extra["nuance_table"] = _nuance_table(values, boot, compat)
         if compat:
             extra["compat_tables"] = G.compat_tables(values, self.ctx.model_target or self.ctx.model_kind)
         else:
             extra["pronoun_pieces"] = pieces or None
             extra["exclude_pairs"] = o.exclude_pairs
-        extra["n_failed_pairs"] = n_failed
-        return TaskResult(
-            metrics=metrics,
-            extra=extra,
-            records=records,
-            headline=[
-                "ges",
-                "acc_pro",
-                "acc_anti",
-                "f1_pro_female",
-                "f1_pro_male",
-                "f1_anti_female",
-                "f1_anti_male",
-            ],
-        )
+        extra["n_failed_pairs"] = len(d.failed)
+        return TaskResult(metrics=metrics, extra=extra, records=records, headline=HEADLINE)
 
     def render(self, result: TaskResult) -> Any:
         from genderscope.tasks.genda_render import render_genda
