@@ -35,6 +35,50 @@ from genderscope.tasks.dawinobias.task import GENDA_LENS_NEEDS_MLM
 PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross-entropy"
 
 
+@dataclass(frozen=True)
+class VariantReading:
+    """One scored variant read from its answer: perplexity (NaN: no usable answer), its fields in
+    attempts.jsonl, and (genda-lens mode) whether hans/hendes became the unknown token and which
+    start/sep tokens are not special."""
+
+    ppl: float
+    fields: dict[str, Any]
+    error: str | None = None
+    unk: bool = False
+    not_special: tuple[str, ...] = ()
+
+
+def triplet_fields(t: Any, v: int) -> dict[str, Any]:
+    """The attempts.jsonl fields naming variant ``v`` of triplet ``t``."""
+    return {
+        "occupations": t.group,
+        "triplet": t.index,
+        "occupation": t.occupation,
+        "template": t.template,
+        "variant": D.VARIANTS[v],
+        "reflexive_form": t.reflexive_form,
+        "text": t.lines[v],
+    }
+
+
+def read_variant(ar: AttemptResult, compat: bool) -> VariantReading:
+    """Perplexity of one variant from its answer (pure): genda-lens mode exp(cross-entropy), default
+    mode exp(−LL/N) of the (pseudo-)log-likelihood."""
+    r, meta = ar.response, ar.attempt.meta
+    if not ar.ok or not isinstance(r, dict):
+        return VariantReading(math.nan, {"error": ar.error}, ar.error)
+    if compat:
+        ce = float(MaskedLogprobs.of(r).loss)  # type: ignore[arg-type]
+        ppl = math.exp(ce)
+        fields = {"n_tokens": meta["n_tokens"], "ce": ce, "ppl": ppl}
+        return VariantReading(ppl, fields, unk=bool(meta["unk"]), not_special=tuple(meta["not_special"]))
+    sc = S.sentence_score(ar.answer())
+    ppl = sc.ppl()
+    return VariantReading(
+        ppl, {"n_tokens": sc.n_tokens, "ppl": ppl, "loglik": sc.loglik, "n_scored": sc.n_scored}
+    )
+
+
 @dataclass
 class ABCOptions:
     mode: str = opt(
@@ -135,34 +179,15 @@ class ABCTask(Task):
                 records.append({"stage": stage})
                 continue
             t, v = meta["triplet"], meta["variant"]
-            rec: dict[str, Any] = {
-                "occupations": t.group,
-                "triplet": t.index,
-                "occupation": t.occupation,
-                "template": t.template,
-                "variant": D.VARIANTS[v],
-                "reflexive_form": t.reflexive_form,
-                "text": t.lines[v],
-            }
-            r = ar.response
+            got = read_variant(ar, compat)
+            rec: dict[str, Any] = {**triplet_fields(t, v), **got.fields}
             records.append(rec)
             by_slot[(row_of[t], v)] = rec
-            if not ar.ok or not isinstance(r, dict):
-                rec["error"] = ar.error
-                first_error = first_error or ar.error
-                continue
-            if compat:
-                ce = float(MaskedLogprobs.of(r).loss)  # type: ignore[arg-type]
-                ppl[row_of[t], v] = math.exp(ce)
-                rec.update(n_tokens=meta["n_tokens"], ce=ce, ppl=ppl[row_of[t], v])
-                n_unk += bool(meta["unk"])
-                not_special.update(meta["not_special"])
-            else:
-                sc = S.sentence_score(ar.answer())
-                ppl[row_of[t], v] = sc.ppl()
-                rec.update(
-                    n_tokens=sc.n_tokens, ppl=ppl[row_of[t], v], loglik=sc.loglik, n_scored=sc.n_scored
-                )
+            ppl[row_of[t], v] = got.ppl
+            if "error" in got.fields:
+                first_error = first_error or got.error
+            n_unk += got.unk
+            not_special.update(got.not_special)
         ok = ~np.isnan(ppl).any(axis=1)
         for (i, v), rec in by_slot.items():
             if v and ok[i]:
