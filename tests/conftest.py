@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -16,6 +17,18 @@ if "GENDERSCOPE_DATA_MIRROR" not in os.environ and MIRROR.is_dir():
 # one torch thread per test process when the suite runs in parallel
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("GENDERSCOPE_TORCH_THREADS", "1")
+
+
+#: packages of the [hf] extra that are not installed (the core install, `pip install -e .[dev]`, has none)
+HF_MISSING = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+
+
+@pytest.fixture(scope="session")
+def hf() -> None:
+    """Skip, naming the reason, where the [hf] extra is missing: tests (``@pytest.mark.usefixtures("hf")``)
+    and fixtures (an ``hf`` argument) that need torch/transformers; the core install runs all others."""
+    if HF_MISSING:
+        pytest.skip(f"needs the [hf] extra ({', '.join(HF_MISSING)} not installed): pip install -e '.[hf]'")
 
 
 @pytest.fixture(autouse=True)

@@ -7,11 +7,12 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
-from genderscope.bordia.lm.regularizer import BiasRegularizer, choose_kappa
-from genderscope.bordia.lm.train import preset_config, should_switch_to_asgd
-from genderscope.bordia.pairs import parse_gender_pairs
+torch = pytest.importorskip("torch", reason="needs the [hf] extra (torch): pip install -e '.[hf]'")
+
+from genderscope.bordia.lm.regularizer import BiasRegularizer, choose_kappa  # noqa: E402
+from genderscope.bordia.lm.train import preset_config, should_switch_to_asgd  # noqa: E402
+from genderscope.bordia.pairs import parse_gender_pairs  # noqa: E402
 
 V7_ROWS = {
     "he": (1.6, 1.2, 0, 0),

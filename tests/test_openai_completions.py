@@ -26,7 +26,7 @@ FAST = {"backoff_base": 0.01, "backoff_max": 0.05}
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def models(hf: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("tiny")
     return {
         "plain": build_tiny_causal(root / "plain", WORDS),

@@ -34,14 +34,14 @@ def wb_words() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def tiny_mlm(tmp_path_factory, wb_words) -> Path:
+def tiny_mlm(hf, tmp_path_factory, wb_words) -> Path:
     from genderscope.testing.tiny_models import build_tiny_mlm
 
     return build_tiny_mlm(tmp_path_factory.mktemp("wbmlm"), wb_words, seed=3)
 
 
 @pytest.fixture(scope="module")
-def tiny_causal(tmp_path_factory, wb_words) -> Path:
+def tiny_causal(hf, tmp_path_factory, wb_words) -> Path:
     from genderscope.testing.tiny_models import build_tiny_causal
 
     return build_tiny_causal(tmp_path_factory.mktemp("wbcausal"), wb_words, seed=4)
