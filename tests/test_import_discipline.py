@@ -73,6 +73,7 @@ def test_probe_can_fail(tmp_path):
 
 CLI_MODULES = {
     "genderscope.cli",
+    "genderscope.cli_batch",
     "genderscope.cli_console",
     "genderscope.cli_data",
     "genderscope.cli_results",

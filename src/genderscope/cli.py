@@ -37,6 +37,9 @@ app = typer.Typer(
 )
 app.add_typer(data_app, name="data")
 app.add_typer(cache_app, name="cache")
+from genderscope.cli_batch import batch_app  # noqa: E402
+
+app.add_typer(batch_app, name="batch")
 from genderscope.commands.bordia.cli import bordia_app  # noqa: E402  (no torch import at module level)
 
 app.add_typer(bordia_app, name="bordia")

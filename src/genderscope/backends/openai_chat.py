@@ -15,6 +15,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from genderscope.backends.openai_batch import (
+    BatchFileMixin,
+    BatchHTTPOptions,
+    BatchRoute,
+    make_route,
+    merge_stats,
+)
 from genderscope.backends.openai_http import (  # noqa: F401  (re-exported for callers and tests)
     DEFAULT_BASE_URL,
     LOOPBACK_HOSTS,
@@ -32,7 +39,7 @@ from genderscope.core.requests import CHAT, Job, request_seed
 
 
 @dataclass
-class OpenAIOptions(HTTPOptions):
+class OpenAIOptions(BatchHTTPOptions):
     send_seed: bool = opt(
         True,
         "send a seed in [0, 2^31) derived from (request, trial), so sampled trials repeat where the server "
@@ -78,17 +85,19 @@ def model_fingerprint(kind: str, target: str, model_id: str) -> str:
     return f"{kind}:{target}" + (f"#{model_id}" if model_id else "")
 
 
-class OpenAIChatBackend(Backend):
+class OpenAIChatBackend(BatchFileMixin, Backend):
     kind = "openai"
     description = (
         "OpenAI-compatible chat-completions API (openai:MODEL; --base-url URL[,URL...], $OPENAI_API_KEY)"
     )
     Options = OpenAIOptions
 
-    def __init__(self, target: str, options: OpenAIOptions):
+    def __init__(self, target: str, options: OpenAIOptions, offline: bool = False):
         super().__init__(target, options)
-        self.http = FleetClient(options, f"model {target!r}")
+        self.http = FleetClient(options, f"model {target!r}", offline)
         self.base_url = self.http.urls[0]
+        self._store: Any = None
+        self._batch: BatchRoute | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -98,7 +107,18 @@ class OpenAIChatBackend(Backend):
         return self.http.describe(super().describe())
 
     def stats(self) -> dict[str, Any]:
-        return self.http.stats()
+        return merge_stats(self.http.stats(), self._batch)
+
+    def bind_store(self, store: Any) -> None:
+        self._store = store
+
+    def batch_request(self, job: Job) -> tuple[str, bytes] | None:
+        """(path, body) of a job on the batch route: the online route's, or None for other kinds."""
+        return ("/v1/chat/completions", self.payload(job)) if job.request.kind == CHAT else None
+
+    def batch_parse(self, job: Job, body: bytes) -> str | None:
+        """The answer in a batch result body (as the online route reads it)."""
+        return chat_content(body)
 
     def payload(self, job: Job) -> bytes:
         """The JSON body for one job: the request's sampling parameters + model (+ seed)."""
@@ -106,6 +126,12 @@ class OpenAIChatBackend(Backend):
 
     @handles(CHAT)
     def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        if self.options.batch:
+            if self._batch is None:
+                self._batch = make_route(self, self._store, self.batch_request, self.batch_parse)
+            self._batch.answer(jobs, emit)
+            return
+
         async def handle(job: Job) -> str | None:
             return await self.http.post("/v1/chat/completions", self.payload(job), chat_content)
 

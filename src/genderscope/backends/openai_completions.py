@@ -34,8 +34,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from genderscope.backends import openai_echo as echo
+from genderscope.backends.openai_batch import (
+    BatchFileMixin,
+    BatchHTTPOptions,
+    BatchRoute,
+    make_route,
+    merge_stats,
+)
 from genderscope.backends.openai_chat import chat_body, chat_content, model_fingerprint
-from genderscope.backends.openai_http import FleetClient, HTTPOptions
+from genderscope.backends.openai_http import FleetClient
 from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
@@ -46,7 +53,7 @@ CHECK_TEXT = "The nurse said that she"
 
 
 @dataclass
-class CompletionsOptions(HTTPOptions):
+class CompletionsOptions(BatchHTTPOptions):
     start_token: str = opt(
         "auto",
         "token scored texts start from, as hf-causal's BOS, else EOS: auto (the BOS the server's "
@@ -64,7 +71,7 @@ class CompletionsOptions(HTTPOptions):
             raise ValueError("--start-token must be auto, none or a token string")
 
 
-class OpenAICompletionsBackend(Backend):
+class OpenAICompletionsBackend(BatchFileMixin, Backend):
     kind = "openai-completions"
     description = (
         "OpenAI-compatible /v1/completions with echoed prompt log-probs, e.g. vLLM "
@@ -72,13 +79,15 @@ class OpenAICompletionsBackend(Backend):
     )
     Options = CompletionsOptions
 
-    def __init__(self, target: str, options: CompletionsOptions):
+    def __init__(self, target: str, options: CompletionsOptions, offline: bool = False):
         super().__init__(target, options)
-        self.http = FleetClient(options, f"model {target!r}")
+        self.http = FleetClient(options, f"model {target!r}", offline)
         self.start: str | None = None  # resolved start token string ("" = none)
         self.start_id: int | None = None
         self.probe: dict[str, Any] | None = None
         self._ready = False
+        self._store: Any = None
+        self._batch: BatchRoute | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -94,7 +103,10 @@ class OpenAICompletionsBackend(Backend):
             out["start_token"] = self.start or None
         if self.probe is not None:
             out["echo_probe"] = self.probe
-        return out
+        return merge_stats(out, self._batch)
+
+    def bind_store(self, store: Any) -> None:
+        self._store = store
 
     # -- start-up ------------------------------------------------------------------------------
     def _tokenize(self, text: str, special: bool) -> tuple[list[int], list[str] | None]:
@@ -188,6 +200,59 @@ class OpenAICompletionsBackend(Backend):
     def _echo(self, prompt: str) -> bytes:
         return echo.echo_body(self.target, prompt, self.options.echo_max_tokens)
 
+    def _generate_body(self, job: Job) -> bytes:
+        """A plain completion of a ``generate`` job: its prompt, length, sampling settings and seed."""
+        p = job.request.payload
+        body = {
+            "model": self.target,
+            "prompt": p["prompt"],
+            "max_tokens": p["max_tokens"],
+            "seed": p["seed"] % SEED_LIMIT,
+        }
+        body["temperature"], body["top_p"] = p.get("temperature", 1.0), p.get("top_p", 1.0)
+        return json.dumps(body, ensure_ascii=False).encode()
+
+    # -- the batch route (--batch, `genderscope batch write/read`) ------------------------------------
+    def _batch_start(self) -> str:
+        """The start token on the batch route: the option itself (no server to resolve ``auto``)."""
+        opt_ = self.options.start_token
+        if opt_.lower() == "auto":
+            raise UsageError(
+                "token_logprobs requests on the batch route need --start-token TOKEN (the model's BOS, "
+                "else EOS, e.g. '<|endoftext|>') or --start-token none: `auto` asks a live server"
+            )
+        return "" if opt_.lower() == "none" else opt_
+
+    def batch_request(self, job: Job) -> tuple[str, bytes] | None:
+        """(path, body) of a job on the batch route, exactly as the online route posts it; None for
+        ``tokenize`` (no batch endpoint)."""
+        kind = job.request.kind
+        if kind == TOKEN_LOGPROBS:
+            return "/v1/completions", self._echo(self._batch_start() + job.request.payload["text"])
+        if kind == CHAT:
+            return "/v1/chat/completions", chat_body(self.target, job, self.options.send_seed)
+        if kind == GENERATE:
+            return "/v1/completions", self._generate_body(job)
+        return None
+
+    def batch_parse(self, job: Job, body: bytes) -> Any:
+        """The response of a job from its batch result body (as the online route reads it)."""
+        p, kind = job.request.payload, job.request.kind
+        if kind == TOKEN_LOGPROBS:
+            return echo.token_logprobs_from_echo(body, p["text"], self._batch_start())
+        if kind == CHAT:
+            return chat_content(body)
+        return echo.generate_response(body, p["max_tokens"])
+
+    def _batched(self, jobs: list[Job], emit: Emit) -> bool:
+        """On the batch route (``--batch``): answer ``jobs`` there and say so."""
+        if not self.options.batch:
+            return False
+        if self._batch is None:
+            self._batch = make_route(self, self._store, self.batch_request, self.batch_parse)
+        self._batch.answer(jobs, emit)
+        return True
+
     async def _lookup(self, word: str) -> int | None:
         body = {"model": self.target, "prompt": word, "add_special_tokens": False, "return_token_strs": True}
         ids, strs = await self.http.post("/tokenize", json.dumps(body).encode(), echo.tokenize_ids)
@@ -195,6 +260,9 @@ class OpenAICompletionsBackend(Backend):
 
     @handles(TOKEN_LOGPROBS)
     def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        if self._batched(jobs, emit):
+            return
+
         async def echo_logprobs(job: Job) -> Any:
             start, text = self.start or "", job.request.payload["text"]
             return await self.http.post(
@@ -207,6 +275,9 @@ class OpenAICompletionsBackend(Backend):
 
     @handles(CHAT)
     def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        if self._batched(jobs, emit):
+            return
+
         async def chat(job: Job) -> Any:
             body = chat_body(self.target, job, self.options.send_seed)
             return await self.http.post("/v1/chat/completions", body, chat_content)
@@ -215,19 +286,15 @@ class OpenAICompletionsBackend(Backend):
 
     @handles(GENERATE)
     def _generate_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        if self._batched(jobs, emit):
+            return
+
         async def generate(job: Job) -> Any:
-            p = job.request.payload
-            body = {
-                "model": self.target,
-                "prompt": p["prompt"],
-                "max_tokens": p["max_tokens"],
-                "seed": p["seed"] % SEED_LIMIT,
-            }
-            body["temperature"], body["top_p"] = p.get("temperature", 1.0), p.get("top_p", 1.0)
+            max_tokens = job.request.payload["max_tokens"]
             return await self.http.post(
                 "/v1/completions",
-                json.dumps(body, ensure_ascii=False).encode(),
-                lambda raw: echo.generate_response(raw, p["max_tokens"]),
+                self._generate_body(job),
+                lambda raw: echo.generate_response(raw, max_tokens),
             )
 
         self.http.run(jobs, generate, emit)
@@ -253,5 +320,6 @@ class OpenAICompletionsBackend(Backend):
         self.http.run(jobs, tokenize, emit)
 
     def prepare(self, kinds: frozenset[str]) -> None:
-        if kinds & {TOKEN_LOGPROBS, TOKENIZE}:
+        # the batch route sends token_logprobs without a server to probe; tokenize is always online
+        if kinds & ({TOKENIZE} if self.options.batch else {TOKEN_LOGPROBS, TOKENIZE}):
             self.ready()

@@ -100,6 +100,30 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+_USAGE_DECODER = json.JSONDecoder()
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def count_usage(tokens: Counter[str], body: bytes) -> None:
+    """Add the ``usage`` token counts of an answer body to ``tokens`` (decodes only the usage object)."""
+    i = body.rfind(b'"usage"')
+    if i < 0:
+        return
+    text = body[i + 7 :].decode("utf-8", "replace")
+    j = text.find("{")
+    if j < 0 or text[:j].strip() != ":":
+        return
+    try:
+        usage, _end = _USAGE_DECODER.raw_decode(text, j)
+    except ValueError:
+        return
+    if isinstance(usage, dict):
+        for name in USAGE_FIELDS:
+            v = usage.get(name)
+            if isinstance(v, int) and not isinstance(v, bool):
+                tokens[name] += v
+
+
 def backoff_delay(retry: int, base: float, cap: float, rng: random.Random) -> float:
     """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**retry)) seconds (retry = 0, 1, ...)."""
     return rng.uniform(0.0, min(cap, base * (2.0**retry)))
@@ -234,7 +258,8 @@ Parse = Callable[[bytes], Any]
 class FleetClient:
     """Retrying POSTs over one or more servers (see the module docstring)."""
 
-    def __init__(self, options: HTTPOptions, what: str):
+    def __init__(self, options: HTTPOptions, what: str, offline: bool = False):
+        """``offline``: only build request bodies (batch files), so no API key is required."""
         o = options
         urls = split_base_urls(o.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self.options = o
@@ -243,7 +268,7 @@ class FleetClient:
         hosts = [urlsplit(u).hostname.lower() for u in urls]  # type: ignore[union-attr]
         self.loopback = all(h in LOOPBACK_HOSTS for h in hosts)  # no key needed, no proxy used
         key = os.environ.get(o.api_key_env, "").strip()
-        if not key and not self.loopback:
+        if not key and not self.loopback and not offline:
             raise BackendError(
                 f"no API key: set {o.api_key_env} (the key for {', '.join(sorted(set(hosts)))}); "
                 "only loopback base URLs (127.0.0.1, localhost) work without one"
@@ -255,6 +280,7 @@ class FleetClient:
         self._rng = random.Random()
         self.counts: Counter[str] = Counter()
         self.retry_reasons: Counter[str] = Counter()
+        self.tokens: Counter[str] = Counter()
         self._session: Any = None
         self._successes = 0
 
@@ -273,12 +299,14 @@ class FleetClient:
 
     def stats(self) -> dict[str, Any]:
         out = {
+            "route": "online",
             "http_requests": sum(s.counts["requests"] for s in self.pool.servers),
             "answers": self.counts["answers"],
             "retries": self.counts["retries"],
             "failed_jobs": self.counts["failed"],
             "retry_reasons": dict(self.retry_reasons),
             "seconds": round(self.counts["micros"] / 1e6, 3),
+            "tokens": dict(self.tokens),
         }
         out["servers"] = self.pool.stats()
         return out
@@ -417,6 +445,7 @@ class FleetClient:
                     else:
                         pool.release(server)
                         pool.succeeded(server)
+                        count_usage(self.tokens, raw)
                         self._successes += 1
                         return value
                 elif status >= 500 or status in RETRYABLE_STATUS:

@@ -26,7 +26,8 @@ every cache key.  Register a backend with one line in ``genderscope/registry.py`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar, Sequence, TypeVar
+from pathlib import Path
+from typing import IO, Any, Callable, ClassVar, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
 
 from genderscope.core.errors import UnsupportedKindError
 from genderscope.core.options import NoOptions
@@ -134,9 +135,32 @@ class Backend(ABC):
             "fingerprint": self.fingerprint,
         }
 
+    def bind_store(self, store: Any) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Called with the run's response store (None with ``--no-cache``) before the first ``answer``:
+        a backend that keeps state between runs (the batch route's submitted jobs) records it there."""
+
     def stats(self) -> dict[str, Any]:
         """Counters for ``run.json`` (requests sent, retries, ...)."""
         return {}
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources (connections, models)."""
+
+
+@runtime_checkable
+class BatchFiles(Protocol):
+    """A backend whose requests can go through a batch file run elsewhere (``genderscope batch write``
+    / ``read``): each line carries a ``custom_id`` = the request's store key.  Such a backend is
+    constructed with ``offline=True`` for files (no server is contacted, no API key needed)."""
+
+    def write_batch(self, jobs: Sequence[Job], fh: IO[bytes]) -> list[str]:
+        """Write one line per job; the custom ids written (UsageError for a kind with no batch form)."""
+        ...
+
+    def read_batch(self, path: Path) -> Iterator[tuple[str, Any]]:
+        """(custom id, result line) per line of an output file (ValueError naming file:line if malformed)."""
+        ...
+
+    def batch_outcome(self, job: Job, line: Any) -> Outcome:
+        """The outcome of ``job`` from its result line."""
+        ...

@@ -78,31 +78,36 @@ def default_out_dir(tasks: Sequence[str], model: str) -> Path:
     return Path("runs") / f"{stamp}-{'+'.join(tasks)}-{slug}"
 
 
-def run_tasks(
+@dataclasses.dataclass
+class PreparedRun:
+    """Tasks built for one model, before any model is loaded (:func:`prepare_run`)."""
+
+    tasks: list[Task]
+    backend_cls: type
+    kind: str
+    target: str
+    backend_options: Any
+    data: DataRegistry
+    generation: dict[str, Any]
+
+    def backend(self) -> Any:
+        """The model backend (loads nothing heavy until it answers)."""
+        return self.backend_cls(self.target, self.backend_options)
+
+
+def prepare_run(
     tasks: Sequence[str],
     model: str,
     *,
     trials: int | None = None,
     limit: int | None = None,
     seed: int = 123,
-    out: str | Path | None = None,
-    use_cache: bool = True,
     options: dict[str, Any] | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,
-    progress: bool | None = None,
-    store_path: str | Path | None = None,
     data: DataRegistry | None = None,
-    write: bool = True,
-    console: Any = None,
-    label: str | None = None,
-) -> "RunOutput":
-    """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`.
-
-    ``label``: a short name for the run, stored in run.json (reports show it instead of the model spec).
-    """
-    from genderscope.core.progress import make_progress
-
+) -> PreparedRun:
+    """Build ``tasks`` for ``model`` with the routed options; UsageError on unsupported combinations."""
     if not tasks:
         raise UsageError("name at least one task (see `genderscope tasks`)")
     task_classes = [registry.task_class(t) for t in tasks]
@@ -128,12 +133,60 @@ def run_tasks(
     built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
     for t in built:  # fail early on unsupported combinations, before loading any model
         t.check_model()
+    return PreparedRun(built, backend_cls, kind, target, backend_opts, data, generation)
+
+
+def run_tasks(
+    tasks: Sequence[str],
+    model: str,
+    *,
+    trials: int | None = None,
+    limit: int | None = None,
+    seed: int = 123,
+    out: str | Path | None = None,
+    use_cache: bool = True,
+    options: dict[str, Any] | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    progress: bool | None = None,
+    store_path: str | Path | None = None,
+    data: DataRegistry | None = None,
+    write: bool = True,
+    console: Any = None,
+    label: str | None = None,
+) -> "RunOutput":
+    """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`.
+
+    ``label``: a short name for the run, stored in run.json (reports show it instead of the model spec).
+    """
+    from genderscope.core.progress import make_progress
+
+    prep = prepare_run(
+        tasks,
+        model,
+        trials=trials,
+        limit=limit,
+        seed=seed,
+        options=options,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        data=data,
+    )
+    built, backend_cls, kind, target, data, generation = (
+        prep.tasks,
+        prep.backend_cls,
+        prep.kind,
+        prep.target,
+        prep.data,
+        prep.generation,
+    )
     out_dir = Path(out) if out else default_out_dir(tasks, model)
     started = time.time()
-    backend = backend_cls(target, backend_opts)
+    backend = prep.backend()
     store = ResponseStore(store_path) if (backend_cls.cacheable and use_cache) else None
     runs: list[TaskRun] = []
     try:
+        backend.bind_store(store)
         for t in built:
             # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
             pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()

@@ -234,6 +234,8 @@ def main(argv: list[str] | None = None) -> None:
         "--no-echo-logprobs", action="store_true", help="ignore `echo` (no prompt log-probs, as llama.cpp)"
     )
     p.add_argument("--logprob-shift", type=float, default=None, help="added to every prompt log-prob")
+    p.add_argument("--batch-polls", type=int, default=None, help="retrieves before a batch runs")
+    p.add_argument("--batch-schedule", default=None, help="comma-separated faults of the 1st, 2nd, ... batch")
     p.add_argument("--config-json", default=None, help="a FakeConfig as JSON (other flags override it)")
     a = p.parse_args(argv)
     values: dict[str, Any] = json.loads(a.config_json) if a.config_json else {}
@@ -252,10 +254,11 @@ def main(argv: list[str] | None = None) -> None:
         "max_concurrency",
         "over_capacity",
         "logprob_shift",
+        "batch_polls",
     ):
         if getattr(a, name) is not None:
             values[name] = getattr(a, name)
-    for name in ("faults", "schedule"):
+    for name in ("faults", "schedule", "batch_schedule"):
         if getattr(a, name) is not None:
             values[name] = [s for s in getattr(a, name).split(",") if s]
     if a.no_echo_logprobs:

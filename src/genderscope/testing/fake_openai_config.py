@@ -40,11 +40,21 @@ class FakeConfig:
     # -- capacity (chat and completions requests; faults included) ---------------------------
     max_concurrency: int = 0  # requests served at once (0 = no cap); `latency` runs from admission
     over_capacity: str = "queue"  # beyond the cap: "queue" (wait for a slot, FIFO) or "429" (refuse)
+    # -- Files and Batches (see fake_openai_batch) -------------------------------------------
+    batch_schedule: list[str] = field(default_factory=list)  # faults of the 1st, 2nd, ... batch created
+    batch_polls: int = 1  # retrieves a batch stays in_progress before it runs
+    batch_max_requests: int = 50_000  # lines per input file (more: the batch fails validation)
+    batch_max_bytes: int = 200_000_000  # bytes per input file
 
     def __post_init__(self) -> None:
         for f in list(self.schedule) + list(self.faults):
             if f and f not in FAULT_KINDS:
                 raise ValueError(f"unknown fault {f!r}; known: {', '.join(FAULT_KINDS)}")
+        from genderscope.testing.fake_openai_batch import BATCH_FAULTS
+
+        for f in self.batch_schedule:
+            if f not in BATCH_FAULTS:
+                raise ValueError(f"unknown batch fault {f!r}; known: {', '.join(BATCH_FAULTS[1:])}")
         if self.over_capacity not in OVER_CAPACITY:
             raise ValueError(f"over_capacity must be one of {', '.join(OVER_CAPACITY)}")
 
@@ -59,3 +69,18 @@ def expected_answer(prompt: str, seed: int | None = None) -> str:
     key = prompt if seed is None else f"{prompt}\x00{seed}"
     tag = "(a)(b)(c)"[3 * (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 3) :][:3]
     return f"My answer is {tag}. [{prompt_ref(prompt)}]"
+
+
+def chat_completion_body(model: str | None, content: str | None, prompt: str = "") -> dict[str, object]:
+    """A ``chat.completion`` object answering ``prompt`` with ``content`` (usage: whitespace words)."""
+    n_in, n_out = len(prompt.split()), len((content or "").split())
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
+    }

@@ -24,7 +24,7 @@ from genderscope.testing.fake_openai_completions import (
     parse_completion,
     tokenize_body,
 )
-from genderscope.testing.fake_openai_config import FakeConfig, expected_answer
+from genderscope.testing.fake_openai_config import FakeConfig, chat_completion_body, expected_answer
 from genderscope.testing.fake_openai_state import _State
 
 _REASONS = {
@@ -154,6 +154,12 @@ class _Connection(asyncio.Protocol):
         route = path.split("?", 1)[0].rstrip("/")
         if route.startswith("/_"):
             self._control(method, route, body)
+        elif route.startswith(("/v1/files", "/v1/batches")):
+            st = self.state
+            st.by_endpoint[route.split("/")[2]] += 1
+            config, answer = st.config, self._batch_answer
+            status, out, _ctype = st.batches.handle(method, route, headers, body, config, answer)
+            self._send(_response(status, out))
         elif method == "POST" and route.endswith("/chat/completions"):
             self._chat(headers, body)
         elif method == "POST" and route.endswith("/completions"):
@@ -164,6 +170,24 @@ class _Connection(asyncio.Protocol):
             self._models()
         else:
             self._send(_response(404, _error_body(f"no route {method} {path}", "invalid_request_error")))
+
+    def _batch_answer(self, url: str, req: dict[str, Any]) -> dict[str, Any]:
+        """The answer body of one batch line, as the online route gives it (ValueError = HTTP 400)."""
+        st = self.state
+        st.by_endpoint["batch_lines"] += 1
+        if url.endswith("/chat/completions"):
+            try:
+                prompt = req["messages"][-1]["content"]
+            except (KeyError, IndexError, TypeError):
+                raise ValueError("request body is not a chat request") from None
+            st.by_prompt[prompt] += 1
+            return chat_completion_body(req.get("model"), expected_answer(prompt, req.get("seed")), prompt)
+        model = st.model()
+        if model is None:
+            raise ValueError("this fake server has no completions model (start it with --model-dir DIR)")
+        job = parse_completion(req, model)
+        scored = model.forward([p[0] for p in job.prompts], job.k or 0)
+        return completion_body(model, job, scored, "", st.config.logprob_shift)
 
     def _gate(self, key: str, req: dict[str, Any], headers: dict[str, str], endpoint: str) -> str | None:
         """Count a model request and pick its fault ("" = none); None = already answered (401/404/status)."""
@@ -225,22 +249,7 @@ class _Connection(asyncio.Protocol):
                 self._finish(started, cfg.latency, data, close)
                 return
             content = None if fault in ("null", "no_logprobs") else expected_answer(prompt, req.get("seed"))
-            out = json.dumps(
-                {
-                    "id": "chatcmpl-fake",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": req.get("model"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-                }
-            ).encode()
+            out = json.dumps(chat_completion_body(req.get("model"), content, prompt)).encode()
             delay = cfg.timeout_sleep if fault == "timeout" else cfg.latency
             self._finish(started, delay, _response(200, out), prompts=[prompt])
 

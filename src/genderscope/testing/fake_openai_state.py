@@ -37,6 +37,9 @@ class _State:
         self.by_endpoint: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
         self.last_body: Any = None
+        from genderscope.testing.fake_openai_batch import FakeBatches
+
+        self.batches = FakeBatches()
         self.rng = random.Random(self.config.seed)
         if self._model is not None:
             self._model.forwards = 0
@@ -91,5 +94,6 @@ class _State:
             "answered_by_prompt": dict(self.answered_by_prompt),
             "by_endpoint": dict(self.by_endpoint),
             "last_body": self.last_body,
+            "batch": self.batches.snapshot(),
             "config": dataclasses.asdict(self.config),
         }
