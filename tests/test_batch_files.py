@@ -23,7 +23,7 @@ FAST = {"backoff-base": "0.01", "backoff-max": "0.05"}
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny(hf: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_causal(tmp_path_factory.mktemp("tiny") / "plain", WORDS)
 
 
