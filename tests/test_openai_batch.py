@@ -351,3 +351,41 @@ def test_uploaded_file_without_a_batch_is_created_not_uploaded_again(store):
     assert all(v[0].ok for v in got.values()) and len(got) == 5
     assert counts["uploads"] == 1 and counts["creates"] == 1
     assert [r[0] for r in store._db.execute("SELECT state FROM batch_jobs")] == ["done"]
+
+
+class TwoRoundTask:
+    """A task whose second round asks about the first round's answers (as multi-round tasks do)."""
+
+    name = "two-rounds"
+
+    def attempts(self) -> list:
+        from genderscope.core.task import Attempt
+
+        return [Attempt(f"a{j.index}", 1, j.request) for j in make_jobs(4, "first")]
+
+    def next_attempts(self, results: list) -> list:
+        from genderscope.core.task import Attempt
+
+        if len(results) > 4:
+            return []
+        return [
+            Attempt(
+                f"b{n}", 1, Request(CHAT, {"messages": [{"role": "user", "content": f"why {r.response}?"}]})
+            )
+            for n, r in enumerate(results)
+        ]
+
+
+def test_a_multi_round_task_sends_one_batch_per_round(store):
+    from genderscope.core.runner import execute_task
+
+    with FakeOpenAIServer(FakeConfig()) as srv:
+        backend = batch_backend(srv, store)
+        ex = execute_task(TwoRoundTask(), backend, store)
+        batches = srv.stats()["batch"]["batches"]
+    assert ex.counts.rounds == 2 and ex.counts.requests == 8 and ex.counts.errors == 0
+    assert [b["total"] for b in batches.values()] == [4, 4]
+    assert ex.results[4].response == expected_answer(
+        f"why {ex.results[0].response}?",
+        json.loads(chat_body("gpt-x", Job(0, ex.results[4].attempt.request, 1, ""), True))["seed"],
+    )
