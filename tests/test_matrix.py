@@ -88,3 +88,38 @@ def test_require_kinds_returns_first_declared_kind() -> None:
         "hf-mlm",
         "hf-causal",
     ]
+
+
+@pytest.mark.parametrize("task", ["gest", "winobias-adjectives"])
+def test_chat_tasks_name_every_chat_model_kind_from_the_registry(tmp_path, task) -> None:
+    """The message is derived from the backends' request kinds, so a new chat backend shows up in it."""
+    with pytest.raises(UsageError) as exc:
+        run_tasks([task], f"hf-mlm:{tmp_path}", out=tmp_path / "o", progress=False)
+    works = str(exc.value).split("model kinds that work: ")[1]
+    for kind in ("random", "replay", "openai", "openai-completions", "hf-causal"):
+        assert kind in works
+    assert "hf-mlm" not in works
+
+
+def test_auto_resolution_lives_on_the_task_base_class() -> None:
+    """``auto`` and option groups resolve from ``measurements`` in order; an option value admitting one
+    measurement is kept even when the model cannot make it (check_model then says why)."""
+    from genderscope.core.task import RunContext
+    from genderscope.tasks.abc.task import ABCOptions, ABCTask
+    from genderscope.tasks.dawinobias.task import DaWinoBiasOptions, DaWinoBiasTask
+
+    mlm = RunContext(
+        request_kinds=frozenset({"fill_mask", "masked_logprobs", "tokenize"}), model_kind="hf-mlm"
+    )
+    causal = RunContext(
+        request_kinds=frozenset({"token_logprobs", "tokenize", "chat"}), model_kind="hf-causal"
+    )
+    assert DaWinoBiasTask(DaWinoBiasOptions(), mlm).options.scoring == "top1"
+    assert DaWinoBiasTask(DaWinoBiasOptions(), causal).options.scoring == "loglik"
+    assert DaWinoBiasTask(DaWinoBiasOptions(scoring="candidates"), mlm).options.scoring == "pll"
+    assert ABCTask(ABCOptions(), mlm).options.scoring == "pll"
+    assert ABCTask(ABCOptions(), causal).options.scoring == "loglik"
+    compat = ABCTask(ABCOptions(mode="genda-lens"), causal)
+    assert compat.options.scoring == "cross-entropy"
+    with pytest.raises(UsageError, match="needs a masked LM"):
+        compat.check_model()
