@@ -493,3 +493,15 @@ def test_bordia_flags_route_like_run_options():
     t = options_from_command_line(TrainOptions, ["--lambda", "0.1", "--untied", "--out", "r"], "bordia train")
     assert t.lam == 0.1 and t.overrides() == {"tie_weights": False}
     assert options_from_command_line(CorpusScoreOptions, ["a", "--smoothing", "-1"], "s").smoothing == -1.0
+
+
+def test_run_routes_the_same_names_to_a_task():
+    """`run`'s --name value pairs reach a task's option set by the same names (--no-name for a bool)."""
+    from genderscope import registry
+    from genderscope.core.engine import split_options
+    from genderscope.core.options import build_options
+
+    task, backend = registry.task_class("cooccurrence-amplification"), registry.backend_class("random")
+    per_task, rest = split_options([task], backend, {"k": "3", "no-drop-non-alpha": "true", "W": "7"})
+    options = build_options(task.Options, per_task[0], "task")
+    assert (options.k, options.W, options.drop_non_alpha, rest) == (3, 7, False, {})

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from genderscope.core.errors import UsageError
-from genderscope.core.options import as_dict, build_options
+from genderscope.core.options import as_dict, build_options, field_for
 from genderscope.core.requests import AttemptResult, request_sha256
 from genderscope.core.runlog import (
     ATTEMPT_ENGINE_KEYS,
@@ -49,18 +49,19 @@ class TaskRun:
 def split_options(
     task_classes: Sequence[type], backend_cls: type, values: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Route ``--name value`` pairs to every task that has the option, else to the backend."""
+    """Route ``--name value`` pairs to every task that has the option, else to the backend (a name as
+    :func:`~genderscope.core.options.field_for` reads it: ``--name``, an alias, ``--no-name`` for a bool)."""
     per_task: list[dict[str, Any]] = [{} for _ in task_classes]
     backend_vals: dict[str, Any] = {}
     for key, val in values.items():
         name = key.lstrip("-").replace("-", "_")
         hit = False
         for i, cls in enumerate(task_classes):
-            if name in {f.name for f in dataclasses.fields(cls.Options)}:
-                per_task[i][name] = val
+            if field_for(cls.Options, key) is not None:
+                per_task[i][key] = val
                 hit = True
-        if name in {f.name for f in dataclasses.fields(backend_cls.Options)}:
-            backend_vals[name] = val
+        if field_for(backend_cls.Options, key) is not None:
+            backend_vals[key] = val
             hit = True
         if not hit:
             names = ", ".join(c.name for c in task_classes)
