@@ -16,7 +16,7 @@ from genderscope.testing import engines
 
 pytestmark = pytest.mark.engines
 
-LIMIT = "20"
+LIMIT = "4"  # 24 requests: GEST's 6 orderings of 4 sentences
 
 
 @pytest.mark.timeout(3600)
@@ -26,7 +26,7 @@ def test_run_batch_round_trip_equals_online(vllm_url: str, smol_fp32: Path, tmp_
     except engines.EngineUnavailable as exc:
         pytest.skip(f"engines: {exc}".splitlines()[0])
     req, out = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
-    common = ["--model", "openai:smol", "--limit", LIMIT, "--temperature", "0"]
+    common = ["--model", "openai:smol", "--limit", LIMIT, "--temperature", "0", "--max-tokens", "48"]
     w = genderscope("batch", "write", "gest", *common, "-o", str(req))
     assert w.returncode == 0, w.stderr[-3000:]
     n = sum(1 for _ in open(req))
