@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from enginecli import genderscope, read_run, run_ok
+from test_vllm import CHAT_SIZE
 
 from genderscope.testing.engines import RunningServer
 
@@ -16,9 +17,9 @@ pytestmark = pytest.mark.engines
 
 
 def test_chat_tasks_run_on_llama_cpp_python(llama_server: RunningServer, tmp_path: Path) -> None:
-    for task in ("gest", "winobias-adjectives"):
+    for task, size in sorted(CHAT_SIZE.items()):
         out = run_ok(
-            task, "--model", "openai:smol", "--base-url", llama_server.url, "--limit", "3",
+            task, "--model", "openai:smol", "--base-url", llama_server.url, *size,
             "--max-tokens", "32", "--concurrency", "2", "--out", str(tmp_path / task),
         )  # fmt: skip
         _results, run, attempts = read_run(out)
