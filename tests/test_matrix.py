@@ -3,12 +3,14 @@ and a clear early error for combinations that make no sense."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from genderscope.cli import app
 from genderscope.core.engine import run_tasks
 from genderscope.core.errors import UsageError
 from genderscope.core.matrix import matrix_markdown, matrix_rows, require_kinds, working_model_kinds
@@ -30,14 +32,29 @@ def test_cells_follow_declarations() -> None:
     assert wl["openai"] is None and wl["hf-mlm"] and wl["hf-causal"]
 
 
-def test_cli_prints_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
-    from genderscope import cli_console
+@pytest.mark.parametrize("width", [80, 200])
+def test_cli_prints_matrix_whole_at_any_width(width: int) -> None:
+    from genderscope import registry
 
-    monkeypatch.setattr(cli_console.out, "_width", 200)  # eight model kinds need more than 80 columns
-    res = CliRunner().invoke(app, ["tasks", "--matrix"])
-    assert res.exit_code == 0, res.output
-    for name in ("gest", "hf-mlm", "hf-causal", "openai"):
-        assert name in res.output
+    env = {**os.environ, "COLUMNS": str(width)}
+    res = subprocess.run(
+        [sys.executable, "-m", "genderscope.cli", "tasks", "--matrix"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= width
+    assert "…" not in res.stdout  # nothing cut
+    for name in [*registry.TASKS, *registry.BACKENDS]:
+        assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", res.stdout), name
+    for row in matrix_rows():  # every measurement text is there, word for word
+        for text in filter(None, row["cells"].values()):
+            assert all(w in res.stdout for w in text.split())
+    kinds_as_columns = re.search(r"┃ openai-completions +┃", res.stdout) is not None
+    assert kinds_as_columns == (width == 200)
 
 
 def test_readme_has_the_current_table() -> None:

@@ -206,7 +206,7 @@ def tasks(
     if matrix:
         from genderscope.core.matrix import matrix_table
 
-        out.print(matrix_table())
+        out.print(matrix_table(out.width))
         return
     table = Table(title="genderscope tasks")
     table.add_column("task", style="bold")

@@ -115,18 +115,57 @@ def matrix_markdown() -> str:
     return "\n".join(lines)
 
 
-def matrix_table() -> Any:
-    """The matrix as a rich table for ``genderscope tasks --matrix``."""
+def _wide_table(kinds: list[str], rows: list[dict[str, Any]]) -> Any:
+    """Tasks as rows, model kinds as columns (needs a wide terminal)."""
     from rich.table import Table
 
-    kinds = list(backend_request_kinds())
     table = Table(title="which task runs on which model kind (— = not meaningful)", show_lines=True)
-    table.add_column("task", style="bold")
+    table.add_column("task", style="bold", no_wrap=True)
     for k in kinds:
-        table.add_column(k)
-    for r in matrix_rows():
+        table.add_column(k, overflow="fold", min_width=len(k))
+    for r in rows:
         table.add_row(r["task"], *(r["cells"][k] or "[dim]—[/dim]" for k in kinds))
     return table
+
+
+def _long_table(kinds: list[str], rows: list[dict[str, Any]]) -> Any:
+    """One block per task: the model kinds that run it, how each measures, and the kinds that do not
+    (readable in 80 columns)."""
+    from rich.table import Table
+
+    table = Table(title="which task runs on which model kind")
+    table.add_column("task", style="bold", no_wrap=True)
+    table.add_column("model kind", no_wrap=True)
+    table.add_column("how it measures", overflow="fold")
+    for r in rows:
+        works = [k for k in kinds if r["cells"][k]]
+        not_meaningful = [k for k in kinds if not r["cells"][k]]
+        for i, k in enumerate(works):
+            table.add_row(r["task"] if i == 0 else "", k, r["cells"][k])
+        if not_meaningful:
+            table.add_row("", "[dim]not meaningful[/dim]", "[dim]" + ", ".join(not_meaningful) + "[/dim]")
+        table.add_section()
+    return table
+
+
+def matrix_table(width: int | None = None) -> Any:
+    """The matrix as a rich table for ``genderscope tasks --matrix``: model kinds as columns when that
+    fits in ``width`` columns without breaking a word (None: always), else one block per task."""
+    kinds = list(backend_request_kinds())
+    rows = matrix_rows()
+    if width is None or _unbroken_width(kinds, rows) <= width:
+        return _wide_table(kinds, rows)
+    return _long_table(kinds, rows)
+
+
+def _unbroken_width(kinds: list[str], rows: list[dict[str, Any]]) -> int:
+    """Columns the wide table needs so that no word breaks: per column its longest word (whole task
+    names) plus padding and borders (3 per column, 1 for the last border)."""
+    columns = [max(len(r["task"]) for r in rows)]
+    for k in kinds:
+        words = [w for r in rows for w in str(r["cells"][k] or "—").split()]
+        columns.append(max([len(k), *map(len, words)]))
+    return sum(columns) + 3 * len(columns) + 1
 
 
 def kinds_markdown() -> str:
