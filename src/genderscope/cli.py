@@ -93,7 +93,9 @@ def _options_help() -> str:
 )
 def run(
     ctx: typer.Context,
-    tasks: List[str] = typer.Argument(..., metavar="TASK", help="task names (see `genderscope tasks`)"),
+    tasks: List[str] = typer.Argument(
+        ..., metavar="TASK", help="task or suite names, e.g. gest or all (see `genderscope tasks`)"
+    ),
     model: str = typer.Option(
         "random",
         "--model",
@@ -115,13 +117,16 @@ def run(
     max_tokens: Optional[int] = typer.Option(None, help="maximum new tokens per answer"),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="live progress bar"),
 ) -> None:
-    """Run TASK... against a model and write results.json, attempts.jsonl and run.json.
+    """Run TASK... (tasks or suites such as `all`) against a model and write results.json,
+    attempts.jsonl and run.json.
 
     They go to `--out`, by default to `runs/<timestamp>-<task>-<model>`.
 
     Examples:
 
     * `genderscope run gest --model random`
+
+    * `genderscope run all --model random --limit 50` (every task the model can run)
 
     * `genderscope run gest --model openai:gpt-4o-mini --base-url http://127.0.0.1:8000/v1 --concurrency 64`
 
@@ -154,6 +159,8 @@ def run(
             f"[dim]{r.task.name}: {c.attempts} attempts, {c.cache_hits} from cache, {c.requests} sent, "
             f"{c.errors} failed, {c.skipped} skipped, {c.seconds:.2f} s[/dim]"
         )
+    for name, why in output.left_out.items():
+        out.print(f"[dim]{name}: not run, {why}[/dim]")
     out.print(f"results in [bold]{output.out_dir}[/bold]")
     if any(r.counts.errors for r in output.runs):
         err.print(
@@ -215,6 +222,7 @@ def tasks(
         cls = registry.task_class(name)
         table.add_row(name, cls.description)
     out.print(table)
+    out.print(_suites_table())
     if options:
         for name in registry.TASKS:
             cls = registry.task_class(name)
@@ -237,6 +245,20 @@ def tasks(
                 for o in opts:
                     t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
                 out.print(t)
+
+
+def _suites_table() -> Table:
+    from genderscope.core.suites import all_suites
+
+    table = Table(title="suites (genderscope run SUITE: the tasks the model can run)")
+    table.add_column("suite", style="bold", no_wrap=True)
+    table.add_column("tasks")
+    table.add_column("options")
+    table.add_column("description")
+    for s in all_suites():
+        opts = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in s.options.items()) or "–"
+        table.add_row(s.name, ", ".join(s.tasks), opts, s.description)
+    return table
 
 
 app.command()(report)

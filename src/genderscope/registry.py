@@ -21,6 +21,12 @@ TASKS: dict[str, str] = {
     "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
 }
 
+#: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
+#: above), "options": {option: default value for the tasks that have it}}; see genderscope.core.suites
+SUITES: dict[str, dict[str, Any]] = {
+    "all": {"description": "every task the model can run", "tasks": "*", "options": {}},
+}
+
 #: run-log entries written by commands other than ``genderscope run`` (a
 #: :class:`~genderscope.core.command.Command` each; its report section: the module ``report`` of the
 #: command's package, as for a task)
@@ -48,8 +54,10 @@ def _load(path: str) -> Any:
 def task_class(name: str) -> Any:
     """The task class registered as ``name`` (clear error naming the known tasks)."""
     if name not in TASKS:
+        suites = f"; suites: {', '.join(sorted(SUITES))}" if SUITES else ""
         raise UsageError(
-            f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))} (see `genderscope tasks`)"
+            f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}{suites} "
+            "(see `genderscope tasks`)"
         )
     return _load(TASKS[name])
 

@@ -90,6 +90,8 @@ class PreparedRun:
     backend_options: Any
     data: DataRegistry
     generation: dict[str, Any]
+    #: tasks of a suite that the model cannot run -> why (not run)
+    left_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def backend(self) -> Any:
         """The model backend (loads nothing heavy until it answers)."""
@@ -109,12 +111,17 @@ def prepare_run(
     data: DataRegistry | None = None,
 ) -> PreparedRun:
     """Build ``tasks`` for ``model`` with the routed options; UsageError on unsupported combinations."""
+    from genderscope.core.suites import expand
+
     if not tasks:
-        raise UsageError("name at least one task (see `genderscope tasks`)")
-    task_classes = [registry.task_class(t) for t in tasks]
+        raise UsageError("name at least one task or suite (see `genderscope tasks`)")
     backend_cls = registry.backend_class(model)
     kind, target = registry.parse_model_spec(model)
-    task_vals, backend_vals = split_options(task_classes, backend_cls, options or {})
+    named = list(tasks)
+    suites = expand(named, frozenset(backend_cls.request_kinds), kind)
+    tasks = suites.tasks
+    task_classes = [registry.task_class(t) for t in tasks]
+    task_vals, backend_vals = split_options(task_classes, backend_cls, {**suites.options, **(options or {})})
     backend_opts = build_options(backend_cls.Options, backend_vals, f"model kind {kind!r}")
     task_opts = [build_options(c.Options, v, f"task {c.name!r}") for c, v in zip(task_classes, task_vals)]
     data = data or DataRegistry()
@@ -134,7 +141,7 @@ def prepare_run(
     built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
     for t in built:  # fail early on unsupported combinations, before loading any model
         t.check_model()
-    return PreparedRun(built, backend_cls, kind, target, backend_opts, data, generation)
+    return PreparedRun(built, backend_cls, kind, target, backend_opts, data, generation, suites.left_out)
 
 
 def run_tasks(
@@ -216,7 +223,7 @@ def run_tasks(
         label=(label or "").strip() or None,
         attempts_schema_version=ATTEMPTS_SCHEMA_VERSION,
     )
-    output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest)
+    output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest, left_out=prep.left_out)
     if write:
         with paused_gc():
             output.write()
@@ -245,6 +252,8 @@ class RunOutput:
     out_dir: Path
     runs: list[TaskRun]
     manifest: RunManifest
+    #: tasks of a suite that the model cannot run -> why (not run)
+    left_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def results_file(self) -> ResultsFile:
         """results.json of the run, typed."""

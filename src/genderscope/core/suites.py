@@ -1,0 +1,78 @@
+"""Suites: a name that stands for several tasks and their options (``genderscope run all``).
+
+A suite is data, one entry of :data:`genderscope.registry.SUITES`: ``{"description": ..., "tasks":
+[task names] or "*" (every registered task), "options": {option: value}}``.  Running a suite runs the
+tasks of its list that the model kind can answer (:func:`genderscope.core.matrix.chosen_measurement`) and
+names the others with the reason; the suite's options are defaults for the tasks that have them (a value
+given on the command line wins).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from genderscope import registry
+from genderscope.core.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One entry of :data:`genderscope.registry.SUITES`, typed."""
+
+    name: str
+    description: str
+    tasks: tuple[str, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def suite(name: str) -> Suite:
+    """The suite registered as ``name`` ("*" expanded to every task)."""
+    entry = registry.SUITES[name]
+    names = entry.get("tasks", "*")
+    tasks = tuple(registry.TASKS) if names == "*" else tuple(names)
+    return Suite(name, str(entry.get("description", "")), tasks, dict(entry.get("options") or {}))
+
+
+def all_suites() -> list[Suite]:
+    return [suite(n) for n in registry.SUITES]
+
+
+@dataclass
+class Expansion:
+    """Task names to run, the suites' option defaults for them, and the suites' tasks left out (why)."""
+
+    tasks: list[str]
+    options: dict[str, Any]
+    left_out: dict[str, str] = field(default_factory=dict)
+
+
+def _option_names(task: str) -> set[str]:
+    return {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
+
+
+def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str) -> Expansion:
+    """Replace suite names in ``names`` by their tasks that a model answering ``request_kinds`` can run."""
+    from genderscope.core.matrix import chosen_measurement
+
+    tasks: list[str] = []
+    options: dict[str, Any] = {}
+    left_out: dict[str, str] = {}
+    for name in names:
+        if name not in registry.SUITES:
+            if name not in tasks:
+                tasks.append(name)
+            continue
+        s = suite(name)
+        runnable = [t for t in s.tasks if chosen_measurement(registry.task_class(t), request_kinds)]
+        for t in s.tasks:
+            if t not in runnable:
+                left_out[t] = f"not meaningful on {model_kind} models (see `genderscope tasks --matrix`)"
+        if not runnable:
+            raise UsageError(f"suite {name!r}: none of its tasks runs on {model_kind} models")
+        tasks += [t for t in runnable if t not in tasks]
+        for key, value in s.options.items():
+            if any(key.replace("-", "_") in _option_names(t) for t in runnable):
+                options.setdefault(key, value)
+    return Expansion(tasks, options, {t: why for t, why in left_out.items() if t not in tasks})
