@@ -95,9 +95,21 @@ def ges_reading(res: Any, what: str, harms: tuple[str, str] | None = None) -> st
     return text
 
 
-def compat_tables(res: Any) -> list[Any]:
-    """GenDa Lens's own output tables (genda-lens mode) as report TableViews; each spec is
-    ``{columns, index_name, rows: [[label, cells...]]}``."""
+def compat_heading(index_name: str, run: Any = None) -> str:
+    """A GenDa Lens table's heading for the report: its index name with the model (the run's model target,
+    often an absolute path, as GenDa Lens prints it) replaced by the run's label."""
+    model = getattr(getattr(run, "manifest", None), "model", None)
+    label = getattr(run, "label", "") or ""
+    names = [x for x in (getattr(model, "target", ""), getattr(model, "kind", "")) if x]
+    for name in names:
+        if label and index_name.endswith(name):
+            return index_name[: -len(name)] + label
+    return index_name
+
+
+def compat_tables(res: Any, run: Any = None) -> list[Any]:
+    """GenDa Lens's own output tables (genda-lens mode) as report TableViews, headed with the run's label
+    (:func:`compat_heading`); each spec is ``{columns, index_name, rows: [[label, cells...]]}``."""
     from genderscope.report.views import TableView
     from genderscope.report.views import fmt as hfmt
 
@@ -106,10 +118,11 @@ def compat_tables(res: Any) -> list[Any]:
         if isinstance(spec, dict) and isinstance(spec.get("rows"), list):
             out.append(
                 TableView(
-                    str(spec.get("index_name", "GenDa Lens table")),
+                    compat_heading(str(spec.get("index_name", "GenDa Lens table")), run),
                     [""] + [str(c) for c in spec.get("columns") or []],
                     [[hfmt(x) if not isinstance(x, str) else x for x in row] for row in spec["rows"]],
-                    note="As GenDa Lens prints it (genda-lens mode).",
+                    note="As GenDa Lens prints it (genda-lens mode; GenDa Lens names the model where the "
+                    "heading names the run).",
                 )
             )
     return out

@@ -73,7 +73,7 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
             )
         else:
             out.notes.append("GES: no figure, because GES is undefined in this run (see the reading).")
-    out.tables += compat_tables(res)
+    out.tables += compat_tables(res, run)
     out.handled.add("compat_tables")
     return out
 

@@ -61,6 +61,6 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                 f"Main effect: GES = log2(accuracy pro / accuracy anti). Possible harm: {MAIN_HARM}.",
             )
         )
-    out.tables += compat_tables(res)
+    out.tables += compat_tables(res, run)
     out.handled.add("compat_tables")
     return out
