@@ -272,3 +272,34 @@ def test_cli_scores_end_to_end(tmp_path, stereotypes) -> None:
         timeout=120,
     )
     assert res.returncode == 2 and "bad.txt:2" in res.stderr
+
+
+def test_terminal_table_marks_stereotypes_without_rows(tmp_path) -> None:
+    """Under --limit some stereotypes have no row: '–' in their cells and one line saying why, never NaN."""
+    import os
+    import subprocess
+    import sys
+
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "genderscope.cli",
+            "run",
+            "gest-likelihood",
+            "--model",
+            "random",
+            "--limit",
+            "10",
+            "-o",
+            str(tmp_path / "gl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert res.returncode == 0, res.stderr
+    assert "NaN" not in res.stdout and "nan" not in res.stdout
+    assert "│ 1 Emotional      │          – │" in res.stdout
+    assert res.stdout.count("no scored row of this stereotype (--limit 10 keeps 10 rows)") == 1

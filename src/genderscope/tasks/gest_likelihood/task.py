@@ -379,17 +379,25 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         table.add_column("stereotype")
         for t in ids:
             table.add_column(f"template {t}", justify="right")
+        empty = False
         for st in result.extra["stereotypes"]:
-            table.add_row(
-                f"{st['id']} {st['name']}",
-                *(
-                    f"{fmt(st[f'template_{t}']['r'])} ({fmt(st[f'template_{t}']['feminine_rank'], 0)})"
-                    for t in ids
-                ),
-            )
+            cells = []
+            for t in ids:
+                cell = st[f"template_{t}"]
+                r = cell.get("r")
+                if r is None or r != r:  # None (results.json) or NaN: the stereotype has no scored row
+                    empty = True
+                    cells.append("–")
+                else:
+                    cells.append(f"{fmt(r)} ({fmt(cell['feminine_rank'], 0)})")
+            table.add_row(f"{st['id']} {st['name']}", *cells)
         c = result.extra["counts"]
         note = Text(
             f"{c['rows']} rows × {c['templates']} templates; g_s > 1 = stereotypical; "
             f"{c['multi_token_words']} multi-token word scores; {c['failed_items']} failed"
         )
-        return Group(metrics_table(self.name, result), table, note)
+        parts = [metrics_table(self.name, result), table, note]
+        if empty:
+            limit = f" (--limit {self.ctx.limit} keeps {c['rows']} rows)" if self.ctx.limit else ""
+            parts.append(Text(f"–: no scored row of this stereotype{limit}: r_i and its rank undefined"))
+        return Group(*parts)
