@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -116,7 +117,10 @@ def load_pretrained(
     """(model, tokenizer, loading info) in eval mode; GGUF files are converted once and cached."""
     from transformers import AutoTokenizer
 
+    from genderscope.core.progress import step_done
+
     kwargs: dict[str, Any] = {"dtype": dtype, "output_loading_info": True}
+    started = time.perf_counter()
     if device_map:
         kwargs["device_map"] = device_map
     try:
@@ -134,6 +138,10 @@ def load_pretrained(
                 tok.save_pretrained(tmp)
                 if not conv.exists():
                     tmp.rename(conv)
+                step_done(
+                    f"converted GGUF {src.gguf_file} to transformers (cached in {conv})",
+                    time.perf_counter() - started,
+                )
         else:
             model, info = auto_cls.from_pretrained(src.load_name, revision=src.revision, **kwargs)
             tok = AutoTokenizer.from_pretrained(src.load_name, revision=src.revision)
@@ -142,6 +150,7 @@ def load_pretrained(
     if not device_map:
         model.to(device)
     model.eval()
+    step_done(f"loaded model {src.spec}", time.perf_counter() - started)
     return model, tok, dict(info or {})
 
 

@@ -1,8 +1,11 @@
-"""A rich progress bar for long work: items done, rate, ETA and cache hits."""
+"""Progress of long work: a rich bar on a terminal (items done, rate, ETA, cache hits); when stderr is not a
+terminal (CI logs, ``make demo > log``), no frames, one line per finished step instead."""
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from typing import Any
 
 from rich.console import Console
@@ -71,8 +74,44 @@ class RunProgress:
         self._progress.update(self._task, advance=n, rate=f"{speed:,.0f}/s" if speed else "")
 
 
+class StepLines(_Null):
+    """No live frames: one line on stderr when the step ends (``gest: 300 answered, 0 from cache, 4.2 s``)."""
+
+    def __init__(self) -> None:
+        self._label = ""
+        self._total = self._cached = 0
+        self._started = time.perf_counter()
+
+    def add(self, description: str, total: int, cached: int = 0) -> None:
+        self._label, self._total, self._cached = description, total, cached
+        self._started = time.perf_counter()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._label and exc[0] is None:
+            step_done(
+                f"{self._label}: {self._total} answered, {self._cached} from cache",
+                time.perf_counter() - self._started,
+            )
+
+
+def step_done(text: str, seconds: float | None = None) -> None:
+    """One line on stderr for a finished step, e.g. ``converted GGUF x.gguf: 12.3 s``."""
+    took = f", {seconds:.1f} s" if seconds is not None else ""
+    print(f"{text}{took}", file=sys.stderr, flush=True)
+
+
 def make_progress(enabled: bool | None = None) -> RunProgress | _Null:
-    """A live bar when stderr is a terminal (or ``enabled=True``), otherwise a no-op."""
+    """A live bar when stderr is a terminal (or ``enabled=True``); ``None`` off a terminal: one line when the
+    step ends (:class:`StepLines`); ``False``: nothing."""
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        return RunProgress() if sys.stderr.isatty() else StepLines()
     return RunProgress() if enabled else _Null()
+
+
+def no_progress_frames_off_a_terminal() -> None:
+    """Off a terminal, switch off the progress bars of tqdm (transformers' GGUF conversion, weight loading)
+    and huggingface_hub before they are imported: tqdm reads ``TQDM_DISABLE`` once, at import.  A value the
+    user set is kept."""
+    if not sys.stderr.isatty():
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
