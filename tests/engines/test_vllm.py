@@ -24,7 +24,7 @@ from genderscope.backends.openai_http import client_error_hint
 
 pytestmark = pytest.mark.engines
 
-LIKELIHOOD_LIMITS = {"abc": 30, "dawinobias": 30, "winobias-lm": 40, "gest-likelihood": 40}
+LIKELIHOOD_LIMITS = {"abc": 16, "dawinobias": 24, "winobias-lm": 30, "gest-likelihood": 30}
 NATS = 1e-3
 
 
