@@ -76,3 +76,18 @@ def test_several_runs_need_an_output_folder(runs: list[Path]) -> None:
     assert res.returncode == 2 and "needs --out" in res.stderr
     res = _cli("export", str(runs[0]), "--format", "pdf")
     assert res.returncode == 2 and "model-card" in res.stderr
+
+
+def test_corpus_only_runs_have_no_model_card(runs: list[Path], tmp_path: Path) -> None:
+    from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults, new_manifest, write_run_log
+
+    corpus = tmp_path / "corpus"
+    results = ResultsFile(model="corpus:ptb:valid")
+    results.tasks["bordia-score"] = TaskResults(metrics={"fixed.mu": MetricEntry(0.5, 0.4, 0.6)})
+    write_run_log(corpus, new_manifest(command="genderscope bordia score ptb:valid", model=None), results)
+    res = _cli("export", str(corpus), "--format", "model-card", "-o", str(tmp_path / "none"))
+    assert res.returncode == 2 and "no model run" in res.stderr
+    res = _cli("export", str(runs[0]), str(corpus), "--format", "model-card", "-o", str(tmp_path / "one"))
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "one" / "bias.md").is_file()  # one model: no per-model subfolders
+    assert "bordia-score" not in (tmp_path / "one" / "bias.md").read_text(encoding="utf-8")

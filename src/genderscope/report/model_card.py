@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from genderscope.core.errors import UsageError
 from genderscope.report.gate import CheckedCell, state_cells
 from genderscope.report.glossary import task_references
 from genderscope.report.labels import short_model_name
@@ -132,7 +133,7 @@ def _version_lines(card: ModelCard) -> list[str]:
 
 
 def _command_lines(card: ModelCard) -> list[str]:
-    cmds = [r.manifest.command for r in card.runs if r.manifest and r.manifest.command]
+    cmds = list(dict.fromkeys(r.manifest.command for r in card.runs if r.manifest and r.manifest.command))
     return ["```sh", *cmds, "```"] if cmds else ["No command line recorded (runs made from Python)."]
 
 
@@ -220,8 +221,16 @@ def _slug(text: str) -> str:
 
 def export_model_cards(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
     """Write ``bias.md`` and ``model-index.yaml`` to ``out`` (one model) or ``out/<model>/`` (several);
-    returns the files written."""
-    cards = group_cards(load_runs(list(run_dirs)))
+    returns the files written.  Runs without a model (corpus-only: ``bordia score``) have no model card:
+    they are left out, and a UsageError names them when nothing else is left."""
+    runs = load_runs(list(run_dirs))
+    models = [r for r in runs if r.manifest is None or r.manifest.model is not None]
+    if not models:
+        raise UsageError(
+            f"no model run among {', '.join(str(r.path) for r in runs)}: a model card describes a model "
+            "(corpus-only runs such as bordia score have none)"
+        )
+    cards = group_cards(models)
     written: list[Path] = []
     names: set[str] = set()
     for card in cards:
