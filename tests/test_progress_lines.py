@@ -34,7 +34,7 @@ def test_run_prints_one_line_per_task_off_a_terminal(tmp_path: Path) -> None:
             "genderscope.cli",
             "run",
             "gest",
-            "winobias-lm",
+            "gest-likelihood",
             "--model",
             "random",
             "--limit",
@@ -48,5 +48,6 @@ def test_run_prints_one_line_per_task_off_a_terminal(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert b"\r" not in res.stderr and b"\r" not in res.stdout  # bytes: text mode would hide a \r
     lines = res.stderr.decode().splitlines()
-    assert [ln.split(":")[0] for ln in lines] == ["gest", "winobias-lm"]
+    assert [ln.split(":")[0] for ln in lines] == ["gest", "gest-likelihood"]
+    assert lines[1].startswith("gest-likelihood: 80 answered, ")  # both rounds: 5 rows x 4 templates x 4
     assert lines[0].startswith("gest: 30 answered, 0 from cache, ")

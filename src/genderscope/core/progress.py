@@ -83,8 +83,12 @@ class StepLines(_Null):
         self._started = time.perf_counter()
 
     def add(self, description: str, total: int, cached: int = 0) -> None:
-        self._label, self._total, self._cached = description, total, cached
-        self._started = time.perf_counter()
+        """One round of a task's attempts; a task of several rounds adds them up."""
+        if not self._label:
+            self._started = time.perf_counter()
+        self._label = description
+        self._total += total
+        self._cached += cached
 
     def __exit__(self, *exc: Any) -> None:
         if self._label and exc[0] is None:
