@@ -87,11 +87,12 @@ def test_attempt_sample_reads_the_request_kind_and_the_declared_text_field() -> 
     from genderscope.report.attempts import attempt_table, response_text
 
     gen = {"text": " she said", "n_tokens": 2, "finish_reason": "length"}
-    assert response_text(gen, "generate") == " she said"
-    assert response_text(gen) == "text:  she said, n_tokens: 2, finish_reason: length"  # old line: no kind
+    assert response_text(gen, "generate") == response_text(gen) == " she said"  # old lines: no kind
     lps = {"tokens": ["a", "b"], "offsets": [[0, 1], [1, 2]], "logprobs": [None, -2.0]}
     assert response_text(lps, "token_logprobs") == response_text(lps) == "2 tokens, sum of log-probs -2 nats"
-    assert response_text(lps, "tokenize").startswith("2 tokens: a b")  # the kind wins over the shape
+    toks = {**lps, "ids": [5, 6]}  # a tokenize answer (the kind wins over the fields)
+    assert response_text(toks, "tokenize") == "2 tokens: a b"
+    assert response_text({"ids": [5]}, "fill_mask") == "ids: [5]"  # not readable as its kind: listed
     rec = {
         "task": "abc",
         "item_id": "abc/1",

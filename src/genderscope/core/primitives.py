@@ -694,3 +694,21 @@ def read_answer(kind: str, response: Any) -> Answer:
     if spec is None:
         raise ProtocolError(f"unknown request kind {kind!r}; known: {', '.join(sorted(KINDS))}")
     return spec.view.of(response)  # type: ignore[attr-defined, no-any-return]
+
+
+def kind_of_response(response: Any) -> str | None:
+    """The kind a structured answer belongs to, recognised from its fields (for attempts.jsonl lines
+    written before they recorded ``request_kind``); None when no kind fits."""
+    if not isinstance(response, dict):
+        return None
+    if isinstance(response.get("top"), list):
+        return FILL_MASK
+    if "loss" in response:
+        return MASKED_LOGPROBS
+    if "logprobs" in response:
+        return TOKEN_LOGPROBS
+    if "tokens" in response:
+        return TOKENIZE
+    if "finish_reason" in response:
+        return GENERATE
+    return None

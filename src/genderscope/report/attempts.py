@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from genderscope.core.primitives import FILL_MASK, GENERATE, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.primitives import (
+    FillMask,
+    Generation,
+    MaskedLogprobs,
+    ProtocolError,
+    TokenLogprobs,
+    Tokens,
+    kind_of_response,
+    read_answer,
+)
 from genderscope.report.runs import BASE_ATTEMPT_KEYS
 from genderscope.report.summary import declared_facts
 from genderscope.report.views import fmt
@@ -28,70 +37,55 @@ def cut(x: Any, n: int = MAX_TEXT) -> str:
     return s if len(s) <= n else s[:n] + f"… [{len(s) - n} more characters]"
 
 
-def _top_predictions(resp: dict[str, Any]) -> str:
-    tops = [
-        f"{t.get('str') or t.get('token')} ({fmt(t.get('logprob'))})"
-        for t in (resp.get("top") or [])[:5]
-        if isinstance(t, dict)
-    ]
+def _top_predictions(a: FillMask) -> str:
+    tops = [f"{p.decoded or p.token} ({fmt(p.logprob)})" for p in a.top[:5]]
     return "top predictions (log-prob): " + ", ".join(tops)
 
 
-def _cross_entropy(resp: dict[str, Any]) -> str:
-    n = len(resp.get("logprobs") or [])
-    return f"mean cross-entropy {fmt(resp.get('loss'))} nats over {n} positions"
+def _cross_entropy(a: MaskedLogprobs) -> str:
+    return f"mean cross-entropy {fmt(a.loss)} nats over {len(a.logprobs)} positions"
 
 
-def _logprob_sum(resp: dict[str, Any]) -> str:
-    lps = [v for v in resp.get("logprobs") or [] if isinstance(v, (int, float))]
-    return f"{len(resp.get('tokens') or [])} tokens, sum of log-probs {fmt(float(sum(lps)))} nats"
+def _logprob_sum(a: TokenLogprobs) -> str:
+    lps = [v for v in a.logprobs if isinstance(v, (int, float))]
+    return f"{len(a.tokens)} tokens, sum of log-probs {fmt(float(sum(lps)))} nats"
 
 
-def _token_list(resp: dict[str, Any]) -> str:
-    toks = resp.get("tokens") or []
+def _token_list(a: Tokens) -> str:
+    toks = a.tokens
     return f"{len(toks)} tokens: " + cut(" ".join(str(t) for t in toks[:30]), 200) if toks else "no tokens"
 
 
-def _continuation(resp: dict[str, Any]) -> str:
-    return cut(str(resp.get("text") or "")) or "(empty continuation)"
+def _continuation(a: Generation) -> str:
+    return cut(a.text or "") or "(empty continuation)"
 
 
-#: request kind -> its structured answer in words
-SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
-    FILL_MASK: _top_predictions,
-    MASKED_LOGPROBS: _cross_entropy,
-    TOKEN_LOGPROBS: _logprob_sum,
-    TOKENIZE: _token_list,
-    GENERATE: _continuation,
+#: answer view -> the answer in words
+SUMMARIES: dict[type, Callable[[Any], str]] = {
+    FillMask: _top_predictions,
+    MaskedLogprobs: _cross_entropy,
+    TokenLogprobs: _logprob_sum,
+    Tokens: _token_list,
+    Generation: _continuation,
 }
 
 
-def kind_of_answer(resp: dict[str, Any]) -> str | None:
-    """The request kind a structured answer belongs to, from its fields (attempts.jsonl lines written
-    before they carried the request's ``kind``)."""
-    if isinstance(resp.get("top"), list):
-        return FILL_MASK
-    if "loss" in resp:
-        return MASKED_LOGPROBS
-    if "logprobs" in resp:
-        return TOKEN_LOGPROBS
-    if "tokens" in resp:
-        return TOKENIZE
-    return None
-
-
 def response_text(resp: Any, kind: str | None = None) -> str:
-    """An answer in words: text as is; a structured answer summarised by its request ``kind`` (None:
-    recognised from the answer's fields)."""
+    """An answer in words: text as is; a structured answer summarised through its request ``kind``'s view
+    (None: the kind is recognised from the answer, for lines written before they recorded it)."""
     if resp is None:
         return "(no answer)"
     if isinstance(resp, str):
         return cut(resp)
     if not isinstance(resp, dict):
         return cut(fmt(resp))
-    summarise = SUMMARIES.get(kind or kind_of_answer(resp) or "")
+    try:
+        view = read_answer(kind or kind_of_response(resp) or "", resp)
+    except (ProtocolError, KeyError, TypeError, AttributeError):
+        view = None
+    summarise = SUMMARIES.get(type(view))
     if summarise is not None:
-        return summarise(resp)
+        return summarise(view)
     return cut(", ".join(f"{k}: {fmt(v)}" for k, v in list(resp.items())[:6]))
 
 
