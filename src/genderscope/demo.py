@@ -135,6 +135,26 @@ def _run(
     return go
 
 
+def _tasks_step(
+    name: str,
+    title: str,
+    tasks: tuple[str, ...],
+    model: str | Callable[[], str],
+    label: str,
+    console: Console,
+    *,
+    needs: Callable[[], str | None] | None = None,
+    in_quick: bool = True,
+    **kw: Any,
+) -> Step:
+    """A step running ``tasks`` on ``model`` (:func:`_run`; ``label`` names the run, ``kw`` go to the
+    engine); ``needs`` / ``in_quick`` as in :class:`Step`."""
+    run = _run(list(tasks), model, console, label=label, **kw)
+    if needs is None:
+        return Step(name, title, run, in_quick=in_quick, tasks=tasks)
+    return Step(name, title, run, needs=needs, in_quick=in_quick, tasks=tasks)
+
+
 def _bordia_score(console: Console) -> Callable[[Path, bool], Path]:
     def go(folder: Path, quick: bool) -> Path:
         from genderscope.commands.bordia.demo import run_bordia_score_demo
@@ -194,82 +214,70 @@ def demo_steps(console: Console) -> list[Step]:
 
     chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
     gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
+
+    def on_random(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
+        return _tasks_step(name, title, tasks, "random", "random", console, **kw)
+
+    def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
+        model, label = smollm2, "SmolLM2-135M-Instruct"
+        return _tasks_step(name, title, tasks, model, label, console, needs=chat_ready, in_quick=False, **kw)
+
     steps = [
-        Step(
+        on_random(
             "gest-random",
             "GEST on the random null model (full dataset, 21,390 attempts; 500 sentences with --quick)",
-            _run(["gest"], "random", console, quick_limit=500, label="random"),
-            tasks=("gest",),
+            ("gest",),
+            quick_limit=500,
         ),
-        Step(
+        on_random(
             "winobias-adjectives-random",
             "WinoBias + adjectives on the random null model (15 conditions, 5 trials, 100 pairs; "
             "40 with --quick)",
-            _run(["winobias-adjectives"], "random", console, limit=100, quick_limit=40, label="random"),
-            tasks=("winobias-adjectives",),
+            ("winobias-adjectives",),
+            limit=100,
+            quick_limit=40,
         ),
-        Step(
+        on_random(
             "lm-scoring-random",
             "GEST likelihood form (3,565 sentences × 4 templates) and WinoBias LM scoring (all pairs) "
             "on the random null model (200 items each with --quick)",
-            _run(["gest-likelihood", "winobias-lm"], "random", console, quick_limit=200, label="random"),
-            tasks=("gest-likelihood", "winobias-lm"),
+            ("gest-likelihood", "winobias-lm"),
+            quick_limit=200,
         ),
-        Step(
+        on_smollm2(
             "gest-smollm2",
             "GEST on SmolLM2-135M-Instruct (GGUF, local chat generation, 20 sentences)",
-            _run(
-                ["gest"],
-                smollm2,
-                console,
-                limit=20,
-                max_tokens=8,
-                options={"num_reorderings": "2"},
-                label="SmolLM2-135M-Instruct",
-            ),
-            needs=chat_ready,
-            in_quick=False,
-            tasks=("gest",),
+            ("gest",),
+            limit=20,
+            max_tokens=8,
+            options={"num_reorderings": "2"},
         ),
-        Step(
+        on_smollm2(
             "winobias-adjectives-smollm2",
             "WinoBias + adjectives on SmolLM2-135M-Instruct (baseline + "
             "arrogant/responsive, 12 pairs, 2 trials)",
-            _run(
-                ["winobias-adjectives"],
-                smollm2,
-                console,
-                limit=12,
-                trials=2,
-                options={"conditions": "arrogant_responsive"},
-                label="SmolLM2-135M-Instruct",
-            ),
-            needs=chat_ready,
-            in_quick=False,
-            tasks=("winobias-adjectives",),
+            ("winobias-adjectives",),
+            limit=12,
+            trials=2,
+            options={"conditions": "arrogant_responsive"},
         ),
-        Step(
+        on_smollm2(
             "lm-scoring-smollm2",
             f"GEST likelihood form and WinoBias LM scoring on SmolLM2-135M-Instruct (GGUF, he/she "
             f"log-probabilities, {LM_SCORING_LIMIT} sentences / pairs)",
-            _run(
-                ["gest-likelihood", "winobias-lm"],
-                smollm2,
-                console,
-                limit=LM_SCORING_LIMIT,
-                label="SmolLM2-135M-Instruct",
-            ),
-            needs=chat_ready,
-            in_quick=False,
-            tasks=("gest-likelihood", "winobias-lm"),
+            ("gest-likelihood", "winobias-lm"),
+            limit=LM_SCORING_LIMIT,
         ),
-        Step(
+        _tasks_step(
             "genda-lens-gemma3",
             "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, 80 items each)",
-            _run(["dawinobias", "abc"], gemma, console, limit=80, label="Gemma 3 270M"),
+            ("dawinobias", "abc"),
+            gemma,
+            "Gemma 3 270M",
+            console,
             needs=gemma_ready,
             in_quick=False,
-            tasks=("dawinobias", "abc"),
+            limit=80,
         ),
         Step(
             "genda-lens-tiny-mlm",
@@ -296,19 +304,13 @@ def demo_steps(console: Console) -> list[Step]:
     ]
     if "cooccurrence-amplification" in registry.TASKS:
         steps.append(
-            Step(
+            on_random(
                 "cooccurrence-random",
                 "Co-occurrence bias and amplification β of generated text: the random null model's unigram "
                 "samples (100 continuations of WikiText-2 valid prefixes, 100 tokens each)",
-                _run(
-                    ["cooccurrence-amplification"],
-                    "random",
-                    console,
-                    max_tokens=100,
-                    options={"corpus": "wikitext-2:valid", "samples": "100"},
-                    label="random",
-                ),
-                tasks=("cooccurrence-amplification",),
+                ("cooccurrence-amplification",),
+                max_tokens=100,
+                options={"corpus": "wikitext-2:valid", "samples": "100"},
             )
         )
     return steps

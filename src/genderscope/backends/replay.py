@@ -13,7 +13,6 @@ setting counts too) differs from the regenerated request's; a line without one (
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,6 +22,7 @@ from genderscope.core.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import ALL_KINDS
 from genderscope.core.requests import Job, Outcome, request_sha256
+from genderscope.core.runlog import read_json_lines
 from genderscope.core.runner import SKIP, paused_gc
 from genderscope.data.registry import sha256_file
 
@@ -48,38 +48,31 @@ def load_replay(
     else ("prompt", its prompt) when it has a prompt."""
     by_id: dict[tuple[str, int], Any] = {}
     by_prompt: dict[tuple[str, int], Any] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            if obj.get("error") is not None or obj.get("skipped"):
-                continue
-            if "response" in obj:
-                resp = obj["response"]
-            elif "answer" in obj:
-                resp = obj["answer"]
-            else:
-                raise DataError(f'{path}:{lineno}: no "response" field')
-            trial = obj.get("trial", 1)
-            if not isinstance(trial, int) or isinstance(trial, bool) or trial < 1:
-                raise DataError(f'{path}:{lineno}: "trial" must be an integer >= 1, got {trial!r}')
-            item = obj.get("id", obj.get("item_id"))
-            if item is not None:
-                by_id[(str(item), trial)] = resp
-                if recorded is not None:
-                    asked = _recorded_request(obj)
-                    if asked is not None:
-                        recorded[(str(item), trial)] = asked
-            elif isinstance(obj.get("prompt"), str):
-                by_prompt[(obj["prompt"], trial)] = resp
-            else:
-                raise DataError(f'{path}:{lineno}: needs an "id" or a "prompt" to match answers to items')
+    for lineno, obj in read_json_lines(path):
+        if not isinstance(obj, dict):
+            raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+        if obj.get("error") is not None or obj.get("skipped"):
+            continue
+        if "response" in obj:
+            resp = obj["response"]
+        elif "answer" in obj:
+            resp = obj["answer"]
+        else:
+            raise DataError(f'{path}:{lineno}: no "response" field')
+        trial = obj.get("trial", 1)
+        if not isinstance(trial, int) or isinstance(trial, bool) or trial < 1:
+            raise DataError(f'{path}:{lineno}: "trial" must be an integer >= 1, got {trial!r}')
+        item = obj.get("id", obj.get("item_id"))
+        if item is not None:
+            by_id[(str(item), trial)] = resp
+            if recorded is not None:
+                asked = _recorded_request(obj)
+                if asked is not None:
+                    recorded[(str(item), trial)] = asked
+        elif isinstance(obj.get("prompt"), str):
+            by_prompt[(obj["prompt"], trial)] = resp
+        else:
+            raise DataError(f'{path}:{lineno}: needs an "id" or a "prompt" to match answers to items')
     return by_id, by_prompt
 
 

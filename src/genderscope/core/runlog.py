@@ -28,7 +28,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from genderscope.core.errors import DataError, UsageError
 from genderscope.core.results_file import (
@@ -294,6 +294,20 @@ def write_run_log(out_dir: str | Path, manifest: RunManifest | None, results: Re
     _atomic_write(out / RESULTS_FILE, json.dumps(results.to_json(), indent=1, ensure_ascii=False))
     if manifest is not None:
         _atomic_write(out / RUN_FILE, json.dumps(manifest.to_json(), indent=1, ensure_ascii=False))
+
+
+def read_json_lines(path: Path, invalid: str = "not valid JSON") -> Iterator[tuple[int, Any]]:
+    """(line number from 1, parsed value) of each non-blank line of the JSON-lines file ``path``; a line
+    that does not parse is a DataError ``PATH:LINE: {invalid} (reason)``."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: {invalid} ({exc.msg})") from None
+            yield lineno, value
 
 
 def _load_json(path: Path) -> Any:

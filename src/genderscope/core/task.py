@@ -92,6 +92,11 @@ class MetricDoc:
     anti: str = ""
 
 
+def docs_by_name(*docs: MetricDoc) -> dict[str, MetricDoc]:
+    """A task's ``metric_docs``: each doc under its ``name``, in the order given."""
+    return {d.name: d for d in docs}
+
+
 @dataclass(frozen=True)
 class Reference:
     """Where a method comes from (model cards link it): ``text`` (authors, year, title) and ``url``."""

@@ -6,18 +6,18 @@ attempts.jsonl is streamed line by line (it can be large).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.core.errors import UsageError
 from genderscope.core.runlog import (
     ATTEMPT_ENGINE_KEYS,
     ResultsFile,
     RunManifest,
     TaskResults,
+    read_json_lines,
     read_run_log,
     run_folder,
 )
@@ -56,16 +56,9 @@ class RunData:
         """Attempt records in file order (nothing if the run has no attempts.jsonl)."""
         if not self.attempts_path.exists():
             return
-        with open(self.attempts_path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{self.attempts_path}:{n}: not a JSON line ({exc.msg})") from None
-                if isinstance(rec, dict):
-                    yield rec
+        for _, rec in read_json_lines(self.attempts_path, "not a JSON line"):
+            if isinstance(rec, dict):
+                yield rec
 
     def attempt_sample(self, per_task: int = 20) -> dict[str, list[dict[str, Any]]]:
         """The first ``per_task`` attempts of each task (stops reading once every task has enough)."""

@@ -138,6 +138,41 @@ class _Connection(asyncio.Protocol):
         """Answer outside the capacity queue (401/404 before any work)."""
         self._finish(self._begin(), delay, data, close, [] if done else None, slot=False)
 
+    def _model_or_404(self, what: str) -> Any:
+        """The served model; None after answering 404 naming ``what`` when the server has none."""
+        model = self.state.model()
+        if model is None:
+            msg = f"this fake server has no {what} (start it with --model-dir DIR)"
+            self._send(_response(404, _error_body(msg, "invalid_request_error")))
+        return model
+
+    def _serve(
+        self,
+        key: str,
+        req: dict[str, Any],
+        headers: dict[str, str],
+        endpoint: str,
+        answer: Callable[[str, float, float], None],
+    ) -> None:
+        """A model request: :meth:`_gate` it, wait for a capacity slot, start (:meth:`_begin`); a dropped
+        connection or an injected error status / malformed body is sent after the latency, any other
+        request is ``answer(fault, started, delay)``'d (delay in s: the timeout sleep for ``timeout``,
+        else the latency; the configuration is the one when the request came)."""
+        fault = self._gate(key, req, headers, endpoint)
+        if fault is None:
+            return
+        cfg = self.state.config
+
+        def start() -> None:
+            started = self._begin()
+            if fault in ("drop", "429", "500", "502", "503", "malformed"):
+                data, close = self._fault_reply(fault)
+                self._finish(started, cfg.latency, data, close)
+                return
+            answer(fault, started, cfg.timeout_sleep if fault == "timeout" else cfg.latency)
+
+        self._admit(start)
+
     def _fault_reply(self, fault: str) -> tuple[bytes | None, bool]:
         if fault == "429":
             head = f"Retry-After: {self.state.config.retry_after}\r\n"
@@ -237,30 +272,18 @@ class _Connection(asyncio.Protocol):
                 _response(400, _error_body("request body is not a chat request", "invalid_request_error"))
             )
             return
-        fault = self._gate(prompt, req, headers, "chat")
-        if fault is None:
-            return
-        cfg = self.state.config
 
-        def start() -> None:
-            started = self._begin()
-            if fault in ("drop", "429", "500", "502", "503", "malformed"):
-                data, close = self._fault_reply(fault)
-                self._finish(started, cfg.latency, data, close)
-                return
+        def answer(fault: str, started: float, delay: float) -> None:
             content = None if fault in ("null", "no_logprobs") else expected_answer(prompt, req.get("seed"))
             out = json.dumps(chat_completion_body(req.get("model"), content, prompt)).encode()
-            delay = cfg.timeout_sleep if fault == "timeout" else cfg.latency
             self._finish(started, delay, _response(200, out), prompts=[prompt])
 
-        self._admit(start)
+        self._serve(prompt, req, headers, "chat", answer)
 
     def _completions(self, headers: dict[str, str], body: bytes) -> None:
         st = self.state
-        model = st.model()
+        model = self._model_or_404("completions model")
         if model is None:
-            msg = "this fake server has no completions model (start it with --model-dir DIR)"
-            self._send(_response(404, _error_body(msg, "invalid_request_error")))
             return
         try:
             req = json.loads(body)
@@ -271,21 +294,11 @@ class _Connection(asyncio.Protocol):
             self._send(_response(400, _error_body(str(exc), "BadRequestError", "400")))
             return
         key = job.keys[0] if len(job.keys) == 1 else json.dumps(req.get("prompt"))
-        fault = self._gate(key, req, headers, "completions")
-        if fault is None:
-            return
         cfg = st.config
         if not cfg.echo_logprobs:
             job.echo = False
 
-        def start() -> None:
-            started = self._begin()
-            if fault in ("drop", "429", "500", "502", "503", "malformed"):
-                data, close = self._fault_reply(fault)
-                self._finish(started, cfg.latency, data, close)
-                return
-            delay = cfg.timeout_sleep if fault == "timeout" else cfg.latency
-
+        def answer(fault: str, started: float, delay: float) -> None:
             def done(scored: Any) -> None:  # on the model's worker thread
                 if isinstance(scored, Exception):
                     data = _response(500, _error_body(f"model error: {scored}", "server_error"))
@@ -298,14 +311,12 @@ class _Connection(asyncio.Protocol):
 
             model.score([p[0] for p in job.prompts], job.k or 0, done)
 
-        self._admit(start)
+        self._serve(key, req, headers, "completions", answer)
 
     def _tokens(self, what: str, body: bytes) -> None:
         st = self.state
-        model = st.model()
+        model = self._model_or_404("model")
         if model is None:
-            msg = "this fake server has no model (start it with --model-dir DIR)"
-            self._send(_response(404, _error_body(msg, "invalid_request_error")))
             return
         st.by_endpoint[what] += 1
         try:

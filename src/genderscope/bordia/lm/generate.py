@@ -19,6 +19,7 @@ import torch
 
 from genderscope.bordia.cooccurrence import atomic_write_json, atomic_write_text
 from genderscope.bordia.lm.model import AWDLSTM
+from genderscope.bordia.lm.samples import changed_settings, check_sample_settings
 from genderscope.bordia.lm.train import load_checkpoint, set_threads
 from genderscope.core.errors import UsageError
 
@@ -89,21 +90,13 @@ def generate_samples(
         "seeds": [seed_offset + j for j in range(n_samples)],
         "lambda": ck.config.lam,
     }
-    old = out_dir / "manifest.json"
-    if old.exists():
-        prev = json.loads(old.read_text())
-        settings = ("words", "temperature", "seed_offset")
-        changed = [k for k in settings if prev.get(k) != manifest[k]]
-        if changed and not force:
-            raise UsageError(
-                f"{out_dir} holds samples with other settings ("
-                + ", ".join(f"{k} {prev.get(k)} ≠ {manifest[k]}" for k in changed)
-                + "); use another output folder or --force to replace them"
-            )
-        if changed or prev.get("checkpoint_sha256") != manifest["checkpoint_sha256"]:
-            for f in sample_dir.glob("[0-9]*.txt"):  # samples of another model/settings are never reused
-                f.unlink()
-    atomic_write_json(old, manifest)
+    prev = check_sample_settings(out_dir, manifest, force)
+    if prev is not None and (
+        changed_settings(prev, manifest) or prev.get("checkpoint_sha256") != manifest["checkpoint_sha256"]
+    ):
+        for f in sample_dir.glob("[0-9]*.txt"):  # samples of another model/settings are never reused
+            f.unlink()
+    atomic_write_json(out_dir / "manifest.json", manifest)
     todo = [j for j in range(n_samples) if not (sample_dir / f"{j:05d}.txt").exists()]
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from genderscope.bordia.cooccurrence import atomic_write_json, atomic_write_text
+from genderscope.bordia.lm.samples import check_sample_settings
 from genderscope.bordia.options import CountingOptions
 from genderscope.bordia.pairs import GenderPairs
 from genderscope.bordia.scoring import ContextScore
@@ -29,7 +30,6 @@ from genderscope.core.errors import UsageError
 from genderscope.tasks.cooccurrence_amplification.task import score_all
 
 TASK = "cooccurrence-amplification"
-SAMPLE_SETTINGS = ("words", "temperature", "seed_offset")
 
 
 def task_options(plan: Any) -> dict[str, Any]:
@@ -48,22 +48,6 @@ def task_options(plan: Any) -> dict[str, Any]:
         "outliers": o.outliers,
         "bootstrap_seed": plan.score_options.seed,
     }
-
-
-def check_sample_settings(samples_dir: Path, settings: dict[str, Any], force: bool) -> None:
-    """Other ``--words``/``--temperature``/``--seed-offset`` than the folder's manifest: an error unless
-    ``force`` (spec §9.1: a stage whose configuration changed)."""
-    old = samples_dir / "manifest.json"
-    if not old.exists():
-        return
-    prev = json.loads(old.read_text())
-    changed = [k for k in SAMPLE_SETTINGS if prev.get(k) != settings[k]]
-    if changed and not force:
-        raise UsageError(
-            f"{samples_dir} holds samples with other settings ("
-            + ", ".join(f"{k} {prev.get(k)} ≠ {settings[k]}" for k in changed)
-            + "); use another output folder or --force to replace them"
-        )
 
 
 def write_sample_files(samples_dir: Path, texts: list[str], manifest: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from genderscope.core.primitives import Tokens, masked_logprobs_request, text_sc
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.tasks.abc import data as D
+from genderscope.tasks.dawinobias.rounds import info_tokens
 from genderscope.tasks.dawinobias.task import spread
 
 REPLACEMENTS = ("hans", "hendes")
@@ -79,7 +80,7 @@ def compat_rounds(
         return [Attempt(INFO_ID, 1, tokenize_request(""))]
 
     def ask_tokens(answers: Answers) -> list[Attempt]:
-        info = _info(answers)
+        info = info_tokens(answers, "abc")
         if info.dtype not in (None, "float32"):
             raise UsageError(
                 f"--mode genda-lens reproduces GenDa Lens in float32, but the model runs in "
@@ -101,17 +102,9 @@ def compat_rounds(
         return out
 
     def ask_scores(answers: Answers) -> list[Attempt]:
-        return _compat_scores(answers.of(TOKENS), _info(answers).unk_id)
+        return _compat_scores(answers.of(TOKENS), info_tokens(answers, "abc").unk_id)
 
     return Rounds(Round(INFO, ask_info), Round(TOKENS, ask_tokens), Round(SCORE, ask_scores))
-
-
-def _info(answers: Answers) -> Tokens:
-    info = answers.first(INFO)
-    if info is None or not info.ok or not isinstance(info.response, dict):
-        why = info.error if info is not None else None
-        raise UsageError(f"abc: the model did not describe its tokenizer ({why or 'no answer'})")
-    return Tokens.of(info.response)
 
 
 def _compat_scores(tokens: Sequence[AttemptResult], unk_id: int | None) -> list[Attempt]:

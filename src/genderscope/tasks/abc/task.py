@@ -23,14 +23,16 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, MaskedLogprobs
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
-from genderscope.core.task import Measurement, Reference, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, ReportFacts, Task, TaskResult
 from genderscope.tasks.abc.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
 from genderscope.tasks.abc import aggregate as A
 from genderscope.tasks.abc import data as D
 from genderscope.tasks.abc import rounds as R
+from genderscope.tasks.dawinobias.reading import genda_frame
 from genderscope.tasks.dawinobias.task import GENDA_LENS_NEEDS_MLM
+from genderscope.tasks.references import GENDA_LENS
 
 PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross-entropy"
 
@@ -119,12 +121,7 @@ class ABCTask(Task):
     report_facts = ReportFacts(
         evidence=("metrics.n_femocc", "metrics.n_maleocc"), evidence_unit="sentences", attempt_text="text"
     )
-    references = (
-        Reference(
-            "GenDa Lens (DaDebias), Danish gender-bias tests",
-            "https://github.com/DaDebias/genda-lens",
-        ),
-    )
+    references = (GENDA_LENS,)
     measurements = {
         PLL: Measurement(frozenset({MASKED_LOGPROBS}), "pseudo-perplexity (PLL)"),
         LOGLIK: Measurement(frozenset({TOKEN_LOGPROBS}), "perplexity (log-likelihood)"),
@@ -258,19 +255,19 @@ class ABCTask(Task):
         ges = v["ges"]
         label = "Perplexity Median (IQR) Relative scores"
         return {
-            "condensed": {
-                "columns": ["", "ABC", "", ""],
-                "index_name": f"Simple Output: {model}",
-                "rows": [
+            "condensed": genda_frame(
+                "ABC",
+                f"Simple Output: {model}",
+                [
                     ["Gender Effect Size", "", ges, "", ""],
                     ["Pronoun", "Female", "", "", "Male"],
                     [label, "", v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all")],
                 ],
-            },
-            "detailed": {
-                "columns": ["", "ABC", "", ""],
-                "index_name": f"Detailed Output for: {model}",
-                "rows": [
+            ),
+            "detailed": genda_frame(
+                "ABC",
+                f"Detailed Output for: {model}",
+                [
                     ["Gender Effect Size", "", ges, "", ""],
                     ["Pronoun", "Female", "", "Male", ""],
                     [label, v.get("summary_rel_female_all"), "", v.get("summary_rel_male_all"), ""],
@@ -283,7 +280,7 @@ class ABCTask(Task):
                         v.get("summary_rel_male_maleocc"),
                     ],
                 ],
-            },
+            ),
         }
 
     def render(self, result: TaskResult) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc
+from genderscope.core.task import MetricDoc, docs_by_name
 
 HARM = "stereotype amplification: the text ties words to one gender as its corpus does, or more"
 
@@ -42,7 +42,7 @@ def _docs() -> dict[str, MetricDoc]:
                 f"{ctx}.sigma", "population sd of the signed per-word bias", "spread of the bias", "nats"
             ),
         ]
-    return {d.name: d for d in docs}
+    return docs_by_name(*docs)
 
 
 METRIC_DOCS: dict[str, MetricDoc] = _docs()

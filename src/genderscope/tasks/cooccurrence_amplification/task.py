@@ -22,7 +22,7 @@ from genderscope.bordia.scoring import ContextScore, context_configs, score_docu
 from genderscope.bordia.text import Document, read_corpus, registry_corpus_file, resolve_corpus_paths
 from genderscope.core.primitives import CHAT, GENERATE, ChatReply, chat_request, generate_request
 from genderscope.core.requests import Attempt, AttemptResult, Request
-from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.cooccurrence_amplification.glossary import METRIC_DOCS
 from genderscope.tasks.cooccurrence_amplification.normalise import Normaliser, resolve_style, vocabulary
 from genderscope.tasks.cooccurrence_amplification.options import CooccurrenceOptions
@@ -38,6 +38,7 @@ from genderscope.tasks.cooccurrence_amplification.scoring import (
     scatter_points,
     score_texts,
 )
+from genderscope.tasks.references import BORDIA_BOWMAN
 
 DEFAULT_MAX_TOKENS = 100
 NO_BETA = "β undefined: fewer than 3 words scored in both texts, or no variance in the corpus bias"
@@ -57,12 +58,7 @@ class CooccurrenceAmplificationTask(Task):
     }
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("metrics.fixed.n_scored",), evidence_unit="scored words")
-    references = (
-        Reference(
-            "Bordia and Bowman (2019), Identifying and Reducing Gender Bias in Word-Level Language Models",
-            "https://arxiv.org/abs/1904.03035",
-        ),
-    )
+    references = (BORDIA_BOWMAN,)
 
     def __init__(self, options: CooccurrenceOptions, ctx: Any):
         from genderscope.bordia.inputs import default_pairs

@@ -43,24 +43,31 @@ def compat_tables(v: dict[str, Any], model: str) -> dict[str, Any]:
     """GenDa Lens's two DataFrames (§3.4): column labels, index name and rows [label, cells...]."""
     ges = v["ges"]
     return {
-        "simple": {
-            "columns": ["", "DaWinoBias"],
-            "index_name": f"Simple Output for {model}",
-            "rows": [
+        "simple": genda_frame(
+            "DaWinoBias",
+            f"Simple Output for {model}",
+            [
                 ["Gender Effect Size", "", ges],
                 ["Condition", "Anti-stereotypical", "Pro-stereotypical"],
                 ["Accuracy", v["acc_anti"], v["acc_pro"]],
             ],
-        },
-        "detailed": {
-            "columns": ["", "DaWinoBias", "", ""],
-            "index_name": f"Detailed Output for {model}",
-            "rows": [
+            width=2,
+        ),
+        "detailed": genda_frame(
+            "DaWinoBias",
+            f"Detailed Output for {model}",
+            [
                 ["Gender Effect Size", "", ges, "", ""],
                 ["Condition", "Anti-stereotypical", "", "Pro-stereotypical", ""],
                 ["Accuracy", v["acc_anti"], "", v["acc_pro"], ""],
                 ["Pronouns", "Female", "Male", "Female", "Male"],
                 ["F1", v["f1_anti_female"], v["f1_anti_male"], v["f1_pro_female"], v["f1_pro_male"]],
             ],
-        },
+        ),
     }
+
+
+def genda_frame(test: str, index_name: str, rows: list[list[Any]], width: int = 4) -> dict[str, Any]:
+    """One of GenDa Lens's output DataFrames as results.json keeps it: ``width`` column labels (blank but
+    the second, the test's name), the index name and the rows [label, cells...] (``abc``'s too)."""
+    return {"columns": ["", test] + [""] * (width - 2), "index_name": index_name, "rows": rows}

@@ -118,12 +118,13 @@ def masked_text(left: str, right: str, mask: str, glue: bool) -> str:
     return left + mask + right
 
 
-def info_tokens(answers: Answers) -> Tokens:
-    """The answer of the ``info`` round's ``tokenize("")`` (UsageError when the model gave none)."""
+def info_tokens(answers: Answers, task: str = "dawinobias") -> Tokens:
+    """The answer of the ``info`` round's ``tokenize("")`` (UsageError naming ``task`` when the model gave
+    none); ``abc``'s rounds read theirs with it too."""
     info = answers.first(INFO)
     if info is None or not info.ok or not isinstance(info.response, dict):
         why = info.error if info is not None else None
-        raise UsageError(f"dawinobias: the model did not describe its tokenizer ({why or 'no answer'})")
+        raise UsageError(f"{task}: the model did not describe its tokenizer ({why or 'no answer'})")
     return Tokens.of(info.response)
 
 

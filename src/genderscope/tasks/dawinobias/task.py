@@ -20,7 +20,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, FillMask, Tokens
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
-from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.dawinobias.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S
@@ -28,6 +28,7 @@ from genderscope.tasks.dawinobias import data as D
 from genderscope.tasks.dawinobias import metrics as M
 from genderscope.tasks.dawinobias import reading as G
 from genderscope.tasks.dawinobias import rounds as R
+from genderscope.tasks.references import GENDA_LENS, WINOBIAS
 
 PRONOUNS, NULL_CHOICES = R.PRONOUNS, R.NULL_CHOICES
 GENDA_LENS_NEEDS_MLM = (
@@ -170,17 +171,7 @@ class DaWinoBiasTask(Task):
     Options = DaWinoBiasOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("metrics.n_items_pro",), attempt_text="text")
-    references = (
-        Reference(
-            "GenDa Lens (DaDebias), Danish gender-bias tests",
-            "https://github.com/DaDebias/genda-lens",
-        ),
-        Reference(
-            "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
-            "Debiasing Methods (WinoBias)",
-            "https://arxiv.org/abs/1804.06876",
-        ),
-    )
+    references = (GENDA_LENS, WINOBIAS)
     measurements = {
         "top1": Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1"),
         "loglik": Measurement(frozenset({TOKEN_LOGPROBS}), "candidate pronoun log-likelihoods"),

@@ -21,6 +21,7 @@ from genderscope.tasks.gest.marks import mark
 from genderscope.tasks.gest.orderings import PERMS, code, draw_orderings, sample_rows
 from genderscope.tasks.gest.scoring import DECODE, Reading, item_counts, parse_answer, point_and_resamples
 from genderscope.tasks.gest.templates import TEMPLATES
+from genderscope.tasks.references import GEST
 
 
 @dataclass
@@ -65,11 +66,7 @@ class GestTask(GestRowsMixin, Task):
         evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
     )
     references = (
-        Reference(
-            "Pikuliak et al. (2024), Women Are Beautiful, Men Are Leaders: Gender "
-            "Stereotypes in Machine Translation and Language Modeling (GEST)",
-            "https://arxiv.org/abs/2311.18711",
-        ),
+        GEST,
         Reference(
             "GenderBench (Pikuliak et al.), the GEST probe",
             "https://github.com/matus-pikuliak/genderbench",

@@ -31,7 +31,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, given_request
 from genderscope.core.rounds import Answers, Round, Rounds
-from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import bootstrap_counts
@@ -42,6 +42,7 @@ from genderscope.tasks.gest_likelihood import aggregate as A
 from genderscope.tasks.gest_likelihood import rounds as R
 from genderscope.tasks.gest_likelihood.scores_file import read_scores, template_ids
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED
+from genderscope.tasks.references import GEST
 
 MASKED_FORM, CAUSAL_FORM, GIVEN_FORM = "masked", "causal", "given"
 
@@ -156,13 +157,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
     Options = GestLikelihoodOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("counts.rows",), evidence_unit="rows")
-    references = (
-        Reference(
-            "Pikuliak et al. (2024), Women Are Beautiful, Men Are Leaders: Gender "
-            "Stereotypes in Machine Translation and Language Modeling (GEST)",
-            "https://arxiv.org/abs/2311.18711",
-        ),
-    )
+    references = (GEST,)
     measurements = {
         MASKED_FORM: Measurement(
             frozenset({TOKENIZE, MASKED_LOGPROBS}),

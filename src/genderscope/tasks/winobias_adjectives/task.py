@@ -39,6 +39,7 @@ from genderscope.tasks.winobias_adjectives.parse_robust import ROBUST_PARSER_VER
 from genderscope.tasks.winobias_adjectives.parse_strict import CLASSES, gold_word, strict_parse
 from genderscope.tasks.winobias_adjectives.render import _f1, _fp, render_result  # noqa: F401  (re-exported)
 from genderscope.tasks.winobias_adjectives.summary import summarise
+from genderscope.tasks.references import WINOBIAS
 
 SPEC_VERSION = "1.0"
 LABELS = ("pro", "anti")
@@ -68,11 +69,7 @@ class WinoBiasAdjectivesTask(Task):
             "Briegel and Chen (2023), Adjectives Can Reveal Gender Biases Within NLP Models",
             "https://github.com/hannahxchen/winobias-adjective-test",
         ),
-        Reference(
-            "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
-            "Debiasing Methods (WinoBias)",
-            "https://arxiv.org/abs/1804.06876",
-        ),
+        WINOBIAS,
     )
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
 

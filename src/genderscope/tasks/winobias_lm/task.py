@@ -48,7 +48,7 @@ from genderscope.core.primitives import (
 )
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds
-from genderscope.core.task import Metric, Reference, ReportFacts, Task, TaskResult
+from genderscope.core.task import Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
@@ -72,6 +72,7 @@ from genderscope.tasks.winobias_lm.options import (
     TOP1,
     WinoBiasLMOptions,
 )
+from genderscope.tasks.references import WINOBIAS
 
 __all__ = ["WinoBiasLMTask", "WinoBiasLMOptions", "pronoun_group", "slot_text"]
 
@@ -105,13 +106,7 @@ class WinoBiasLMTask(Task):
     Options = WinoBiasLMOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(evidence=("counts.pairs",), evidence_unit="pairs")
-    references = (
-        Reference(
-            "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
-            "Debiasing Methods (WinoBias)",
-            "https://arxiv.org/abs/1804.06876",
-        ),
-    )
+    references = (WINOBIAS,)
     measurements = MEASUREMENTS
 
     measurement_option = "scoring"
