@@ -105,12 +105,19 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _engine_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment for an engine's own Python, without PYTHONPATH (our source tree must not
+    leak into an engine venv: pip would check genderscope's requirements there) plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return {**env, **extra}
+
+
 def _pip(venv: Path, args: Sequence[str], log: Path, env: Mapping[str, str]) -> None:
     cmd = [str(venv / "bin" / "python"), "-m", "pip", *args]
     with open(log, "a") as fh:
         fh.write("$ " + " ".join(cmd) + "\n")
         fh.flush()
-        code = subprocess.call(cmd, stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **env})
+        code = subprocess.call(cmd, stdout=fh, stderr=subprocess.STDOUT, env=_engine_env(env))
     if code != 0:
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
         raise EngineUnavailable(f"pip {' '.join(args[:2])} failed (exit {code}; log {log}): {tail[0][:200]}")
@@ -262,7 +269,7 @@ def _spawn(name: str, cmd: Sequence[str], env: Mapping[str, str], port: int, mod
     log = logs / f"{name}-{port}.log"
     fh = open(log, "w")
     proc = subprocess.Popen(
-        list(cmd), stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **env}, start_new_session=True
+        list(cmd), stdout=fh, stderr=subprocess.STDOUT, env=_engine_env(env), start_new_session=True
     )
     fh.close()
     return RunningServer(name, port, proc, log, model)
