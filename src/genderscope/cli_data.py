@@ -61,8 +61,10 @@ def data_fetch(
                 shutil.copyfile(path, target)
             out.print(f"[green]ok[/green] {name}")
         except GenderscopeError as exc:
+            from rich.markup import escape
+
             failed += 1
-            err.print(f"[red]missing[/red] {exc}")
+            err.print(f"[red]failed[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
     if failed:
         raise typer.Exit(2)
 

