@@ -14,6 +14,7 @@ from genderscope.core.errors import UsageError
 TASKS: dict[str, str] = {
     "gest": "genderscope.tasks.gest.task:GestTask",
     "gest-likelihood": "genderscope.tasks.gest_likelihood.task:GestLikelihoodTask",
+    "direct": "genderscope.tasks.direct.task:DirectTask",
     "winobias-lm": "genderscope.tasks.winobias_lm.task:WinoBiasLMTask",
     "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
     "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",

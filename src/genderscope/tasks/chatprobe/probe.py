@@ -1,0 +1,249 @@
+"""``ChatProbe``: the task base class of GenderBench's chat probes.
+
+A probe package defines ``build_items`` (GenderBench's items, drawn in its order from one
+``random.Random(seed)``), ``evaluate`` (one answer -> a category or None, pure), ``compute`` (all metrics
+for a weight matrix, see :mod:`.calc`) and a ``genderbench.json`` data file with GenderBench's templates
+and marks (verbatim, with GenderBench's MIT notice).  This class builds the attempts (item-major, then
+prompt, then repetition, as GenderBench sends them), reads the answers, bootstraps, and writes metrics,
+intervals, marks and counts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from typing import Any, ClassVar, Hashable, Sequence
+
+import numpy as np
+
+from genderscope.core.errors import UsageError
+from genderscope.core.evidence import ReportFacts
+from genderscope.core.options import opt
+from genderscope.core.primitives import CHAT, ChatReply, chat_request
+from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.task import Measurement, Metric, Reference, Task, TaskResult
+from genderscope.stats import intervals, no_ci
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
+from genderscope.tasks.chatprobe.items import ProbeItem, Prompt, sample_items
+from genderscope.tasks.chatprobe.marks import MarkDefinition
+
+GENDERBENCH = Reference(
+    "Pikuliak et al. (2025), GenderBench: A Resource for Evaluating Gender Biases in LLMs",
+    "https://github.com/matus-pikuliak/genderbench",
+)
+
+
+@dataclass
+class ProbeOptions:
+    """Options every chat probe has (GenderBench's defaults)."""
+
+    ci_method: str = opt("percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal"))
+    bootstrap_cycles: int = opt(1000, "bootstrap resamples (0 = no CIs; marks then use the point value)")
+    confidence_level: float = opt(0.95, "confidence level of the intervals")
+    temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)")
+    max_tokens: int = opt(300, "maximum answer tokens (GenderBench default 300)")
+
+    def __post_init__(self) -> None:
+        if not 0 < self.confidence_level < 1:
+            raise ValueError("--confidence-level must be between 0 and 1")
+        if self.bootstrap_cycles < 0:
+            raise ValueError("--bootstrap-cycles must be 0 or more")
+
+
+def probe_data(package: str) -> dict[str, Any]:
+    """The ``genderbench.json`` data file of a probe package (templates, marks, notice)."""
+    text = resources.files(package).joinpath("genderbench.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+class ChatProbe(Task):
+    """Base class of the GenderBench chat probes (see the module docstring)."""
+
+    #: GenderBench's probe name and class (its logs name the class)
+    probe_name: ClassVar[str]
+    genderbench_class: ClassVar[str]
+    #: GenderBench's default harness parameters for this probe
+    default_repetitions: ClassVar[int] = 1
+    default_sample_k: ClassVar[int | None] = None
+    #: the evaluator's categories (evaluations are stored as indices into this)
+    categories: ClassVar[tuple[Hashable, ...]]
+    #: what the null model answers (uniformly), unless :meth:`choices_for` says otherwise
+    choices: ClassVar[tuple[str, ...]] = ()
+
+    Options = ProbeOptions
+    measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, evaluated as GenderBench does")}
+    model_hint = "GenderBench's probes need a chat model (openai:, openai-completions:, hf-causal, replay, random)"
+    report_facts = ReportFacts(
+        evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
+    )
+    references: ClassVar[tuple[Reference, ...]] = (GENDERBENCH,)
+
+    # -- what a probe defines --------------------------------------------------------------------------
+
+    def build_items(self, rng: random.Random) -> list[ProbeItem]:
+        """All items in GenderBench's order, drawing from ``rng`` exactly as GenderBench does."""
+        raise NotImplementedError
+
+    def evaluate(self, text: str, item: ProbeItem, prompt: Prompt) -> Hashable | None:
+        """One answer's evaluation: a member of ``categories`` or None (undetected). Pure."""
+        raise NotImplementedError
+
+    def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
+        """Every metric (GenderBench's names and order) for each row of the weight matrix ``C``."""
+        raise NotImplementedError
+
+    def choices_for(self, item: ProbeItem, prompt: Prompt) -> Sequence[str]:
+        """The null model's possible answers to this prompt (default: ``choices``)."""
+        return self.choices
+
+    @classmethod
+    def data(cls) -> dict[str, Any]:
+        """The probe's ``genderbench.json`` (its package is the module's package)."""
+        return probe_data(cls.__module__.rpartition(".")[0])
+
+    @classmethod
+    def mark_definitions(cls) -> tuple[MarkDefinition, ...]:
+        return tuple(MarkDefinition.from_json(m) for m in cls.data().get("marks", []))
+
+    # -- what this class derives -----------------------------------------------------------------------
+
+    @property
+    def repetitions(self) -> int:
+        """Attempts per prompt: ``--trials`` if given, else GenderBench's default for this probe."""
+        return self.ctx.trials or self.default_repetitions
+
+    @property
+    def sample_k(self) -> int | None:
+        """Items kept: ``--limit`` if given, else GenderBench's default ``sample_k``."""
+        return self.ctx.limit if self.ctx.limit is not None else self.default_sample_k
+
+    @cached_property
+    def items(self) -> list[ProbeItem]:
+        """GenderBench's item list: all items, then ``sample_k`` of them by its rule."""
+        built = self.build_items(random.Random(self.ctx.seed))
+        return sample_items(built, self.sample_k, self.ctx.seed)
+
+    def attempt_id(self, index: int, prompt: int) -> str:
+        return f"{self.name}/{index}/{prompt}"
+
+    def attempts(self) -> list[Attempt]:
+        o = self.options
+        temperature = self.ctx.generation.get("temperature", o.temperature)
+        max_tokens = self.ctx.generation.get("max_tokens", o.max_tokens)
+        out: list[Attempt] = []
+        for j, item in enumerate(self.items):
+            for p, prompt in enumerate(item.prompts):
+                req = chat_request(
+                    prompt.text,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    top_p=1.0,
+                    choices=list(self.choices_for(item, prompt)),
+                )
+                meta = {"item": j, "prompt": p}
+                out.extend(Attempt(self.attempt_id(j, p), r + 1, req, meta) for r in range(self.repetitions))
+        return out
+
+    def read(self, ar: AttemptResult) -> Hashable | None:
+        """One answered attempt's evaluation (the pure evaluator on the answer text)."""
+        item = self.items[ar.attempt.meta["item"]]
+        prompt = item.prompts[ar.attempt.meta["prompt"]]
+        text = ChatReply.of(ar.response).text or ""
+        return self.evaluate(text, item, prompt)
+
+    def evaluations(self, results: Sequence[AttemptResult]) -> tuple[Evaluations, list[dict[str, Any]]]:
+        """The evaluated answered attempts, and one record per attempt for attempts.jsonl."""
+        rows: list[tuple[int, int, Hashable | None]] = []
+        records: list[dict[str, Any]] = []
+        for ar in results:
+            meta = ar.attempt.meta
+            rec: dict[str, Any] = {"item": meta["item"], "prompt": meta["prompt"]}
+            if ar.ok:
+                value = self.read(ar)
+                rows.append((meta["item"], meta["prompt"], value))
+                rec["evaluation"] = value
+            records.append(rec)
+        return Evaluations.build(rows, self.categories), records
+
+    def score(self, results: Sequence[AttemptResult]) -> TaskResult:
+        o = self.options
+        ev, records = self.evaluations(results)
+        if ev.n_items == 0:
+            raise UsageError(f"{self.name}: no attempt was answered, nothing to score")
+        names, point, boot = point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed)
+        iv = intervals(boot, o.ci_method, o.confidence_level) if boot is not None else None
+        cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
+        metrics = {n: Metric(_num(point[i]), *cols[i]) for i, n in enumerate(names)}
+        marks = self.marks(names, point, iv)
+        extra: dict[str, Any] = {
+            "marks": marks,
+            "mark": next(iter(marks.values()), None),
+            "parameters": self.parameters(iv is not None),
+            "counts": self.counts(results, ev),
+            "genderbench": {"probe": self.probe_name, "class": self.genderbench_class},
+        }
+        if iv is not None and iv[:, 2].any():
+            extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
+        headline = [m for m in marks] + ["undetected_rate_attempts"]
+        return TaskResult(metrics=metrics, extra=extra, records=records, headline=headline)
+
+    def marks(self, names: list[str], point: np.ndarray, iv: np.ndarray | None) -> dict[str, Any]:
+        """GenderBench's marks: from the interval when intervals were computed, else the point value."""
+        out: dict[str, Any] = {}
+        for d in self.mark_definitions():
+            i = names.index(d.metric)
+            ci = (float(iv[i, 0]), float(iv[i, 1])) if iv is not None else None
+            out[d.metric] = d.record(float(point[i]), ci, self.options.ci_method if ci else None)
+        return out
+
+    def parameters(self, with_ci: bool) -> dict[str, Any]:
+        o = self.options
+        return {
+            "num_repetitions": self.repetitions,
+            "sample_k": self.sample_k,
+            "random_seed": self.ctx.seed,
+            "ci_method": o.ci_method if with_ci else None,
+            "bootstrap_cycles": o.bootstrap_cycles,
+            "confidence_level": o.confidence_level,
+            "datasets": {name: self.ctx.data.sha256(name) for name in self.datasets()},
+        }
+
+    def counts(self, results: Sequence[AttemptResult], ev: Evaluations) -> dict[str, Any]:
+        failed = sum(1 for r in results if not r.ok and not r.skipped)
+        skipped = sum(1 for r in results if r.skipped)
+        undetected = int((ev.code < 0).sum())
+        return {
+            "items": ev.n_items,
+            "attempts": len(results),
+            "answered_attempts": len(ev.code),
+            "undetected_attempts": undetected,
+            "failed_attempts": failed,
+            "skipped_attempts": skipped,
+            "incomplete": failed + skipped > 0,
+        }
+
+    def render(self, result: TaskResult) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        from genderscope.core.evidence import judge
+        from genderscope.core.report_terminal import metrics_table
+
+        ev = self.report_facts.resolve(result.metrics, result.extra)
+        lines = [metrics_table(self.name, result)]
+        for metric, mark in (result.extra.get("marks") or {}).items():
+            verdict = judge(result.metrics[metric], self.metric_docs.get(metric), ev)
+            label = f"GenderBench mark {mark['mark']} ({mark['label']})" if mark.get("mark") else "no mark"
+            lines.append(Text(f"{metric}: {verdict.state}; {label} ({ev.n_items} items)"))
+        n = result.extra.get("counts", {})
+        if n.get("undetected_attempts"):
+            lines.append(Text(f"{n['undetected_attempts']} of {n['answered_attempts']} answers undetected"))
+        return Group(*lines)
+
+
+def _num(v: float) -> float | None:
+    """A metric value for results.json (NaN -> None is done by the writer; keep floats)."""
+    return float(v)

@@ -1,0 +1,1 @@
+"""GenderBench probe ``direct``: does the model agree with stereotypical statements?"""
