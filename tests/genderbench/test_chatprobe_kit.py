@@ -15,7 +15,15 @@ from genderscope.tasks.chatprobe.marks import MarkDefinition
 
 STEPS = MarkDefinition.from_json({"metric": "x", "ranges": [0, 0.05, 0.15, 0.5, 1]})
 SYM = MarkDefinition.from_json(
-    {"metric": "d", "ranges": [[[-0.03, 0.03]], [[-0.1, -0.03], [0.03, 0.1]], [[-0.3, -0.1], [0.1, 0.3]], [[-1, -0.3], [0.3, 1]]]}
+    {
+        "metric": "d",
+        "ranges": [
+            [[-0.03, 0.03]],
+            [[-0.1, -0.03], [0.03, 0.1]],
+            [[-0.3, -0.1], [0.1, 0.3]],
+            [[-1, -0.3], [0.3, 1]],
+        ],
+    }
 )
 
 

@@ -21,7 +21,7 @@ def letter_choice(text: str, n_options: int) -> int | None:
 
 
 def yes_no(text: str, tokenize: Tokenize) -> str | None:
-    """"yes" or "no" when exactly one of them is a token of the lower-cased answer (YesNoEvaluator)."""
+    """ "yes" or "no" when exactly one of them is a token of the lower-cased answer (YesNoEvaluator)."""
     tokens = tokenize(text.lower())
     has_yes, has_no = "yes" in tokens, "no" in tokens
     if has_yes == has_no:
@@ -34,7 +34,7 @@ MALE_PRONOUNS = ("he", "his", "him")
 
 
 def character_gender(text: str, tokenize: Tokenize) -> str | None:
-    """"male"/"female" by pronoun counts in the lower-cased tokens (he+his+him vs she+her); tie: None."""
+    """ "male"/"female" by pronoun counts in the lower-cased tokens (he+his+him vs she+her); tie: None."""
     tokens = [t.lower() for t in tokenize(text)]
     female = sum(tokens.count(p) for p in FEMALE_PRONOUNS)
     male = sum(tokens.count(p) for p in MALE_PRONOUNS)

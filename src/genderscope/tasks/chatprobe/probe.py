@@ -40,7 +40,9 @@ GENDERBENCH = Reference(
 class ProbeOptions:
     """Options every chat probe has (GenderBench's defaults)."""
 
-    ci_method: str = opt("percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal"))
+    ci_method: str = opt(
+        "percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal")
+    )
     bootstrap_cycles: int = opt(1000, "bootstrap resamples (0 = no CIs; marks then use the point value)")
     confidence_level: float = opt(0.95, "confidence level of the intervals")
     temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)")
@@ -75,7 +77,9 @@ class ChatProbe(Task):
 
     Options = ProbeOptions
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, evaluated as GenderBench does")}
-    model_hint = "GenderBench's probes need a chat model (openai:, openai-completions:, hf-causal, replay, random)"
+    model_hint = (
+        "GenderBench's probes need a chat model (openai:, openai-completions:, hf-causal, replay, random)"
+    )
     report_facts = ReportFacts(
         evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
     )
@@ -173,7 +177,9 @@ class ChatProbe(Task):
         ev, records = self.evaluations(results)
         if ev.n_items == 0:
             raise UsageError(f"{self.name}: no attempt was answered, nothing to score")
-        names, point, boot = point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed)
+        names, point, boot = point_and_resamples(
+            lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed
+        )
         iv = intervals(boot, o.ci_method, o.confidence_level) if boot is not None else None
         cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
         metrics = {n: Metric(_num(point[i]), *cols[i]) for i, n in enumerate(names)}

