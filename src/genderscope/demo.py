@@ -244,6 +244,14 @@ def demo_steps(console: Console) -> list[Step]:
             ("gest-likelihood", "winobias-lm"),
             quick_limit=200,
         ),
+        on_random(
+            "genderbench-random",
+            "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
+            "60 with --quick)",
+            registry.genderbench_probes(),
+            limit=300,
+            quick_limit=60,
+        ),
         on_smollm2(
             "gest-smollm2",
             "GEST on SmolLM2-135M-Instruct (GGUF, local chat generation, 20 sentences)",

