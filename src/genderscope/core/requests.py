@@ -52,7 +52,13 @@ class Request:
     hints: dict[str, JSON] = field(default_factory=dict, compare=False, hash=False)
 
     def canonical(self) -> str:
-        return canonical_json({"kind": self.kind, "payload": self.payload})
+        """Canonical JSON of kind + payload (computed once per request: the store key, the seed, the
+        attempt hash and the store row all use it; requests are not changed after they are built)."""
+        text = self.__dict__.get("_canonical")
+        if text is None:
+            text = canonical_json({"kind": self.kind, "payload": self.payload})
+            object.__setattr__(self, "_canonical", text)
+        return text
 
     @property
     def prompt_text(self) -> str | None:
