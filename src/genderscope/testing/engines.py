@@ -87,12 +87,25 @@ def find_python(version: str) -> Path:
     if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
         return Path(sys.executable)
     found = shutil.which(f"python{version}")
-    if found:
-        return Path(found)
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    for candidate in sorted(pyenv.glob(f"{version}.*/bin/python"), reverse=True):
-        return candidate
+    candidates = [Path(found)] if found else []
+    candidates += sorted(pyenv.glob(f"{version}.*/bin/python"), reverse=True)
+    for candidate in candidates:  # a pyenv shim of a version that is not active exits 127: skip it
+        if _runs_as(candidate, version):
+            return candidate
     raise EngineUnavailable(f"no Python {version} here (PATH or pyenv); the engine needs it")
+
+
+def _runs_as(python: Path, version: str) -> bool:
+    """True when ``python`` starts and is version ``version`` (e.g. "3.12")."""
+    try:
+        proc = subprocess.run(
+            [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and proc.stdout.strip() == version
 
 
 @contextlib.contextmanager
