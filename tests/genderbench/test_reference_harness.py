@@ -245,3 +245,47 @@ def test_compare_command_line(tmp_path, capsys):
     (run / "results.json").write_text(json.dumps({"tasks": {"jobs-lum": ours(disparity=0.5)}}))
     assert main([str(tmp_path / "gb.json"), str(run)]) == 1
     assert "disparity" in capsys.readouterr().out
+
+
+# -- the fake server's answer_rule -------------------------------------------------------------------
+def _chat(url: str, messages: list[dict[str, str]], seed: int | None = None) -> str:
+    import urllib.request
+
+    body: dict = {"model": "fake", "messages": messages}
+    if seed is not None:
+        body["seed"] = seed
+    req = urllib.request.Request(
+        url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())["choices"][0]["message"]["content"]
+
+
+def test_fake_server_answers_with_the_rule():
+    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
+
+    ps = [p for fam in TEMPLATES for p in prompts(fam, 5)]
+    with FakeOpenAIServer(FakeConfig(answer_rule="rule-a")) as srv:
+        for p in ps:
+            msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": p}]
+            assert _chat(srv.url, msgs, seed=7) == answer(p, "rule-a")  # seeds ignored
+        srv.configure(answer_rule="rule-b")
+        assert [_chat(srv.url, [{"role": "user", "content": p}]) for p in ps] == [
+            answer(p, "rule-b") for p in ps
+        ]
+        srv.configure(answer_rule="")  # default behaviour unchanged
+        assert _chat(srv.url, [{"role": "user", "content": ps[0]}], seed=3) == expected_answer(ps[0], 3)
+    with pytest.raises(ValueError, match="unknown answer_rule"):
+        FakeConfig(answer_rule="rule-z")
+
+
+def test_fake_server_process_flag_and_config_route():
+    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
+
+    p = prompts("yesno", 1)[0]
+    with FakeOpenAIProcess(FakeConfig(answer_rule="rule-b")) as srv:
+        assert _chat(srv.url, [{"role": "user", "content": p}]) == answer(p, "rule-b")
+        srv.configure(answer_rule="rule-a")  # POST /_config
+        assert _chat(srv.url, [{"role": "user", "content": p}]) == answer(p, "rule-a")

