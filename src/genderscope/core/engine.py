@@ -233,9 +233,11 @@ def run_tasks(
 def _task_manifest(run: TaskRun, data: DataRegistry) -> TaskManifest:
     """run.json's entry of one task: resolved options, dataset hashes, counts, request kinds used."""
     kinds = sorted({str(getattr(ar.attempt.request, "kind", "")) for ar in run.results} - {""})
+    names = run.task.datasets()
     return TaskManifest(
         options=as_dict(run.task.options),
-        datasets={n: data.sha256(n) for n in run.task.datasets()},
+        datasets={n: data.sha256(n) for n in names},
+        licences={n: data.entry(n).license for n in names},
         counts=run.counts.to_json(),
         measurement={"request_kinds": kinds} if kinds else {},
     )

@@ -133,16 +133,20 @@ class ModelInfo:
 @dataclass
 class TaskManifest:
     """How one task ran: its resolved options (never ``auto``), dataset sha256 by logical name,
-    attempt counts (attempts, cache_hits, requests, errors, skipped, seconds) and the measurement
-    (e.g. the request kinds its attempts used)."""
+    attempt counts (attempts, cache_hits, requests, errors, skipped, seconds), the measurement
+    (e.g. the request kinds its attempts used) and the licence of each dataset (``dataset_licences``,
+    written when there are datasets; runs before it had none)."""
 
     options: dict[str, Any] = field(default_factory=dict)
     datasets: dict[str, str] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
     measurement: dict[str, Any] = field(default_factory=dict)
+    licences: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out = {"options": self.options, "datasets": self.datasets, "counts": self.counts}
+        if self.licences:
+            out["dataset_licences"] = self.licences
         if self.measurement:
             out["measurement"] = self.measurement
         return out
@@ -155,6 +159,10 @@ class TaskManifest:
             {str(k): str(v) for k, v in as_object(d.get("datasets"), source, "'datasets'").items()},
             as_object(d.get("counts"), source, "'counts'"),
             as_object(d.get("measurement"), source, "'measurement'"),
+            {
+                str(k): str(v)
+                for k, v in as_object(d.get("dataset_licences"), source, "'dataset_licences'").items()
+            },
         )
 
 

@@ -46,7 +46,8 @@ class DatasetFile:
     license: str
 
 
-def _load_manifest() -> dict[str, DatasetFile]:
+def load_manifest() -> dict[str, DatasetFile]:
+    """Every pinned file of ``datasets.tsv`` by logical name (a fresh dict on each call)."""
     text = resources.files("genderscope.data").joinpath("datasets.tsv").read_text(encoding="utf-8")
     rows = csv.DictReader(text.splitlines(), delimiter="\t")
     return {
@@ -85,7 +86,7 @@ class DataRegistry:
     def __init__(
         self, mirror: str | Path | None = None, cache: str | Path | None = None, offline: bool | None = None
     ):
-        self.files = _load_manifest()
+        self.files = load_manifest()
         self.mirror = Path(mirror) if mirror else data_mirror()
         self.cache = Path(cache) if cache else home() / "data"
         self.offline = (

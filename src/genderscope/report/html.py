@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.core.runlog import TaskResults
+from genderscope.data.licences import recorded_licences, restricted_notice
 from genderscope.report.attempts import SAMPLE as ATTEMPT_SAMPLE
 from genderscope.report.attempts import attempt_table, task_samples
 from genderscope.report.forest import comparison_blocks
@@ -51,7 +52,8 @@ def _manifest(run: RunData) -> dict[str, Any]:
     versions = [(k, str(v)) for k, v in (m.versions if m else {}).items()]
     datasets, options, counts = [], [], []
     for task, info in (m.tasks if m else {}).items():
-        datasets += [[task, name, str(sha)] for name, sha in info.datasets.items()]
+        licences = recorded_licences(info.datasets, info.licences)
+        datasets += [[task, name, str(sha), licences[name]] for name, sha in info.datasets.items()]
         options += [[task, k, fmt(v)] for k, v in info.options.items()]
         options += [[task, f"measurement: {k}", fmt(v)] for k, v in info.measurement.items()]
         if info.counts:
@@ -135,19 +137,31 @@ def _task_section(run: RunData, task: str, res: TaskResults, sample: list[dict[s
     }
 
 
+def run_licences(run: RunData) -> dict[str, str]:
+    """Licence of every dataset file the run's tasks read (run.json's record, else the data registry's)."""
+    out: dict[str, str] = {}
+    for info in (run.manifest.tasks if run.manifest else {}).values():
+        out.update(recorded_licences(info.datasets, info.licences))
+    return out
+
+
 def build_context(runs: list[RunData], title: str = "genderscope report") -> dict[str, Any]:
     """Everything the template needs, computed from the runs."""
     from genderscope import __version__
 
     run_views = []
+    every_licence: dict[str, str] = {}
     for run in runs:
         samples = task_samples(run, ATTEMPT_SAMPLE)
+        licences = run_licences(run)
+        every_licence.update(licences)
         run_views.append(
             {
                 "label": run.label,
                 "row": run.row_label,
                 "anchor": _anchor("run", run.label),
                 "spec": run.model,
+                "licences": sorted(licences.items()),
                 "manifest": _manifest(run),
                 "tasks": [_task_section(run, t, e, samples.get(t, [])) for t, e in run.tasks.items()],
             }
@@ -160,6 +174,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
         "version": __version__,
         "generated": _dt.datetime.now().isoformat(timespec="seconds"),
         "runs": run_views,
+        "licence_notice": restricted_notice(every_licence),
         "summary": summary,
         "test_anchor": sections,
         "tests": blocks,

@@ -98,12 +98,15 @@ def _methods_lines(card: ModelCard) -> list[str]:
 
 
 def _dataset_lines(card: ModelCard) -> list[str]:
-    from genderscope.data.registry import DataRegistry
+    from genderscope.data.licences import recorded_licences, restricted_notice
+    from genderscope.data.registry import load_manifest
 
-    known = DataRegistry(offline=True).files
+    known = load_manifest()
     used: dict[str, tuple[str, list[str]]] = {}
+    licences: dict[str, str] = {}
     for r in card.runs:
         for task, tm in (r.manifest.tasks if r.manifest else {}).items():
+            licences.update(recorded_licences(tm.datasets, tm.licences))
             for name, sha in tm.datasets.items():
                 tasks = used.setdefault(name, (sha, []))[1]
                 if task not in tasks:
@@ -113,10 +116,10 @@ def _dataset_lines(card: ModelCard) -> list[str]:
     lines = ["| file | licence | sha256 | used by |", "|---|---|---|---|"]
     for name, (sha, tasks) in used.items():
         entry = known.get(name)
-        licence = entry.license if entry else "not in genderscope's data registry"
         source = f"[{name}]({entry.url})" if entry and entry.url else name
-        lines.append(f"| {_md(source)} | {_md(licence)} | `{sha[:16]}…` | {_md(', '.join(tasks))} |")
-    return lines
+        lines.append(f"| {_md(source)} | {_md(licences[name])} | `{sha[:16]}…` | {_md(', '.join(tasks))} |")
+    notice = restricted_notice(licences)
+    return lines + (["", f"**Licences:** {_md(notice)}."] if notice else [])
 
 
 def _version_lines(card: ModelCard) -> list[str]:

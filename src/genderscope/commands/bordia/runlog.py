@@ -55,6 +55,19 @@ def options_json(options: Any) -> dict[str, Any]:
     }
 
 
+def _input_licences(datasets: Mapping[str, str]) -> dict[str, str]:
+    """Licence of each recorded input: a registry file's, the authors' pair files' (``pairs:penn``) too."""
+    from genderscope.bordia.pairs import PAIR_FILES
+    from genderscope.data.licences import registry_licences
+
+    def registry_name(name: str) -> str:
+        kind, _, short = name.partition(":")
+        return PAIR_FILES.get(short, name) if kind == "pairs" else name
+
+    known = registry_licences(registry_name(n) for n in datasets)
+    return {n: known[registry_name(n)] for n in datasets}
+
+
 def command_manifest(
     name: str, options: Any, resolved: dict[str, Any], datasets: dict[str, str], started: float
 ) -> RunManifest:
@@ -63,7 +76,10 @@ def command_manifest(
     seed = resolved.get("score_options", {}).get("bootstrap_seed")
     manifest = new_manifest(model=None, started=started, seed=seed)
     manifest.tasks[name] = TaskManifest(
-        options=options_json(options), datasets=datasets, measurement={"resolved": resolved}
+        options=options_json(options),
+        datasets=datasets,
+        measurement={"resolved": resolved},
+        licences=_input_licences(datasets),
     )
     manifest.seconds = round(time.time() - started, 3)
     return manifest
