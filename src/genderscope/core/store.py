@@ -85,7 +85,7 @@ class ResponseStore:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def writer(self, interval: float = 0.02) -> StoreWriter:
+    def writer(self, interval: float = 0.0) -> StoreWriter:
         """A background committer for this store (see :class:`StoreWriter`); close it when done."""
         return StoreWriter(self.path, interval)
 
@@ -124,14 +124,16 @@ Row = tuple[str, str, str, int, str, Any]
 
 class StoreWriter:
     """Commits answers from a background thread with its own connection: each transaction takes every
-    answer queued since the previous one, at most one transaction per ``interval`` seconds (20 ms).
+    answer queued since the previous one began (``interval`` > 0 also waits that long between
+    transactions; the runner uses 0: the next commit starts as soon as the last one ends).
 
-    A commit per answer costs more CPU than the answer's HTTP round trip; grouping them keeps the store
-    at most ``interval`` behind the answers (a killed run re-asks only those). :meth:`close` commits
-    everything still queued and re-raises a commit error; the runner calls it in a ``finally``.
+    The event loop only queues an answer; while one transaction commits, the answers that arrive meanwhile
+    wait for the next, so under load commits hold several answers. A killed run loses at most the answers
+    of the commit under way (they are asked again). :meth:`close` commits everything still queued and
+    re-raises a commit error; the runner calls it in a ``finally``.
     """
 
-    def __init__(self, path: Path, interval: float = 0.02):
+    def __init__(self, path: Path, interval: float = 0.0):
         self._store = ResponseStore(path)
         self._queue: queue.SimpleQueue[Row | None] = queue.SimpleQueue()
         self._interval = interval
@@ -153,7 +155,8 @@ class StoreWriter:
                 done = True
             else:
                 rows.append(first)
-                time.sleep(max(0.0, self._interval - (time.monotonic() - started)))
+                if self._interval > 0:
+                    time.sleep(max(0.0, self._interval - (time.monotonic() - started)))
             while True:
                 try:
                     row = self._queue.get_nowait()
