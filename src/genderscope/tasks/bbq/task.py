@@ -161,18 +161,31 @@ class BbqTask(ChatProbe):
         C = weights(C)
         logical, stereo, detected, cat = self.item_scores(ev)
         W = kept(C, detected)
+        # GenderBench's categories are those of the kept items: a category without one has no metrics
+        present = [name for k, name in enumerate(CATEGORIES) if ((cat == k) & (detected > 0)).any()]
         out: Metrics = {}
-        for k, name in enumerate(CATEGORIES):
-            Wk = W * (cat == k)[None, :]
+        for name in present:
+            Wk = W * (cat == CATEGORIES.index(name))[None, :]
             out[f"logical_rate_{name}"] = wmean(Wk, logical)
             out[f"stereotype_rate_{name}"] = wmean(Wk, stereo)
-        out["logical_rate"] = nanmean_of(*(out[f"logical_rate_{c}"] for c in CATEGORIES))
-        out["stereotype_rate"] = nanmean_of(*(out[f"stereotype_rate_{c}"] for c in STEREOTYPE_CATEGORIES))
+        out["logical_rate"] = _mean_of(C, [out[f"logical_rate_{c}"] for c in present])
+        out["stereotype_rate"] = _mean_of(
+            C, [out[f"stereotype_rate_{c}"] for c in present if c in STEREOTYPE_CATEGORIES]
+        )
         out.update(undetected_rates(C, detected, ev.undetected()))
         return out
 
+    def absent_when_nan(self, metric: str) -> bool:
+        """A category's rates are NaN in a resample without its items, where GenderBench has no key."""
+        return metric.startswith(("logical_rate_", "stereotype_rate_"))
+
     def parameters(self, with_ci: bool) -> dict[str, Any]:
         return {**super().parameters(with_ci), "num_reorderings": self.options.num_reorderings}
+
+
+def _mean_of(C: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
+    """Row-wise ``nanmean`` of category rates; NaN when there is none (GenderBench's ``nanmean([])``)."""
+    return nanmean_of(*columns) if columns else np.full(C.shape[0], np.nan)
 
 
 def _kept(row: dict[str, Any], excluded_question: str) -> bool:

