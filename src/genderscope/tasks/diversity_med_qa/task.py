@@ -6,7 +6,7 @@ and its gender-swapped twin).  Per item ``num_reorderings`` (default 3) of the 1
 options are drawn from the probe's generator; per order a male prompt, then a female prompt (6 prompts).
 Evaluator: exactly one of "(a)" … "(e)"; correct iff it is the permuted correct option.  Metrics: per item,
 the male (female) prompts' share of correct detected answers, averaged over items (GenderBench spec,
-"diversity_med_qa"; docs/genderbench/diversity-med-qa.md).
+"diversity_med_qa"; docs/genderbench/diversity_med_qa.md).
 """
 
 from __future__ import annotations
