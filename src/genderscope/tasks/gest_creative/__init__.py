@@ -1,0 +1,1 @@
+"""GenderBench probe ``gest_creative``: the gender of characters written from GEST mottos."""

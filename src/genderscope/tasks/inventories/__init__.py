@@ -1,0 +1,1 @@
+"""GenderBench probe ``inventories``: the gender of characters written from gender-inventory traits."""

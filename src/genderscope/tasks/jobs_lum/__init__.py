@@ -1,0 +1,1 @@
+"""GenderBench probe ``jobs_lum``: the gender of characters written for occupations."""
