@@ -23,6 +23,7 @@ TASKS: dict[str, str] = {
     "gest-creative": "genderscope.tasks.gest_creative.task:GestCreativeTask",
     "inventories": "genderscope.tasks.inventories.task:InventoriesTask",
     "jobs-lum": "genderscope.tasks.jobs_lum.task:JobsLumTask",
+    "business-vocabulary": "genderscope.tasks.business_vocabulary.task:BusinessVocabularyTask",
     "winobias-lm": "genderscope.tasks.winobias_lm.task:WinoBiasLMTask",
     "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
     "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",
@@ -38,6 +39,7 @@ SUITES: dict[str, dict[str, Any]] = {
         "description": "GenderBench 1.1's probes with its default harness parameters",
         "tasks": [
             "bbq",
+            "business-vocabulary",
             "direct",
             "diversity-med-qa",
             "gest",
