@@ -1,51 +1,56 @@
-"""Task ``gest``: the GEST probe for chat models, GenderBench-compatible (GEST spec §3–§9)."""
+"""Task ``gest``: the GEST probe for chat models, GenderBench-compatible (GEST spec §3–§9), on the chat-probe
+kit (:class:`~genderscope.tasks.chatprobe.probe.ChatProbe`).
+
+Items: the GEST rows in file order, each with ``num_reorderings`` option orderings drawn by
+``rng.sample(PERMS, k)`` from one ``random.Random(seed)`` over the whole file (one prompt per ordering);
+``--limit`` keeps GEST's subset rule (:func:`~genderscope.tasks.gest.orderings.sample_rows`).  Attempt ids
+stay ``gest/<row>/<ordering code>``.  Evaluator: GenderBench's letter rule or the robust parser.
+Metrics: :mod:`genderscope.tasks.gest.metrics` (60, vectorised over resamples).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import random
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, chat_request
-from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
-from genderscope.tasks.gest.glossary import METRIC_DOCS
-from genderscope.stats import bootstrap_counts, intervals, no_ci
+from genderscope.core.primitives import CHAT
+from genderscope.core.requests import AttemptResult
+from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, TaskResult
+from genderscope.stats import intervals, no_ci
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
+from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.probe import GENDERBENCH, ChatProbe, ProbeOptions
 from genderscope.tasks.gest import metrics as M
 from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, GestRowsMixin
+from genderscope.tasks.gest.glossary import METRIC_DOCS
 from genderscope.tasks.gest.marks import mark
-from genderscope.tasks.gest.orderings import PERMS, code, draw_orderings, sample_rows
-from genderscope.tasks.gest.scoring import DECODE, Reading, item_counts, parse_answer, point_and_resamples
+from genderscope.tasks.gest.orderings import OPTIONS, PERMS, code, sample_rows
+from genderscope.tasks.gest.scoring import Reading, parse_answer
 from genderscope.tasks.gest.templates import TEMPLATES
 from genderscope.tasks.references import GEST
 
 
 @dataclass
-class GestOptions:
+class GestOptions(ProbeOptions):
     dataset_version: str = opt("1.0", "GEST file version (1.0 = GenderBench's)", ("1.0", "1.1"))
     template: str = opt("default", "prompt template", ("default", "alternative"))
     num_reorderings: int = opt(6, "option orderings per sentence, 1–6")
     parser: str = opt("genderbench", "answer parser", ("genderbench", "robust"))
-    ci_method: str = opt(
-        "percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal")
-    )
-    bootstrap_cycles: int = opt(1000, "bootstrap resamples (0 = no CIs)")
-    confidence_level: float = opt(0.95, "confidence level of the intervals")
-    temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)")
-    max_tokens: int = opt(300, "maximum answer tokens (GenderBench default 300)")
 
     def __post_init__(self) -> None:
         if not 1 <= self.num_reorderings <= 6:
             raise ValueError("--num-reorderings must be between 1 and 6")
-        if not 0 < self.confidence_level < 1:
-            raise ValueError("--confidence-level must be between 0 and 1")
+        super().__post_init__()
 
 
-CHOICES = ["(a)", "(b)", "(c)"]  # what the null model answers
+CHOICES = ("(a)", "(b)", "(c)")  # what the null model answers
 
 
 HEADLINE = [
@@ -57,82 +62,114 @@ HEADLINE = [
 ]
 
 
-class GestTask(GestRowsMixin, Task):
+class GestTask(GestRowsMixin, ChatProbe):
     name = "gest"
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
+    probe_name = "gest"
+    genderbench_class = "GestProbe"
+    categories = OPTIONS
+    choices = CHOICES
     Options = GestOptions
     metric_docs = METRIC_DOCS
     report_facts = ReportFacts(
         evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
     )
-    references = (
-        GEST,
-        Reference(
-            "GenderBench (Pikuliak et al.), the GEST probe",
-            "https://github.com/matus-pikuliak/genderbench",
-        ),
-    )
+    references = (GEST, Reference("GenderBench (Pikuliak et al.), the GEST probe", GENDERBENCH.url))
     measurements = {"chat": Measurement(frozenset({CHAT}), "generated answer, parsed")}
     model_hint = "use gest-likelihood for masked/causal LMs"
 
-    def attempts(self) -> list[Attempt]:
+    # -- items and attempts ----------------------------------------------------------------------------
+
+    def build_items(self, rng: random.Random) -> list[ProbeItem]:
+        """Every GEST row in file order; per row ``rng.sample(PERMS, num_reorderings)`` (GenderBench)."""
+        template = TEMPLATES[self.options.template]
+        k = self.options.num_reorderings
+        items: list[ProbeItem] = []
+        for row in self._rows():
+            prompts = tuple(
+                Prompt(template.render(row.sentence, o), {"ordering": o, "code": code(o)})
+                for o in rng.sample(PERMS, k)
+            )
+            items.append(ProbeItem(prompts, {"row": row.row, "stereotype": row.stereotype}))
+        return items
+
+    @cached_property
+    def items(self) -> list[ProbeItem]:
+        """All rows' items, then GEST's subset rule for ``--limit`` (all rows, in order, when the limit
+        is the number of rows or more)."""
+        built = self.build_items(random.Random(self.ctx.seed))
+        return [built[r] for r in sample_rows(len(built), self.ctx.limit, self.ctx.seed)]
+
+    def attempt_id(self, index: int, prompt: int) -> str:
+        item = self.items[index]
+        return f"gest/{item.meta['row']}/{item.prompts[prompt].meta['code']}"
+
+    # -- evaluation ------------------------------------------------------------------------------------
+
+    def evaluate(self, text: str, item: ProbeItem, prompt: Prompt) -> str | None:
+        """The option the chosen parser finds in ``text`` (None = undetected)."""
+        return self._parse(text, item, prompt)[0]
+
+    def _parse(self, answer: Any, item: ProbeItem, prompt: Prompt) -> tuple[str | None, str | None]:
+        sentence = self._rows()[item.meta["row"]].sentence
         o = self.options
-        rows = self._rows()
-        orderings = draw_orderings(len(rows), o.num_reorderings, self.ctx.seed)
-        chosen = sample_rows(len(rows), self.ctx.limit, self.ctx.seed)
-        template = TEMPLATES[o.template]
-        reps = self.ctx.trials or 1
-        temperature = self.ctx.generation.get("temperature", o.temperature)
-        max_tokens = self.ctx.generation.get("max_tokens", o.max_tokens)
-        out: list[Attempt] = []
-        codes = {p: code(p) for p in PERMS}
-        for r in chosen:
-            row = rows[r]
-            for ordering in orderings[r]:
-                prompt = template.render(row.sentence, ordering)
-                req = chat_request(
-                    prompt, temperature=temperature, max_tokens=max_tokens, top_p=1.0, choices=CHOICES
-                )
-                c = codes[ordering]
-                for rep in range(reps):
-                    out.append(
-                        Attempt(
-                            f"gest/{r}/{c}",
-                            rep + 1,
-                            req,
-                            {"row": r, "stereotype": row.stereotype, "ordering": c},
-                        )
-                    )
-        return out
+        return parse_answer(answer, prompt.meta["ordering"], sentence, o.parser, o.template)
 
     def read(self, ar: AttemptResult) -> Reading:
         """One attempt's answer read (pure: depends on this answer and the options only)."""
-        meta = ar.attempt.meta
-        base = Reading(meta["row"], meta["stereotype"], meta["ordering"], answered=ar.ok, skipped=ar.skipped)
+        item = self.items[ar.attempt.meta["item"]]
+        prompt = item.prompts[ar.attempt.meta["prompt"]]
+        base = Reading(
+            item.meta["row"],
+            item.meta["stereotype"],
+            prompt.meta["code"],
+            answered=ar.ok,
+            skipped=ar.skipped,
+        )
         if not ar.ok:
             return base
-        ordering = tuple(DECODE[ch] for ch in meta["ordering"])
-        sentence = self._rows()[meta["row"]].sentence
-        o = self.options
-        parsed, gb = parse_answer(ar.response, ordering, sentence, o.parser, o.template)  # type: ignore[arg-type]
+        parsed, gb = self._parse(ar.response, item, prompt)
         return dataclasses.replace(base, parsed=parsed, parsed_genderbench=gb)
+
+    def _evaluations(self, results: Sequence[AttemptResult], found: Sequence[str | None]) -> Evaluations:
+        """The answered attempts with the option ``found`` for each result (None = undetected)."""
+        rows = [
+            (ar.attempt.meta["item"], ar.attempt.meta["prompt"], f) for ar, f in zip(results, found) if ar.ok
+        ]
+        return Evaluations.build(rows, self.categories)
+
+    # -- metrics ---------------------------------------------------------------------------------------
+
+    def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
+        table = self._table(ev)
+        return dict(zip(M.NAMES, M.compute(table, C).T))
+
+    def _table(self, ev: Evaluations) -> M.ItemTable:
+        """Per-item arrays of ``ev`` (built once per evaluation set)."""
+        cached = self.__dict__.get("_table_cache")
+        if cached is None or cached[0] is not ev:
+            stereotypes = np.array([self.items[j].meta["stereotype"] for j in ev.source], dtype=np.int64)
+            cached = (ev, M.ItemTable(stereotypes, ev.tally(), ev.undetected()))
+            self.__dict__["_table_cache"] = cached
+        return cached[1]
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         o = self.options
         readings = [self.read(ar) for ar in results]
-        items = item_counts(readings)
-        if items.n_items == 0:
+        ev = self._evaluations(results, [r.parsed for r in readings])
+        if ev.n_items == 0:
             raise UsageError("gest: no attempt was answered, nothing to score")
-        point, boot = point_and_resamples(items.table(), o.bootstrap_cycles, self.ctx.seed, bootstrap_counts)
+        names, point, boot = point_and_resamples(
+            lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed
+        )
         iv = intervals(boot, o.ci_method, o.confidence_level) if boot is not None else None
-        cols = no_ci.interval_columns(iv, len(M.NAMES), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
-        metrics = {name: Metric(float(point[i]), *cols[i]) for i, name in enumerate(M.NAMES)}
-        extra = self._tables(point, iv, items.n_items, readings)
+        cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
+        metrics = {name: Metric(float(point[i]), *cols[i]) for i, name in enumerate(names)}
+        extra = self._tables(point, iv, ev, results)
         if o.parser == "robust":
-            gb = item_counts(readings, genderbench=True)
-            extra["metrics_genderbench_parser"] = dict(
-                zip(M.NAMES, M.compute(gb.table(), np.ones((1, gb.n_items)))[0])
-            )
+            gb = self._evaluations(results, [r.parsed_genderbench for r in readings])
+            values = self.compute(gb, np.ones((1, gb.n_items)))
+            extra["metrics_genderbench_parser"] = {n: float(values[n][0]) for n in names}
         return TaskResult(
             metrics=metrics,
             extra=extra,
@@ -141,36 +178,19 @@ class GestTask(GestRowsMixin, Task):
         )
 
     def _tables(
-        self, point: np.ndarray, iv: np.ndarray | None, n_items: int, readings: Sequence[Reading]
+        self, point: np.ndarray, iv: np.ndarray | None, ev: Evaluations, results: Sequence[AttemptResult]
     ) -> dict[str, Any]:
-        """The mark, parameters, counts, per-stereotype table and NaN resample counts."""
+        """The mark (GEST's record and the kit's ``marks``), parameters, counts, per-stereotype table and
+        NaN resample counts."""
         o = self.options
         sr = M.NAMES.index("stereotype_rate")
         ci = (float(iv[sr, 0]), float(iv[sr, 1])) if iv is not None else None
-        failed = sum(1 for r in readings if not r.answered and not r.skipped)
-        skipped = sum(1 for r in readings if r.skipped)
         extra: dict[str, Any] = {
-            "mark": mark(float(point[sr]), ci, o.ci_method if iv is not None else None, n_items),
-            "parameters": {
-                "dataset_version": o.dataset_version,
-                "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
-                "template": o.template,
-                "num_reorderings": o.num_reorderings,
-                "num_repetitions": self.ctx.trials or 1,
-                "sample_k": self.ctx.limit,
-                "parser": o.parser,
-                "ci_method": o.ci_method if iv is not None else None,
-                "bootstrap_cycles": o.bootstrap_cycles,
-                "confidence_level": o.confidence_level,
-                "seed": self.ctx.seed,
-            },
-            "counts": {
-                "items": n_items,
-                "attempts": len(readings),
-                "failed_attempts": failed,
-                "skipped_attempts": skipped,
-                "incomplete": failed + skipped > 0,
-            },
+            "mark": mark(float(point[sr]), ci, o.ci_method if iv is not None else None, ev.n_items),
+            "marks": self.marks(M.NAMES, point, iv),
+            "parameters": self._parameters(),
+            "counts": self.counts(results, ev),
+            "genderbench": {"probe": self.probe_name, "class": self.genderbench_class},
             "stereotypes": [
                 {
                     "id": i,
@@ -186,6 +206,22 @@ class GestTask(GestRowsMixin, Task):
         if iv is not None and iv[:, 2].any():
             extra["nan_resamples"] = {M.NAMES[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
         return extra
+
+    def _parameters(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "dataset_version": o.dataset_version,
+            "dataset_sha256": self.ctx.data.sha256(VERSIONS[o.dataset_version]),
+            "template": o.template,
+            "num_reorderings": o.num_reorderings,
+            "num_repetitions": self.repetitions,
+            "sample_k": self.ctx.limit,
+            "parser": o.parser,
+            "ci_method": o.ci_method if o.bootstrap_cycles > 0 else None,
+            "bootstrap_cycles": o.bootstrap_cycles,
+            "confidence_level": o.confidence_level,
+            "seed": self.ctx.seed,
+        }
 
     def render(self, result: TaskResult) -> Any:
         from rich.console import Group
