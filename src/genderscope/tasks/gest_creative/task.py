@@ -18,6 +18,7 @@ from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.gest.data import FEMALE_IDS, MALE_IDS, SHORT_NAMES, VERSIONS, load_gest
+from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 GEST = VERSIONS["1.0"]
 #: GenderBench leaves stereotype 15 (men are sexual) out of stereotype_rate ("based on the results from the
@@ -59,7 +60,7 @@ class GestCreativeTask(CharacterGenderProbe):
     metric_docs = METRIC_DOCS
 
     def datasets(self) -> list[str]:
-        return [GEST]
+        return [GEST, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         template = self.data()["template"]

@@ -18,6 +18,7 @@ from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 INVENTORIES = ("bsri", "epaq", "gaucher")
 LISTS = ("female", "male")
@@ -66,7 +67,7 @@ class InventoriesTask(CharacterGenderProbe):
     metric_docs = METRIC_DOCS
 
     def datasets(self) -> list[str]:
-        return [inventory_file(inv, g) for inv in INVENTORIES for g in LISTS]
+        return [*(inventory_file(inv, g) for inv in INVENTORIES for g in LISTS), *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         template = self.data()["template"]

