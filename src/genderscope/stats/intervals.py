@@ -66,7 +66,9 @@ def normal_interval_genderbench(values: np.ndarray, level: float = 0.95) -> tupl
         return float(v[0]), float(v[0]), 0
     mu = float(np.mean(good))
     sd = float(np.std(good))
-    if sd == 0.0 or constant:
+    # with NaN resamples GenderBench never takes the "constant" branch (NaN != NaN): it fits a normal to
+    # the defined values, which has no interval only when their spread is exactly 0
+    if sd == 0.0 or (constant and not nan.any()):
         return float("nan"), float("nan"), n_nan
     from scipy.special import ndtri  # = scipy.stats.norm.ppf, without importing scipy.stats (~1 s)
 
