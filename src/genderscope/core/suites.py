@@ -46,6 +46,9 @@ class Expansion:
     tasks: list[str]
     options: dict[str, Any]
     left_out: dict[str, str] = field(default_factory=dict)
+    #: the tasks that came from a suite, not named on their own (a replay without answers for one of
+    #: them leaves it out instead of failing the run)
+    from_suites: set[str] = field(default_factory=set)
 
 
 def _option_names(task: str) -> set[str]:
@@ -59,6 +62,7 @@ def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str)
     tasks: list[str] = []
     options: dict[str, Any] = {}
     left_out: dict[str, str] = {}
+    named = {n for n in names if n not in registry.SUITES}
     for name in names:
         if name not in registry.SUITES:
             if name not in tasks:
@@ -75,4 +79,5 @@ def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str)
         for key, value in s.options.items():
             if any(key.replace("-", "_") in _option_names(t) for t in runnable):
                 options.setdefault(key, value)
-    return Expansion(tasks, options, {t: why for t, why in left_out.items() if t not in tasks})
+    left = {t: why for t, why in left_out.items() if t not in tasks}
+    return Expansion(tasks, options, left, set(tasks) - named)

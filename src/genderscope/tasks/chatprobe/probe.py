@@ -133,6 +133,11 @@ class ChatProbe(Task):
     def attempt_id(self, index: int, prompt: int) -> str:
         return f"{self.name}/{index}/{prompt}"
 
+    def genderbench_id(self, index: int, prompt: int) -> str:
+        """The id GenderBench's own log holds this attempt under (``replay:LOGDIR``; item ``index`` of
+        its item list, prompt ``prompt`` of the item: the same order as ours when the parameters match)."""
+        return f"genderbench:{self.genderbench_class}/{index}/{prompt}"
+
     def attempts(self) -> list[Attempt]:
         o = self.options
         temperature = self.ctx.generation.get("temperature", o.temperature)
@@ -146,6 +151,7 @@ class ChatProbe(Task):
                     max_tokens=max_tokens,
                     top_p=1.0,
                     choices=list(self.choices_for(item, prompt)),
+                    recorded_as=self.genderbench_id(j, p),
                 )
                 meta = {"item": j, "prompt": p}
                 out.extend(Attempt(self.attempt_id(j, p), r + 1, req, meta) for r in range(self.repetitions))
