@@ -24,9 +24,14 @@ def report(
 
     Example: `genderscope report runs/gest-a runs/gest-b -o report.html`
     """
+    from genderscope.report.genderbench import genderbench_section, rich_section
     from genderscope.report.html import write_report
+    from genderscope.report.runs import load_runs
 
     path = write_report(list(run_dirs), output, title)
+    section = genderbench_section(load_runs(list(run_dirs)))
+    if section is not None:
+        out.print(rich_section(section))
     out.print(f"report in [bold]{path}[/bold] (open it in a browser; it needs no network)")
 
 

@@ -17,6 +17,7 @@ from genderscope.data.licences import recorded_licences, restricted_notice
 from genderscope.report.attempts import SAMPLE as ATTEMPT_SAMPLE
 from genderscope.report.attempts import attempt_table, task_samples
 from genderscope.report.forest import comparison_blocks
+from genderscope.report.genderbench import genderbench_section
 from genderscope.report.glossary import glossary_rows, metric_anchor
 from genderscope.report.reasons import clean_text, no_ci_sentence
 from genderscope.report.renderers import render_task
@@ -176,6 +177,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
         "runs": run_views,
         "licence_notice": restricted_notice(every_licence),
         "summary": summary,
+        "genderbench": genderbench_section(runs),
         "test_anchor": sections,
         "tests": blocks,
         "glossary": glossary_rows(summary.tests),

