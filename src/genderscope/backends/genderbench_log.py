@@ -224,6 +224,8 @@ def agreement(
     ``calculate_cis``) is compared with (ci_low, ci_high), a logged number with the value; equal = within
     ``tol``, NaN equals NaN.  Marks are compared when they were made the same way."""
     logged = {k: logged_values(v) for k, v in (log.get("metrics") or {}).items()}
+    if not logged:
+        return f"the log holds no metrics to compare (GenderBench's status {log.get('status') or '?'})"
     intervals = any(len(v) == 2 for v in logged.values())
     if intervals and ci_method != "normal":
         return "the log holds GenderBench's intervals (calculate_cis=True): rerun with --ci-method normal"
