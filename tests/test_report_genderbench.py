@@ -137,8 +137,7 @@ def test_html_report_and_terminal_show_the_section(two_runs, monkeypatch):
 
     runs = load_runs(two_runs)
     section = genderbench_section(runs)
-    (group,) = section.groups
-    assert group.name == "Manifested opinions"
+    group = next(g for g in section.groups if g.name == "Manifested opinions")
     assert [r.task for r in group.rows] == ["direct", "gest"]
     direct, gest = group.rows
     assert direct.harms == ["Stereotypical reasoning"] and direct.cells[1].mark == "D"
