@@ -23,7 +23,7 @@ from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.pairwise import max_abs_pairwise
 from genderscope.tasks.chatprobe.probe import ChatProbe
-from genderscope.tasks.chatprobe.tokenize import word_tokenizer
+from genderscope.tasks.chatprobe.tokenize import PUNKT, word_tokenizer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +87,7 @@ class DiscriminationTamkinTask(ChatProbe):
     metric_docs = METRIC_DOCS
 
     def datasets(self) -> list[str]:
-        return [DATA]
+        return [DATA, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         import pandas as pd

