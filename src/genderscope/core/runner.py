@@ -141,8 +141,8 @@ def execute(
             if problem is not None:  # never store or score a malformed answer
                 outcome = Outcome(error=problem)
         if outcome.ok and outcome.response is not _SKIP:
-            if writer is not None:
-                writer.put(k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response)
+            if caching:  # committed now: a killed run never asks an answered request again
+                store.put(k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response)  # type: ignore[union-attr]
             for i in idx:
                 results[i].response = outcome.response
         elif outcome.response is _SKIP:
@@ -156,16 +156,11 @@ def execute(
         if progress is not None:
             progress.advance(len(idx))
 
-    writer = store.writer() if caching and jobs else None  # type: ignore[union-attr]
-    try:
-        for job, problem in bad:
-            emit(job, Outcome(error=problem))
-        if jobs:
-            counts.requests = len(jobs)
-            backend.answer(jobs, emit)
-    finally:
-        if writer is not None:
-            writer.close()  # every answer received is committed before the run goes on (or stops)
+    for job, problem in bad:
+        emit(job, Outcome(error=problem))
+    if jobs:
+        counts.requests = len(jobs)
+        backend.answer(jobs, emit)
     counts.seconds = time.perf_counter() - t0
     return Execution(results, counts)
 

@@ -11,9 +11,7 @@ first answer for a key (an answer is never stored twice).
 from __future__ import annotations
 
 import json
-import queue
 import sqlite3
-import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -85,10 +83,6 @@ class ResponseStore:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def writer(self, interval: float = 0.0) -> StoreWriter:
-        """A background committer for this store (see :class:`StoreWriter`); close it when done."""
-        return StoreWriter(self.path, interval)
-
     def info(self) -> dict[str, Any]:
         """Path, size on disk and number of responses per backend fingerprint."""
         rows = self._db.execute(
@@ -118,73 +112,3 @@ class ResponseStore:
     def close(self) -> None:
         self._db.close()
 
-
-Row = tuple[str, str, str, int, str, Any]
-
-
-class StoreWriter:
-    """Commits answers from a background thread with its own connection: each transaction takes every
-    answer queued since the previous one began (``interval`` > 0 also waits that long between
-    transactions; the runner uses 0: the next commit starts as soon as the last one ends).
-
-    The event loop only queues an answer; while one transaction commits, the answers that arrive meanwhile
-    wait for the next, so under load commits hold several answers. A killed run loses at most the answers
-    of the commit under way (they are asked again). :meth:`close` commits everything still queued and
-    re-raises a commit error; the runner calls it in a ``finally``.
-    """
-
-    def __init__(self, path: Path, interval: float = 0.0):
-        self._store = ResponseStore(path)
-        self._queue: queue.SimpleQueue[Row | None] = queue.SimpleQueue()
-        self._interval = interval
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._loop, name="store-writer", daemon=True)
-        self._thread.start()
-
-    def put(self, key: str, fingerprint: str, kind: str, trial: int, request: str, response: Any) -> None:
-        """Queue one answer for the next commit."""
-        self._queue.put((key, fingerprint, kind, trial, request, response))
-
-    def _loop(self) -> None:
-        done = False
-        while not done:
-            first = self._queue.get()
-            started = time.monotonic()
-            rows: list[Row] = []
-            if first is None:
-                done = True
-            else:
-                rows.append(first)
-                if self._interval > 0:
-                    time.sleep(max(0.0, self._interval - (time.monotonic() - started)))
-            while True:
-                try:
-                    row = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if row is None:
-                    done = True
-                else:
-                    rows.append(row)
-            self._commit(rows)
-
-    def _commit(self, rows: list[Row]) -> None:
-        """One transaction; if it fails, each row alone, so one bad row loses only itself."""
-        try:
-            self._store.put_many(rows)
-            return
-        except Exception as exc:  # kept for close()
-            self._error = self._error or exc
-        for row in rows if len(rows) > 1 else []:
-            try:
-                self._store.put_many([row])
-            except Exception:
-                pass
-
-    def close(self) -> None:
-        """Commit what is queued, stop the thread, and raise the first commit error (if any)."""
-        self._queue.put(None)
-        self._thread.join()
-        self._store._db.close()
-        if self._error is not None:
-            raise self._error
