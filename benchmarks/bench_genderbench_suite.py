@@ -56,6 +56,8 @@ def run_genderscope(probes: list[str], url: str, model: str, home: Path, out: Pa
         cmd += ["--limit", str(args.limit)]
     if args.base_url is None:
         cmd += ["--ci-method", "normal"]
+    else:  # a real server on CPU answers long prompts slowly: wait as long as GenderBench's client does
+        cmd += ["--timeout", "600"]
     env = {**os.environ, "GENDERSCOPE_HOME": str(home)}
     c0, t0 = child_cpu(), time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
