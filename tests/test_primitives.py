@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_kind_names_agree():
     assert (Q.CHAT, Q.GENERATE) == (P.CHAT, P.GENERATE)
-    assert set(P.KINDS) == {P.CHAT, P.TOKENIZE, P.TOKEN_LOGPROBS, P.FILL_MASK, P.MASKED_LOGPROBS, P.GENERATE}
+    assert set(P.KINDS) == {
+        P.CHAT, P.TOKENIZE, P.TOKEN_LOGPROBS, P.FILL_MASK, P.MASKED_LOGPROBS, P.GENERATE, P.LOGLIKELIHOOD
+    }
+    assert Q.LOGLIKELIHOOD == P.LOGLIKELIHOOD
 
 
 @pytest.mark.parametrize(

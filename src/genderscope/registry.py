@@ -32,6 +32,7 @@ TASKS: dict[str, str] = {
     "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",
     "abc": "genderscope.tasks.abc.task:ABCTask",
     "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
+    "crows-pairs": "genderscope.tasks.crows_pairs.task:CrowsPairsTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task

@@ -13,6 +13,8 @@ Primitive request kinds (:mod:`genderscope.core.primitives`):
 * ``chat`` and ``generate`` (plain continuation, no chat template, seeded by the payload's ``seed``):
   see :mod:`~genderscope.backends.hf_generate` (greedy or seeded nucleus sampling with one generator
   per sample, left-padded length-sorted batches with a KV cache).
+* ``loglikelihood`` {context, continuations}: lm-evaluation-harness's scores, the context computed once
+  for its continuations (:mod:`~genderscope.backends.hf_loglikelihood`).
 * ``tokenize``: answered by :class:`~genderscope.backends.hf_base.HFBackendBase`.
 
 Sentence log-likelihoods, candidate and continuation scores are sums over ``token_logprobs``
@@ -25,12 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from genderscope.backends import hf_generate
+from genderscope.backends import hf_generate, hf_loglikelihood
 from genderscope.backends.hf_base import HFBackendBase
 from genderscope.backends.hf_runtime import HFOptions
 from genderscope.core.backend import Emit, handles
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TokenLogprobsJson
+from genderscope.core.primitives import CHAT, GENERATE, LOGLIKELIHOOD, TOKEN_LOGPROBS, TokenLogprobsJson
 from genderscope.core.requests import Job, Outcome
 
 
@@ -99,6 +101,10 @@ class HFCausalLMBackend(HFBackendBase):
             lps: list[float | None] = ([] if start or not ids else [None]) + list(scores[i])
             out[t] = {"tokens": self.tok.convert_ids_to_tokens(ids), "offsets": offsets, "logprobs": lps}
         return [out[t] for t in texts]
+
+    @handles(LOGLIKELIHOOD)
+    def _loglikelihood_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        hf_loglikelihood.answer(self, jobs, emit)
 
     @handles(TOKEN_LOGPROBS)
     def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from genderscope.backends import openai_echo as echo
+from genderscope.backends.continuations import continuation_sum, split_context
 from genderscope.backends.openai_batch import (
     BatchFileMixin,
     BatchHTTPOptions,
@@ -46,7 +47,7 @@ from genderscope.backends.openai_http import FleetClient
 from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
-from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE
+from genderscope.core.primitives import CHAT, GENERATE, LOGLIKELIHOOD, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import SEED_LIMIT, Job
 
 CHECK_TEXT = "The nurse said that she"
@@ -273,6 +274,33 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
 
         self.http.run(jobs, echo_logprobs, emit)
 
+    @handles(LOGLIKELIHOOD)
+    def _loglikelihood_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        """One echo of ``context + continuation`` per continuation, sent together (a server with prefix
+        caching, e.g. vLLM, computes the shared context once); the continuation's tokens are those ending
+        after the context (lm-eval's split: the context's trailing whitespace belongs to the continuation).
+        An empty context is scored after the start token."""
+
+        async def one(context: str, cont: str) -> tuple[float, int]:
+            start = (self.start or "") if not context else ""
+            text = context + cont
+            got = await self.http.post(
+                "/v1/completions",
+                self._echo(start + text),
+                lambda raw: echo.token_logprobs_from_echo(raw, text, start),
+            )
+            return continuation_sum(got, len(context))
+
+        async def loglik(job: Job) -> Any:
+            import asyncio
+
+            p = job.request.payload
+            ctx, conts = split_context(p["context"], p["continuations"])
+            got = await asyncio.gather(*(one(ctx, c) for c in conts))
+            return {"logprobs": [g[0] for g in got], "n_tokens": [g[1] for g in got], "greedy": []}
+
+        self.http.run(jobs, loglik, emit)
+
     @handles(CHAT)
     def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
         if self._batched(jobs, emit):
@@ -321,5 +349,6 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
 
     def prepare(self, kinds: frozenset[str]) -> None:
         # the batch route sends token_logprobs without a server to probe; tokenize is always online
-        if kinds & ({TOKENIZE} if self.options.batch else {TOKEN_LOGPROBS, TOKENIZE}):
+        if kinds & ({TOKENIZE} if self.options.batch else {TOKEN_LOGPROBS, TOKENIZE, LOGLIKELIHOOD}):
             self.ready()
+

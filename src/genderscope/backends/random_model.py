@@ -35,6 +35,7 @@ from genderscope.core.primitives import (
     FILL_MASK,
     GENERATE,
     KINDS,
+    LOGLIKELIHOOD,
     MASKED_LOGPROBS,
     TOKEN_LOGPROBS,
     TOKENIZE,
@@ -159,6 +160,14 @@ def _token_logprobs(job: Job, u: float) -> Any:
     }
 
 
+def _loglikelihood(job: Job, u: float) -> Any:
+    """Per continuation: its whitespace tokens each drawn in (-5, -1] nats, independently of the others."""
+    conts = job.request.payload["continuations"]
+    n = [max(1, len(_words(c))) for c in conts]
+    lps = [sum(_draws(uniform(int(u * 2**31), k), m)) for k, m in enumerate(n)]
+    return {"logprobs": lps, "n_tokens": n, "greedy": [False] * len(conts)}
+
+
 def _input_ids(p: dict[str, Any]) -> list[int]:
     if "ids" in p:
         return list(p["ids"])
@@ -247,6 +256,10 @@ class RandomBackend(Backend):
     @handles(TOKEN_LOGPROBS)
     def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
         self._each(jobs, emit, _token_logprobs)
+
+    @handles(LOGLIKELIHOOD)
+    def _loglikelihood_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        self._each(jobs, emit, _loglikelihood)
 
     @handles(FILL_MASK)
     def _fill_mask_jobs(self, jobs: list[Job], emit: Emit) -> None:

@@ -35,6 +35,7 @@ TOKEN_LOGPROBS = "token_logprobs"
 FILL_MASK = "fill_mask"
 MASKED_LOGPROBS = "masked_logprobs"
 GENERATE = "generate"
+LOGLIKELIHOOD = "loglikelihood"
 
 
 class Message(TypedDict):
@@ -205,6 +206,24 @@ def generate_request(
     return Request(GENERATE, payload, hints=_hints(None, hints))
 
 
+class LoglikelihoodPayload(TypedDict):
+    """lm-evaluation-harness's ``loglikelihood``: ``context`` and the ``continuations`` scored after it.
+
+    Encoding (lm-eval's ``_encode_pair``): trailing whitespace of the context moves to the front of each
+    continuation; context ids = the context encoded without special tokens (an empty context is the
+    model's start token: BOS, else EOS); continuation ids = enc(context + continuation) after the first
+    len(context ids) ids.  Nothing else is prepended."""
+
+    context: str
+    continuations: list[str]
+
+
+def loglikelihood_request(context: str, continuations: list[str]) -> Request:
+    """A ``loglikelihood`` request: Σ ln p(continuation tokens | context) for each continuation, the
+    context computed once for all of them (one request per context)."""
+    return Request(LOGLIKELIHOOD, {"context": context, "continuations": list(continuations)})
+
+
 def text_score_request(text: str, kind: str) -> Request:
     """The request that scores ``text`` as a whole: its log-likelihood (``token_logprobs``, causal LMs) or
     pseudo-log-likelihood (``masked_logprobs`` with mask = each, masked LMs)."""
@@ -283,6 +302,15 @@ class MaskedLogprobsJson(TypedDict):
     positions: list[int]
     logprobs: list[float]
     loss: float
+
+
+class LoglikelihoodJson(TypedDict):
+    """Per continuation: ``logprobs`` = Σ ln p of its tokens given the context (nats), ``n_tokens`` scored,
+    ``greedy`` = every token is the arg-max of its prediction (lm-eval's ``is_greedy``)."""
+
+    logprobs: list[float]
+    n_tokens: list[int]
+    greedy: list[bool]
 
 
 FinishReason = Literal["length", "stop"]
@@ -452,7 +480,21 @@ class Generation:
         return cls(response.get("text", ""), response.get("n_tokens"), response.get("finish_reason"))
 
 
-Answer = Union[ChatReply, Tokens, TokenLogprobs, FillMask, MaskedLogprobs, Generation]
+@dataclass(frozen=True, slots=True)
+class Loglikelihoods:
+    """A ``loglikelihood`` answer (:class:`LoglikelihoodJson`): per continuation ``logprobs`` (nats),
+    ``n_tokens`` and ``greedy`` (empty when a backend left it out)."""
+
+    logprobs: list[float]
+    n_tokens: list[int]
+    greedy: list[bool]
+
+    @classmethod
+    def of(cls, response: Any) -> "Loglikelihoods":
+        return cls(response["logprobs"], response["n_tokens"], response.get("greedy") or [])
+
+
+Answer = Union[ChatReply, Tokens, TokenLogprobs, FillMask, MaskedLogprobs, Generation, Loglikelihoods]
 
 
 # ---------------------------------------------------------------- validation
@@ -530,6 +572,13 @@ def _p_generate(p: dict[str, Any]) -> None:
     _need(_is_num(top_p) and 0 < top_p <= 1, "generate 'top_p' must be in (0, 1]")
 
 
+def _p_loglikelihood(p: dict[str, Any]) -> None:
+    _need(isinstance(p.get("context"), str), "loglikelihood payload needs 'context' (a string)")
+    conts = p.get("continuations")
+    _need(isinstance(conts, list) and bool(conts), "loglikelihood needs a non-empty 'continuations' list")
+    _need(all(isinstance(c, str) and c for c in conts), "loglikelihood continuations are non-empty strings")
+
+
 def _r_chat(r: Any) -> None:
     _need(r is None or isinstance(r, str), "a chat answer is a string or null")
 
@@ -571,6 +620,15 @@ def _r_generate(r: Any) -> None:
     _need(isinstance(r, dict) and isinstance(r.get("text"), str), "a generate answer needs 'text'")
     _need(_is_int(r.get("n_tokens")) and r["n_tokens"] >= 0, "generate answer needs an int 'n_tokens' >= 0")
     _need(r.get("finish_reason") in ("length", "stop"), "generate 'finish_reason' is length or stop")
+
+
+def _r_loglikelihood(r: Any) -> None:
+    _need(isinstance(r, dict), "a loglikelihood answer is an object")
+    lps, ns = r.get("logprobs"), r.get("n_tokens")
+    _need(isinstance(lps, list) and all(_is_num(x) for x in lps), "loglikelihood answer needs logprobs")
+    _need(_is_int_list(ns) and len(ns) == len(lps), "loglikelihood answer: n_tokens/logprobs mismatch")
+    g = r.get("greedy", [])
+    _need(isinstance(g, list) and len(g) in (0, len(lps)), "loglikelihood answer: greedy/logprobs mismatch")
 
 
 @dataclass(frozen=True)
@@ -663,6 +721,18 @@ KINDS: dict[str, KindSpec] = {
             "`prompt` (plain text to continue, no chat template), `max_tokens` (model tokens; words for "
             "word-level LMs), `temperature` (1.0; 0 = greedy), `top_p` (1.0), `seed` (the sample's own)",
             "`text` (the continuation only), `n_tokens`, `finish_reason` (`length` \\| `stop`)",
+        ),
+        KindSpec(
+            LOGLIKELIHOOD,
+            LoglikelihoodPayload,
+            LoglikelihoodJson,
+            Loglikelihoods,
+            "Σ ln p of each continuation after a shared context (lm-eval's loglikelihood)",
+            _p_loglikelihood,
+            _r_loglikelihood,
+            "`context`, `continuations` (lm-eval's encoding: context whitespace moves to the continuation; "
+            "empty context = start token)",
+            "per continuation: `logprobs` (Σ nats), `n_tokens`, `greedy`",
         ),
     )
 }

@@ -16,7 +16,7 @@ from typing import Any
 JSON = Any
 #: the kind names this module reads (every kind is declared in genderscope.core.primitives, which imports
 #: this module to build requests; tests/test_primitives.py checks that the names agree)
-CHAT, GENERATE = "chat", "generate"
+CHAT, GENERATE, LOGLIKELIHOOD = "chat", "generate", "loglikelihood"
 
 # The model-level request kinds (chat, tokenize, token_logprobs, fill_mask, masked_logprobs) are declared
 # once, with typed payloads and responses, in genderscope.core.primitives.
@@ -66,6 +66,8 @@ class Request:
         if self.kind == CHAT:
             msgs = self.payload.get("messages") or []
             return msgs[-1]["content"] if msgs else None
+        if self.kind == LOGLIKELIHOOD:
+            return f"{self.payload.get('context', '')} | " + " | ".join(self.payload.get("continuations", []))
         text = self.payload.get("prompt" if self.kind == GENERATE else "text")
         return text if isinstance(text, str) else None
 

@@ -1,0 +1,83 @@
+"""The ``loglikelihood`` primitive (lm-eval's): hf-causal's shared-context and whole-sequence routes equal a
+naive computation with lm-eval's encoding; the null model and payload checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from genderscope.backends.continuations import encode_pairs, split_context
+from genderscope.core.primitives import ProtocolError, check_payload, loglikelihood_request, response_problem
+from genderscope.core.requests import Job
+
+CTX = "han så hende i går ved huset med sit kort og hun tog hans bil ."
+CONTS = [" hun", " han tog hans bil", " sekretæren glemmer sit kort", " a"]
+
+
+def test_split_moves_trailing_whitespace():
+    assert split_context("A: ", ["x", "y"]) == ("A:", [" x", " y"])
+    assert split_context("A:", [" x"]) == ("A:", [" x"])
+
+
+def test_encode_pairs_empty_context_uses_start_token():
+    ctx, conts = encode_pairs(lambda t: [len(w) for w in t.split()], "", ["ab c"], 7)
+    assert ctx == [7] and conts == [[2, 1]]
+    with pytest.raises(ValueError):
+        encode_pairs(lambda t: [1], "", ["x"], None)
+
+
+def test_payload_and_answer_checks():
+    check_payload("loglikelihood", loglikelihood_request("c", ["a", "b"]).payload)
+    with pytest.raises(ProtocolError):
+        check_payload("loglikelihood", {"context": "c", "continuations": []})
+    assert response_problem("loglikelihood", {"logprobs": [-1.0], "n_tokens": [1], "greedy": [True]}) is None
+    assert response_problem("loglikelihood", {"logprobs": [-1.0], "n_tokens": []}) is not None
+
+
+def test_random_answers_every_continuation():
+    from genderscope.backends.random_model import RandomBackend, RandomOptions
+
+    b = RandomBackend("", RandomOptions())
+    out = {}
+    b.answer([Job(0, loglikelihood_request("c", CONTS), 1, "x")], lambda j, o: out.__setitem__(j.index, o))
+    r = out[0].response
+    assert len(r["logprobs"]) == len(CONTS) and all(-5 * n <= lp <= -n for lp, n in zip(r["logprobs"], r["n_tokens"]))
+
+
+@pytest.fixture(scope="module")
+def causal_dir(tmp_path_factory):
+    pytest.importorskip("torch")
+    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+
+    return build_tiny_causal(tmp_path_factory.mktemp("ll"), words_of([CTX] + CONTS))
+
+
+def _naive(path, context, conts):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    ctx, enc = encode_pairs(lambda t: tok(t, add_special_tokens=False)["input_ids"], context, conts,
+                            tok.bos_token_id)
+    out = []
+    for c in enc:
+        ids = ctx + c
+        with torch.inference_mode():
+            lp = torch.log_softmax(model(torch.tensor([ids[:-1]])).logits[0].float(), -1)
+        out.append(sum(float(lp[len(ctx) - 1 + i, t]) for i, t in enumerate(c)))
+    return out
+
+
+@pytest.mark.parametrize("context", [CTX, "", "hun tog "])
+def test_hf_causal_equals_naive(causal_dir, context):
+    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+
+    b = HFCausalLMBackend(str(causal_dir), CausalOptions())
+    reqs = [loglikelihood_request(context, CONTS), loglikelihood_request(context, CONTS[:1])]
+    out = {}
+    b.answer([Job(i, r, 1, f"x{i}") for i, r in enumerate(reqs)], lambda j, o: out.__setitem__(j.index, o))
+    want = _naive(causal_dir, context, CONTS)
+    assert out[0].response["logprobs"] == pytest.approx(want, abs=1e-4)
+    assert out[1].response["logprobs"] == pytest.approx(want[:1], abs=1e-4)
+    if context == CTX:
+        assert b.counters.get("context_tokens_shared", 0) > 0
