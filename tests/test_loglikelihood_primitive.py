@@ -40,7 +40,9 @@ def test_random_answers_every_continuation():
     out = {}
     b.answer([Job(0, loglikelihood_request("c", CONTS), 1, "x")], lambda j, o: out.__setitem__(j.index, o))
     r = out[0].response
-    assert len(r["logprobs"]) == len(CONTS) and all(-5 * n <= lp <= -n for lp, n in zip(r["logprobs"], r["n_tokens"]))
+    assert len(r["logprobs"]) == len(CONTS) and all(
+        -5 * n <= lp <= -n for lp, n in zip(r["logprobs"], r["n_tokens"])
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +59,9 @@ def _naive(path, context, conts):
 
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path).eval()
-    ctx, enc = encode_pairs(lambda t: tok(t, add_special_tokens=False)["input_ids"], context, conts,
-                            tok.bos_token_id)
+    ctx, enc = encode_pairs(
+        lambda t: tok(t, add_special_tokens=False)["input_ids"], context, conts, tok.bos_token_id
+    )
     out = []
     for c in enc:
         ids = ctx + c

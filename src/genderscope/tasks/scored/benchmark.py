@@ -51,7 +51,9 @@ MEASUREMENTS = {
     LOGLIK: Measurement(
         frozenset({LOGLIKELIHOOD}), "Σ ln p of each candidate after its context (lm-eval's loglikelihood)"
     ),
-    PLL: Measurement(frozenset({MASKED_LOGPROBS}), "pseudo-log-likelihood of each candidate text (masked LM)"),
+    PLL: Measurement(
+        frozenset({MASKED_LOGPROBS}), "pseudo-log-likelihood of each candidate text (masked LM)"
+    ),
 }
 
 
@@ -126,7 +128,9 @@ class ScoredBenchmark(Task):
                 for k, text in enumerate(it.candidates.texts())
             ]
         return [
-            Attempt(it.item_id, 1, loglikelihood_request(it.candidates.context, list(it.candidates.continuations)))
+            Attempt(
+                it.item_id, 1, loglikelihood_request(it.candidates.context, list(it.candidates.continuations))
+            )
             for it in self.items()
         ]
 
