@@ -15,7 +15,7 @@ import genderscope
 from genderscope.core.engine import run_tasks
 from genderscope.core.errors import UsageError
 from genderscope.report.gate import Threshold, check_dirs, parse_states
-from genderscope.tasks.gest.data import FEMALE_IDS
+from genderscope.datasets.gest import FEMALE_IDS
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import pytest
 
 from genderscope.core.errors import DataError
 from genderscope.data.registry import DataRegistry, sha256_file
-from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, load_gest
+from genderscope.datasets.gest import STEREOTYPES, VERSIONS, load_gest
 
 SHA = {
     "1.0": "7e306adaa2913b660c6ddccddb26703a1de8c880cb0597ad27db4bca75380eea",

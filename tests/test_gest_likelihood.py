@@ -21,7 +21,7 @@ N_ROWS = 3565
 
 @pytest.fixture
 def stereotypes(data_registry) -> list[int]:
-    from genderscope.tasks.gest.data import load_gest
+    from genderscope.datasets.gest import load_gest
 
     return [r.stereotype for r in load_gest(data_registry.path("gest/gest.csv"))]
 

@@ -186,3 +186,43 @@ def test_cli_import_check_can_fail(tmp_path):
     assert {"genderscope.commands.bordia.cli", "genderscope.cli"} <= _imported_modules(
         tmp_path / "m.py", "genderscope.commands.bordia"
     )
+
+
+#: packages under tasks/ that are shared kits, not tasks (a task may import them)
+TASK_KITS = {"chatprobe", "scored"}
+
+
+def _task_imports(root=None) -> list[tuple[str, str]]:
+    """(task package, task package it imports) for every import of one task package by another."""
+    import ast
+    from pathlib import Path
+
+    root = root or Path(__file__).resolve().parents[1] / "src" / "genderscope" / "tasks"
+    tasks = {p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()} - TASK_KITS
+    found = []
+    for pkg in sorted(tasks):
+        for path in (root / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                for name in names:
+                    parts = name.split(".")
+                    if parts[:2] == ["genderscope", "tasks"] and len(parts) > 2 and parts[2] in tasks:
+                        if parts[2] != pkg:
+                            found.append((pkg, parts[2]))
+    return found
+
+
+def test_no_task_imports_another_task():
+    """Shared code lives in kits (tasks/chatprobe, tasks/scored, modules directly under tasks/) or in
+    genderscope/datasets, never in another task's package."""
+    assert _task_imports() == []
+
+
+def test_task_import_rule_can_fail(tmp_path):
+    for pkg, body in (("a", "from genderscope.tasks.b.x import y\n"), ("b", ""), ("scored", "")):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+        (tmp_path / pkg / "m.py").write_text(body)
+    assert _task_imports(tmp_path) == [("a", "b")]

@@ -19,10 +19,18 @@ def test_split_moves_trailing_whitespace():
 
 
 def test_encode_pairs_empty_context_uses_start_token():
-    ctx, conts = encode_pairs(lambda t: [len(w) for w in t.split()], "", ["ab c"], 7)
+    ctx, conts = encode_pairs(lambda t, sp: [len(w) for w in t.split()], "", ["ab c"], 7)
     assert ctx == [7] and conts == [[2, 1]]
     with pytest.raises(ValueError):
-        encode_pairs(lambda t: [1], "", ["x"], None)
+        encode_pairs(lambda t, sp: [1], "", ["x"], None)
+
+
+def test_encode_pairs_uses_default_special_tokens_for_contexts():
+    def enc(t, sp):
+        return ([0] if sp else []) + [len(w) for w in t.split()]
+
+    ctx, conts = encode_pairs(enc, "a bb ", ["ccc", "d"], 9)
+    assert ctx == [0, 1, 2] and conts == [[3], [1]]
 
 
 def test_payload_and_answer_checks():
@@ -45,12 +53,12 @@ def test_random_answers_every_continuation():
     )
 
 
-@pytest.fixture(scope="module")
-def causal_dir(tmp_path_factory):
+@pytest.fixture(scope="module", params=[False, True], ids=["no-bos", "adds-bos"])
+def causal_dir(tmp_path_factory, request):
     pytest.importorskip("torch")
     from genderscope.testing.tiny_models import build_tiny_causal, words_of
 
-    return build_tiny_causal(tmp_path_factory.mktemp("ll"), words_of([CTX] + CONTS))
+    return build_tiny_causal(tmp_path_factory.mktemp("ll"), words_of([CTX] + CONTS), add_bos=request.param)
 
 
 def _naive(path, context, conts):
@@ -60,7 +68,7 @@ def _naive(path, context, conts):
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path).eval()
     ctx, enc = encode_pairs(
-        lambda t: tok(t, add_special_tokens=False)["input_ids"], context, conts, tok.bos_token_id
+        lambda t, sp: tok(t, add_special_tokens=sp)["input_ids"], context, conts, tok.bos_token_id
     )
     out = []
     for c in enc:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genderscope.datasets.winobias import FEMALE_OCCUPATIONS, MALE_OCCUPATIONS
-from genderscope.tasks.winobias_adjectives.conditions import ADJECTIVES
+from genderscope.datasets.winobias_conditions import ADJECTIVES
 from genderscope.tasks.winobias_adjectives.parse_robust import (
     osa_distance,
     robust_parse,

@@ -6,7 +6,7 @@ import pytest
 
 from genderscope.core.errors import UsageError
 from genderscope.datasets.winobias import load_pairs, parse_line
-from genderscope.tasks.winobias_adjectives.conditions import (
+from genderscope.datasets.winobias_conditions import (
     ADJECTIVES,
     BY_SLUG,
     CONDITIONS,

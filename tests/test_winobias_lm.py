@@ -84,7 +84,7 @@ def test_pronoun_group() -> None:
 
 def test_slot_text_keeps_adjectives_and_the_rest(data_registry) -> None:
     from genderscope.datasets.winobias import load_pairs
-    from genderscope.tasks.winobias_adjectives.conditions import insert_adjectives
+    from genderscope.datasets.winobias_conditions import insert_adjectives
 
     for pair in load_pairs(data_registry, "head", 1, "dev").pairs[:30]:
         line = pair.anti

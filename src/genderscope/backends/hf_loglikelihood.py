@@ -27,8 +27,22 @@ from genderscope.core.requests import Job, Outcome
 SHARE_MIN = 8
 
 
-def _encode(backend: Any, text: str) -> list[int]:
-    return list(backend.tok(text, add_special_tokens=False)["input_ids"])
+def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
+    """The keyword that hands a KV cache to ``model``'s forward: ``cache`` (transformers ≥ 5.2x, where
+    ``past_key_values`` is deprecated) or ``past_key_values`` (older releases)."""
+    import inspect
+
+    params = inspect.signature(model.forward).parameters
+    return {"cache": cache} if "cache" in params else {"past_key_values": cache}
+
+
+def _encode(backend: Any, text: str, special: bool) -> list[int]:
+    """lm-eval's ``tok_encode``: the tokenizer's default special tokens unless ``special`` is False or the
+    text already starts with the start token's text."""
+    tok = backend.tok
+    if special and backend.prefix_id is not None and text.startswith(tok.decode([backend.prefix_id])):
+        special = False
+    return list(tok(text, add_special_tokens=special)["input_ids"])
 
 
 def _scores(logits: Any, targets: list[int]) -> tuple[float, bool]:
@@ -49,7 +63,7 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         p = job.request.payload
         try:
             ctx, conts = encode_pairs(
-                lambda t: _encode(backend, t), p["context"], p["continuations"], backend.prefix_id
+                lambda t, sp: _encode(backend, t, sp), p["context"], p["continuations"], backend.prefix_id
             )
         except ValueError as exc:
             emit(job, Outcome(error=str(exc)))
@@ -72,6 +86,7 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
     dev, k = backend.device, len(conts)
     with torch.inference_mode():
         out = backend.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True)
+        cache = getattr(out, "cache", None) or out.past_key_values
         backend.count_forward(1)
         last = out.logits[0, -1:]
         rests = [c[:-1] for c in conts]
@@ -86,9 +101,13 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
                     mask[i, 0] = 0
             attn = torch.cat([torch.ones((k, len(ctx)), dtype=mask.dtype, device=mask.device), mask], dim=1)
             pos = (len(ctx) + torch.arange(ids.shape[1], device=ids.device))[None].expand(k, -1)
-            past = _repeat_rows(out.past_key_values, k)
+            past = _repeat_rows(cache, k)
             logits = backend.model(
-                input_ids=ids, attention_mask=attn, position_ids=pos, past_key_values=past, use_cache=True
+                input_ids=ids,
+                attention_mask=attn,
+                position_ids=pos,
+                use_cache=True,
+                **cache_kw(backend.model, past),
             ).logits
             backend.count_forward(k)
             for i, c in enumerate(conts):

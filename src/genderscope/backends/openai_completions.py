@@ -141,6 +141,7 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
         if strs is None:
             strs = [self.http.call("/detokenize", {"model": self.target, "tokens": ids[:1]})["prompt"]]
         self.start, self.start_id = strs[0], ids[0]
+        self.adds_bos = True  # the tokenizer puts it in front of every input (lm-eval's contexts get it)
 
     def _start_from_tokenizer_info(self) -> tuple[str, int | None]:
         """The start token of a tokenizer that adds none: hf-causal's rule (its BOS, else its EOS) applied
@@ -279,10 +280,12 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
         """One echo of ``context + continuation`` per continuation, sent together (a server with prefix
         caching, e.g. vLLM, computes the shared context once); the continuation's tokens are those ending
         after the context (lm-eval's split: the context's trailing whitespace belongs to the continuation).
-        An empty context is scored after the start token."""
+        An empty context is scored after the start token; a non-empty one starts with it only when the
+        server's tokenizer adds it to every input (lm-eval encodes contexts with the tokenizer's default
+        special tokens)."""
 
         async def one(context: str, cont: str) -> tuple[float, int]:
-            start = (self.start or "") if not context else ""
+            start = (self.start or "") if not context or getattr(self, "adds_bos", False) else ""
             text = context + cont
             got = await self.http.post(
                 "/v1/completions",

@@ -153,3 +153,33 @@ def stratified_indices(strata: Sequence[np.ndarray], n_resamples: int, seed: int
             if s.size:
                 o[b] = s[gen.integers(0, s.size, s.size)]
     return out
+
+
+def point_and_intervals(
+    stat: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    n_resamples: int,
+    seed: int,
+    *,
+    rng: str = NUMPY,
+    method: str = "percentile",
+    level: float = 0.95,
+    clusters: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """A vectorised statistic's point value and intervals: the one resampling loop of the tasks.
+
+    ``stat(C)`` maps a weight matrix (rows × ``n`` items; ``C[b, j]`` = times item j was drawn) to
+    rows × M values.  Returns (point: M values from a row of ones, intervals: M × 3 (low, high, NaN
+    resamples) by ``method`` over ``n_resamples`` resamples, or None when ``n_resamples`` is 0).
+    ``clusters`` (length-n cluster index 0…K−1): draw whole clusters instead of items.
+    """
+    point = np.asarray(stat(np.ones((1, n))), dtype=np.float64)[0]
+    if n_resamples <= 0:
+        return point, None
+    if clusters is None:
+        blocks = resample_counts(n, n_resamples, seed, rng=rng)
+    else:
+        of = np.asarray(clusters, dtype=np.int64)
+        blocks = (Cc[:, of] for Cc in resample_counts(int(of.max()) + 1, n_resamples, seed, rng=rng))
+    boot = np.vstack([np.asarray(stat(C), dtype=np.float64) for C in blocks])
+    return point, intervals(boot, method, level)

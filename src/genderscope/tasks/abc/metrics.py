@@ -13,7 +13,7 @@ import numpy as np
 
 from genderscope.stats.bootstrap import stratified_indices
 from genderscope.stats.intervals import bootstrap_block
-from genderscope.tasks.dawinobias.metrics import r2np, r2py
+from genderscope.tasks.genda_kit import r2np, r2py
 
 OCC = {"all": None, "femocc": "female", "maleocc": "male"}
 

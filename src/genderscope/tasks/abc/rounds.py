@@ -25,8 +25,8 @@ from genderscope.core.primitives import Tokens, masked_logprobs_request, text_sc
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.tasks.abc import data as D
-from genderscope.tasks.dawinobias.rounds import info_tokens
-from genderscope.tasks.dawinobias.task import spread
+from genderscope.tasks.genda_kit import info_tokens
+from genderscope.tasks.genda_kit import spread
 
 REPLACEMENTS = ("hans", "hendes")
 INFO_ID = "abc/tokenizer"

@@ -30,8 +30,8 @@ from genderscope.tasks import scoring as S
 from genderscope.tasks.abc import aggregate as A
 from genderscope.tasks.abc import data as D
 from genderscope.tasks.abc import rounds as R
-from genderscope.tasks.dawinobias.reading import genda_frame
-from genderscope.tasks.dawinobias.task import GENDA_LENS_NEEDS_MLM
+from genderscope.tasks.genda_kit import genda_frame
+from genderscope.tasks.genda_kit import GENDA_LENS_NEEDS_MLM
 from genderscope.tasks.references import GENDA_LENS
 
 PLL, LOGLIK, CROSS_ENTROPY = "pll", "loglik", "cross-entropy"

@@ -11,21 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from genderscope.tasks.genda_kit import r2np, r2py  # noqa: F401
 from genderscope.stats.bootstrap import count_matrix
 from genderscope.stats.intervals import bootstrap_block
 
 GROUPS = ("female", "male", "other")
 CODE = {g: i for i, g in enumerate(GROUPS)}
-
-
-def r2np(x: float) -> float:
-    """numpy/pandas ``.round(2)``: x·100 in float64, round half to even, divide by 100."""
-    return float(np.rint(np.float64(x) * 100.0) / 100.0)
-
-
-def r2py(x: float) -> float:
-    """Python's ``round(x, 2)`` (exact binary value, ties to even)."""
-    return round(x, 2)
 
 
 def f1(tp: float, fp: float, fn: float) -> float:

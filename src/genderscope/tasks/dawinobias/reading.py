@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from genderscope.tasks.genda_kit import genda_frame  # noqa: F401
 from genderscope.core.primitives import Prediction
 from genderscope.tasks.dawinobias import data as D
 
@@ -67,7 +68,3 @@ def compat_tables(v: dict[str, Any], model: str) -> dict[str, Any]:
     }
 
 
-def genda_frame(test: str, index_name: str, rows: list[list[Any]], width: int = 4) -> dict[str, Any]:
-    """One of GenDa Lens's output DataFrames as results.json keeps it: ``width`` column labels (blank but
-    the second, the test's name), the index name and the rows [label, cells...] (``abc``'s too)."""
-    return {"columns": ["", test] + [""] * (width - 2), "index_name": index_name, "rows": rows}

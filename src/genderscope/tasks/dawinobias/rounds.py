@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from genderscope.tasks.genda_kit import INFO, info_tokens  # noqa: F401
 from genderscope.core.errors import UsageError
 from genderscope.core.primitives import Tokens, fill_mask_request, text_score_request, tokenize_request
 from genderscope.core.requests import Attempt, AttemptResult
@@ -33,7 +34,7 @@ NULL_CHOICES = ["hun", "han", "hende", "ham", "hendes", "hans", "det", "##en"]
 BOUNDARY_PIECES = ("\u2581", "\u0120")  # SentencePiece ▁ and byte-level Ġ
 INFO_ID = "dawinobias/tokenizer"
 #: the rounds; with ``PIECES`` (the pronoun pieces asked in round ``info``) the ``stage`` of the records
-INFO, ENCODE, FILL, CANDIDATE, PIECES = "info", "encode", "fill", "candidate", "pieces"
+ENCODE, FILL, CANDIDATE, PIECES = "encode", "fill", "candidate", "pieces"
 
 Items = Callable[[], list[dict[str, Any]]]
 
@@ -116,16 +117,6 @@ def masked_text(left: str, right: str, mask: str, glue: bool) -> str:
     if glue and mask == "<mask>" and left.endswith(" "):
         left = left[:-1]
     return left + mask + right
-
-
-def info_tokens(answers: Answers, task: str = "dawinobias") -> Tokens:
-    """The answer of the ``info`` round's ``tokenize("")`` (UsageError naming ``task`` when the model gave
-    none); ``abc``'s rounds read theirs with it too."""
-    info = answers.first(INFO)
-    if info is None or not info.ok or not isinstance(info.response, dict):
-        why = info.error if info is not None else None
-        raise UsageError(f"{task}: the model did not describe its tokenizer ({why or 'no answer'})")
-    return Tokens.of(info.response)
 
 
 def _fill_from_ids(encoded: Sequence[AttemptResult], mask: str) -> list[Attempt]:

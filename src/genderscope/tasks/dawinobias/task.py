@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from genderscope.tasks.genda_kit import GENDA_LENS_NEEDS_MLM, spread
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, FillMask, Tokens
@@ -31,11 +32,6 @@ from genderscope.tasks.dawinobias import rounds as R
 from genderscope.tasks.references import GENDA_LENS, WINOBIAS
 
 PRONOUNS, NULL_CHOICES = R.PRONOUNS, R.NULL_CHOICES
-GENDA_LENS_NEEDS_MLM = (
-    "--mode genda-lens needs a masked LM, as GenDa Lens does; use --mode default for causal LMs"
-)
-
-
 @dataclass
 class DaWinoBiasOptions:
     mode: str = opt(
@@ -70,15 +66,6 @@ class DaWinoBiasOptions:
             raise ValueError("--exclude-pairs applies to --mode default only (GenDa Lens keeps every pair)")
         if self.mode == "genda-lens" and self.scoring not in ("auto", "top1"):
             raise ValueError("--mode genda-lens scores by masked-LM top-1 only (use --mode default)")
-
-
-def spread(n: int, limit: int | None) -> list[int]:
-    """``limit`` indices spread evenly over range(n) (all when no limit)."""
-    if limit is None or limit >= n:
-        return list(range(n))
-    if limit <= 0:
-        return []
-    return sorted(set(np.linspace(0, n - 1, limit).round().astype(int).tolist()))
 
 
 HEADLINE = ["ges", "acc_pro", "acc_anti", "f1_pro_female", "f1_pro_male", "f1_anti_female", "f1_anti_male"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 import random
 
+from genderscope.datasets.gest import sample_rows  # noqa: F401
+
 OPTIONS = ("male", "female", "neither")
 PERMS: list[tuple[str, str, str]] = list(itertools.permutations(OPTIONS))  # type: ignore[arg-type]
 CODE = {"male": "m", "female": "f", "neither": "n"}
@@ -26,11 +28,3 @@ def draw_orderings(n_rows: int, k: int = 6, seed: int = 123) -> list[list[tuple[
         raise ValueError("num_reorderings must be between 1 and 6")
     rng = random.Random(seed)
     return [rng.sample(PERMS, k) for _ in range(n_rows)]
-
-
-def sample_rows(n_rows: int, sample_k: int | None, seed: int = 123) -> list[int]:
-    """GenderBench's subset rule: ``random.Random(seed).sample(rows, sample_k)`` (all rows if None)."""
-    rows = list(range(n_rows))
-    if sample_k is None or sample_k >= n_rows:
-        return rows
-    return random.Random(seed).sample(rows, sample_k)

@@ -28,7 +28,7 @@ from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_res
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import GENDERBENCH, ChatProbe, ProbeOptions, genderbench_entry
 from genderscope.tasks.gest import metrics as M
-from genderscope.tasks.gest.data import STEREOTYPES, VERSIONS, GestRowsMixin
+from genderscope.datasets.gest import STEREOTYPES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.glossary import METRIC_DOCS
 from genderscope.tasks.gest.marks import mark
 from genderscope.tasks.gest.orderings import OPTIONS, PERMS, code, sample_rows

@@ -17,7 +17,7 @@ from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
-from genderscope.tasks.gest.data import FEMALE_IDS, MALE_IDS, SHORT_NAMES, VERSIONS, load_gest
+from genderscope.datasets.gest import FEMALE_IDS, MALE_IDS, SHORT_NAMES, VERSIONS, load_gest
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 GEST = VERSIONS["1.0"]

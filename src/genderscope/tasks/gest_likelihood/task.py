@@ -34,10 +34,9 @@ from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
-from genderscope.stats.bootstrap import bootstrap_counts
-from genderscope.stats.intervals import intervals
-from genderscope.tasks.gest.data import SHORT_NAMES, VERSIONS, GestRowsMixin
-from genderscope.tasks.gest.orderings import sample_rows
+from genderscope.stats.bootstrap import PYTHON, point_and_intervals
+from genderscope.datasets.gest import SHORT_NAMES, VERSIONS, GestRowsMixin
+from genderscope.datasets.gest import sample_rows
 from genderscope.tasks.gest_likelihood import aggregate as A
 from genderscope.tasks.gest_likelihood import rounds as R
 from genderscope.tasks.gest_likelihood.scores_file import read_scores, template_ids
@@ -329,11 +328,15 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             rm = np.column_stack([p[:, A.R_M] for p in per]).mean(axis=1)
             return np.column_stack(per + [g, rf, rm])
 
-        point = all_metrics(np.ones((1, n)))[0]
-        if o.bootstrap_cycles <= 0:
-            return point, None
-        boot = np.vstack([all_metrics(C) for C in bootstrap_counts(n, o.bootstrap_cycles, self.ctx.seed)])
-        return point, intervals(boot, o.ci_method, o.confidence_level)
+        return point_and_intervals(
+            all_metrics,
+            n,
+            o.bootstrap_cycles,
+            self.ctx.seed,
+            rng=PYTHON,
+            method=o.ci_method,
+            level=o.confidence_level,
+        )
 
     def _parameters(self, ids: list[int], has_ci: bool) -> dict[str, Any]:
         o = self.options

@@ -41,8 +41,7 @@ from genderscope.core.primitives import (
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
 from genderscope.stats import no_ci
-from genderscope.stats.bootstrap import resample_counts
-from genderscope.stats.intervals import intervals
+from genderscope.stats.bootstrap import point_and_intervals
 from genderscope.tasks.scored.items import ScoredItem, Scores, stack_fields
 
 LOGLIK, PLL = "loglik", "pll"
@@ -159,27 +158,33 @@ class ScoredBenchmark(Task):
         s = Scores(ll[ok], nt[ok], stack_fields(kept), kept)
         return s, failed, ll
 
-    def weight_blocks(self, s: Scores) -> list[np.ndarray]:
-        """Bootstrap weight matrices (blocks of resamples × N): items, or their clusters, drawn with
-        replacement (numpy generator, ``--bootstrap-seed``)."""
+    def clusters(self, s: Scores) -> np.ndarray:
+        """The resampling unit of each item: index of its ``cluster`` (the item itself when it has none)."""
         labels = [it.cluster or it.item_id for it in s.items]
         uniq = {c: j for j, c in enumerate(dict.fromkeys(labels))}
-        of = np.array([uniq[c] for c in labels], dtype=np.int64)
-        o = self.options
-        return [Cc[:, of] for Cc in resample_counts(len(uniq), o.n_boot, o.bootstrap_seed)]
+        return np.array([uniq[c] for c in labels], dtype=np.int64)
 
     def bootstrap_metrics(self, s: Scores) -> dict[str, Metric]:
-        """Point value and percentile interval of every metric of :meth:`compute`."""
-        point = self.compute(s, np.ones((1, s.n)))
-        names = list(point)
-        if self.options.n_boot == 0:
+        """Point value and interval of every metric of :meth:`compute` (items, or their clusters, drawn
+        with replacement: numpy generator, ``--bootstrap-seed``)."""
+        names: list[str] = []
+
+        def stat(C: np.ndarray) -> np.ndarray:
+            got = self.compute(s, C)
+            names[:] = list(got)
+            return np.column_stack([got[k] for k in names])
+
+        o = self.options
+        point, iv = point_and_intervals(
+            stat, s.n, o.n_boot, o.bootstrap_seed, method=self.ci_method, clusters=self.clusters(s)
+        )
+        if iv is None:
             why = no_ci.bootstrap_off("n_boot")
-            return {k: Metric(_num(point[k][0]), None, None, why) for k in names}
-        blocks = [self.compute(s, C) for C in self.weight_blocks(s)]
-        boot = np.column_stack([np.concatenate([b[k] for b in blocks]) for k in names])
-        iv = intervals(boot, self.ci_method)
-        cols = no_ci.interval_columns(iv, len(names), self.ci_method, self.options.n_boot, "n_boot")
-        return {k: Metric(_num(point[k][0]), lo, hi, why) for k, (lo, hi, why) in zip(names, cols)}
+            return {k: Metric(_num(point[i]), None, None, why) for i, k in enumerate(names)}
+        cols = no_ci.interval_columns(iv, len(names), self.ci_method, o.n_boot, "n_boot")
+        return {
+            k: Metric(_num(point[i]), lo, hi, why) for i, (k, (lo, hi, why)) in enumerate(zip(names, cols))
+        }
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         s, failed, ll_all = self.scores(results)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from genderscope.core.options import opt
 from genderscope.datasets.winobias import RELEASES, parse_exclude_flags
-from genderscope.tasks.winobias_adjectives.conditions import PLACEMENTS
+from genderscope.datasets.winobias_conditions import PLACEMENTS
 
 DEFAULTS = {
     "release": "head",

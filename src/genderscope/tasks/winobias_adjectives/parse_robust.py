@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from genderscope.datasets.winobias import PRONOUN_GENDER
-from genderscope.tasks.winobias_adjectives.conditions import ADJECTIVES
+from genderscope.datasets.winobias_conditions import ADJECTIVES
 
 ROBUST_PARSER_VERSION = "1"
 

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from genderscope.tasks.winobias_adjectives import stats as S
-from genderscope.tasks.winobias_adjectives.conditions import Condition
+from genderscope.datasets.winobias_conditions import Condition
 from genderscope.tasks.winobias_adjectives.options import WinoBiasAdjectivesOptions
 from genderscope.tasks.winobias_adjectives.parse_strict import CLASSES
 

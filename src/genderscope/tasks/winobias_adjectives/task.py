@@ -21,7 +21,7 @@ from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, T
 from genderscope.tasks.winobias_adjectives.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
-from genderscope.tasks.winobias_adjectives.conditions import (
+from genderscope.datasets.winobias_conditions import (
     BASELINE,
     Condition,
     adjectives_for,

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 from genderscope.core.errors import UsageError
 from genderscope.core.primitives import Prediction, Tokens
 from genderscope.datasets.winobias import LABELS, PRONOUN_GENDER, WinoBiasLine, WinoBiasSet
-from genderscope.tasks.winobias_adjectives.conditions import (
+from genderscope.datasets.winobias_conditions import (
     Condition,
     adjectives_for,
     condition_id,

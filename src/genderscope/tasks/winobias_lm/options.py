@@ -8,7 +8,7 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.task import Measurement
 from genderscope.datasets.winobias import RELEASES, parse_exclude_flags
-from genderscope.tasks.winobias_adjectives.conditions import PLACEMENTS
+from genderscope.datasets.winobias_conditions import PLACEMENTS
 
 TOP1, CANDIDATES, LOGLIK, PLL = "top1", "candidates", "loglik", "pll"
 

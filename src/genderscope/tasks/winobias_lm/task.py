@@ -52,10 +52,9 @@ from genderscope.core.task import Metric, ReportFacts, Task, TaskResult
 from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
-from genderscope.stats.bootstrap import bootstrap_counts
-from genderscope.stats.intervals import intervals
+from genderscope.stats.bootstrap import PYTHON, point_and_intervals
 from genderscope.tasks.scoring import sentence_score
-from genderscope.tasks.winobias_adjectives.conditions import BASELINE, select_conditions
+from genderscope.datasets.winobias_conditions import BASELINE, select_conditions
 from genderscope.tasks.winobias_lm.items import (
     RECORD_KEYS,
     Item,
@@ -280,13 +279,16 @@ class WinoBiasLMTask(Task):
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Every metric on all line pairs, and its (low, high) over pair resamples (None: no bootstrap)."""
         o = self.options
-        point = self._metrics(correct, valid, np.ones((1, N)))[0]
-        if o.bootstrap_cycles <= 0:
-            return point, None
-        boot = np.vstack(
-            [self._metrics(correct, valid, C) for C in bootstrap_counts(N, o.bootstrap_cycles, self.ctx.seed)]
+        point, iv = point_and_intervals(
+            lambda C: self._metrics(correct, valid, C),
+            N,
+            o.bootstrap_cycles,
+            self.ctx.seed,
+            rng=PYTHON,
+            method=o.ci_method,
+            level=o.confidence_level,
         )
-        return point, intervals(boot, o.ci_method, o.confidence_level)[:, :2]
+        return point, None if iv is None else iv[:, :2]
 
     def _summary(self, point: np.ndarray, names: list[str]) -> list[dict[str, Any]]:
         """One row per condition: accuracies (%), bias and its change from the baseline (points)."""

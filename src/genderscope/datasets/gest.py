@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,11 @@ class GestRowsMixin:
         if not hasattr(self, "_cache_rows"):
             self._cache_rows = load_gest(self.ctx.data.path(VERSIONS[self.options.dataset_version]))
         return self._cache_rows
+
+
+def sample_rows(n_rows: int, sample_k: int | None, seed: int = 123) -> list[int]:
+    """GenderBench's subset rule: ``random.Random(seed).sample(rows, sample_k)`` (all rows if None)."""
+    rows = list(range(n_rows))
+    if sample_k is None or sample_k >= n_rows:
+        return rows
+    return random.Random(seed).sample(rows, sample_k)
