@@ -138,6 +138,9 @@ class Task(ABC):
     report_facts: ClassVar[ReportFacts] = ReportFacts()
     #: the method's papers and code, first = the one to cite (model cards link them)
     references: ClassVar[tuple[Reference, ...]] = ()
+    #: published reference numbers, stated as context in the report (never as this run's), e.g.
+    #: "bias-bench leaderboard, CrowS-Pairs gender stereotype score: BERT 57.25, GPT-2 56.87"
+    published: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options

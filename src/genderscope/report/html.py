@@ -126,6 +126,7 @@ def _task_section(run: RunData, task: str, res: TaskResults, sample: list[dict[s
         "name": task,
         "anchor": _anchor(run.label, task),
         "reading": rendered.reading,
+        "published": task_published(task),
         "headline": head,
         "all_metrics": all_metrics,
         "figures": figures,
@@ -136,6 +137,16 @@ def _task_section(run: RunData, task: str, res: TaskResults, sample: list[dict[s
         "attempts": rows,
         "has_attempts_file": run.attempts_path.exists(),
     }
+
+
+def task_published(task: str) -> tuple[str, ...]:
+    """Published reference numbers a task states for context (``Task.published``; none for others)."""
+    from genderscope import registry
+
+    try:
+        return tuple(getattr(registry.task_class(task), "published", ()) or ()) if task in registry.TASKS else ()
+    except ImportError:
+        return ()
 
 
 def run_licences(run: RunData) -> dict[str, str]:
