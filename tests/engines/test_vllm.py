@@ -101,6 +101,59 @@ def test_likelihood_tasks_over_vllm_equal_hf_causal(
         metric_close(name, ref_metrics[name], got_metrics[name])
 
 
+#: the scored benchmarks (tasks/scored: one ``loglikelihood`` request per item) and their sizes here
+SCORED_LIMITS = {
+    "crows-pairs": 30,
+    "stereoset": 20,
+    "winogender": 30,
+    "winogenerated": 20,
+    "bbq-likelihood": 8,
+    "discrim-eval-likelihood": 8,
+}
+
+
+def loglikelihood_answers(attempts: list[dict]) -> dict[tuple[str, int], dict]:
+    """loglikelihood answers keyed by (item, trial)."""
+    return {
+        (r["item_id"], r["trial"]): r["response"]
+        for r in attempts
+        if r.get("request_kind") == "loglikelihood" and isinstance(r.get("response"), dict)
+    }
+
+
+@pytest.mark.parametrize("task", sorted(SCORED_LIMITS))
+def test_scored_benchmarks_over_vllm_equal_hf_causal(
+    task: str, vllm_url: str, smol_fp32: Path, tmp_path: Path
+) -> None:
+    """The same continuations are scored (same token counts) and each sum agrees to float noise (p99 per
+    token 5e-5 nats, far-tail tokens up to ~0.009): |Δ| <= 2e-3 + 1e-3·n; metrics within 1 % of their CI
+    width.  vLLM computes each shared context once (prefix caching); hf-causal through its KV cache."""
+    from genderscope.registry import TASKS
+
+    if task not in TASKS:
+        pytest.skip(f"{task} is not registered in this build")
+    limit = str(SCORED_LIMITS[task])
+    ref = run_ok(task, "--model", f"hf-causal:{smol_fp32}", "--limit", limit, "--out", str(tmp_path / "hf"))
+    got = run_ok(
+        task, "--model", "openai-completions:smol", "--base-url", vllm_url, "--start-token", "auto",
+        "--limit", limit, "--out", str(tmp_path / "vllm"),
+    )  # fmt: skip
+    ref_results, _ref_run, ref_attempts = read_run(ref)
+    got_results, got_run, got_attempts = read_run(got)
+    assert got_run["tasks"][task]["counts"]["errors"] == 0
+    a, b = loglikelihood_answers(ref_attempts), loglikelihood_answers(got_attempts)
+    assert a and set(a) == set(b)
+    for key, ra in a.items():
+        rb = b[key]
+        assert ra["n_tokens"] == rb["n_tokens"], key
+        for x, y, n in zip(ra["logprobs"], rb["logprobs"], ra["n_tokens"], strict=True):
+            assert abs(x - y) <= 2e-3 + 1e-3 * n, (key, x, y)
+    ref_metrics, got_metrics = ref_results["tasks"][task]["metrics"], got_results["tasks"][task]["metrics"]
+    assert set(ref_metrics) == set(got_metrics)
+    for name in ref_metrics:
+        metric_close(name, ref_metrics[name], got_metrics[name])
+
+
 # small but whole: GEST's 6 orderings of 1 sentence; WinoBias-adjectives' baseline + one condition pair
 CHAT_SIZE = {
     "gest": ("--limit", "1"),

@@ -1,0 +1,98 @@
+"""The scored-benchmark layer (tasks/scored): items to requests, answers to scores, metrics over weight
+matrices, --limit = the first N items, failed items counted, clusters resampled whole; crows-pairs
+(lm-eval mode) end to end on the null model."""
+
+from __future__ import annotations
+
+import json
+import numpy as np
+import pytest
+
+from genderscope.core.requests import AttemptResult
+from genderscope.core.task import RunContext
+from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, wmean, wshare
+
+
+class Toy(ScoredBenchmark):
+    name = "toy"
+    description = "two candidates; share of items preferring the first"
+
+    def load_items(self):
+        return [
+            ScoredItem(f"toy/{i}", Choice("ctx ", ("a", "b")), {"g": i % 2}, cluster=f"c{i // 2}")
+            for i in range(6)
+        ]
+
+    def compute(self, s, C):
+        return {"first": wshare(C, s.ll[:, 0] > s.ll[:, 1]), "diff": wmean(C, s.ll[:, 0] - s.ll[:, 1])}
+
+
+def _ctx(limit=None, kinds=frozenset({"loglikelihood"})):
+    return RunContext(limit=limit, request_kinds=kinds)
+
+
+def _answer(att, lls):
+    return AttemptResult(att, {"logprobs": lls, "n_tokens": [1] * len(lls), "greedy": []})
+
+
+def test_one_loglikelihood_request_per_item_with_its_context():
+    t = Toy(ScoredOptions(), _ctx())
+    atts = t.attempts()
+    assert [a.request.kind for a in atts] == ["loglikelihood"] * 6
+    assert atts[0].request.payload == {"context": "ctx ", "continuations": ["a", "b"]}
+
+
+def test_limit_takes_the_first_items_in_file_order():
+    assert [a.item_id for a in Toy(ScoredOptions(), _ctx(limit=2)).attempts()] == ["toy/0", "toy/1"]
+
+
+def test_masked_lms_get_one_pll_request_per_candidate_text():
+    t = Toy(ScoredOptions(), _ctx(kinds=frozenset({"masked_logprobs"})))
+    assert t.options.scoring == "pll"
+    atts = t.attempts()
+    assert len(atts) == 12 and atts[1].request.payload == {"text": "ctx b", "mask": "each"}
+
+
+def test_exact_values_failed_items_and_clusters():
+    t = Toy(ScoredOptions(n_boot=200), _ctx())
+    atts = t.attempts()
+    lls = [[-1, -2], [-3, -1], [-1, -1.5], [-2, -1], [-1, -4], [-5, -1]]
+    res = [_answer(a, ll) for a, ll in zip(atts, lls)]
+    res[5] = AttemptResult(atts[5], None, error="boom")
+    out = t.score(res)
+    assert out.metrics["first"].value == pytest.approx(3 / 5)
+    assert out.metrics["diff"].value == pytest.approx(np.mean([1, -2, 0.5, -1, 3]))
+    assert out.extra["counts"]["failed"] == 1 and out.extra["counts"]["failed_items"] == ["toy/5"]
+    m = out.metrics["first"]
+    assert m.ci_low <= m.value <= m.ci_high
+    # clusters: items 0/1, 2/3 and 4 (5 failed) are drawn together
+    s, _failed, _ll = t.scores(res)
+    assert t.clusters(s).tolist() == [0, 0, 1, 1, 2]
+
+
+def test_no_bootstrap_says_why():
+    t = Toy(ScoredOptions(n_boot=0), _ctx())
+    res = [_answer(a, [-1.0, -2.0]) for a in t.attempts()]
+    assert t.score(res).metrics["first"].no_ci == "n_boot = 0"
+
+
+@pytest.mark.parametrize("bad", [-1])
+def test_negative_resamples_are_refused(bad):
+    with pytest.raises(ValueError, match="--n-boot"):
+        ScoredOptions(n_boot=bad)
+
+
+def test_crows_pairs_lm_eval_mode_on_the_null_model(tmp_path):
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    out = tmp_path / "cp"
+    res = CliRunner().invoke(app, ["run", "crows-pairs", "--model", "random", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    res = json.loads((out / "results.json").read_text())["tasks"]["crows-pairs"]
+    pct = res["metrics"]["pct_stereotype"]
+    assert res["counts"]["items"] == 262 and res["counts"]["failed"] == 0
+    assert pct["ci_low"] <= 0.5 <= pct["ci_high"]
+    lines = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
+    assert lines[0]["request_kind"] == "loglikelihood" and len(lines) == 262
