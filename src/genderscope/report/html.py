@@ -144,7 +144,9 @@ def task_published(task: str) -> tuple[str, ...]:
     from genderscope import registry
 
     try:
-        return tuple(getattr(registry.task_class(task), "published", ()) or ()) if task in registry.TASKS else ()
+        return (
+            tuple(getattr(registry.task_class(task), "published", ()) or ()) if task in registry.TASKS else ()
+        )
     except ImportError:
         return ()
 
