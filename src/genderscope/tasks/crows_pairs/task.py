@@ -51,8 +51,8 @@ class CrowsPairsTask(ScoredBenchmark):
     )
     published = (
         "bias-bench leaderboard (Meade et al. 2022), CrowS-Pairs gender stereotype score "
-        "(authors' metric, %): BERT 57.25 (CDA 56.11, Dropout 55.34, Self-Debias 52.29), GPT-2 56.87 (CDA 56.87, Dropout 57.63, "
-        "Self-Debias 56.11)",
+        "(authors' metric, %): BERT 57.25 (CDA 56.11, Dropout 55.34, Self-Debias 52.29), "
+        "GPT-2 56.87 (CDA 56.87, Dropout 57.63, Self-Debias 56.11)",
     )
     metric_docs = docs_by_name(
         MetricDoc(
