@@ -113,9 +113,8 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
             for i, c in enumerate(conts):
                 rows = torch.cat([last, logits[i, : len(c) - 1]], dim=0)
                 res.append(_scores(rows, c))
-    backend.counters["context_tokens_shared"] = backend.counters.get("context_tokens_shared", 0) + len(
-        ctx
-    ) * (k - 1)
+    _count(backend, "context_tokens_shared", len(ctx) * (k - 1))
+    _count(backend, "tokens_forward", len(ctx) + sum(len(c) - 1 for c in conts))
     return {
         "logprobs": [r[0] for r in res],
         "n_tokens": [len(c) for c in conts],
@@ -149,4 +148,10 @@ def _whole(backend: Any, items: list[tuple[Job, list[int], list[list[int]]]], em
                 }
                 emit(items[j][0], Outcome(response=out))
 
+    _count(backend, "tokens_forward", sum(len(r[2]) for r in rows))
     backend.batched([len(r[2]) for r in rows], run, backend.full_logits_budget())
+
+
+def _count(backend: Any, name: str, n: int) -> None:
+    """Add ``n`` to the backend's counter ``name`` (run.json ``backend_stats``)."""
+    backend.counters[name] = backend.counters.get(name, 0) + n
