@@ -1,4 +1,4 @@
-"""The classic benchmarks side by side with lm-evaluation-harness 0.4.13: same model, same machine, same items.
+"""Classic benchmarks side by side with lm-evaluation-harness 0.4.13: same model, machine and items.
 
 For each benchmark, genderscope (``run TASK --mode lm-eval --limit N --no-cache``, a fresh process) and
 lm-eval (``lm_eval run --model hf ... --limit N``, its own venv, tests/reference/lmeval_venv.py) score
@@ -45,8 +45,8 @@ def _children_cpu() -> float:
 
 def run_ours(task: str, model: Path, limit: int | None, out: Path) -> dict[str, Any]:
     """One ``genderscope run`` process: wall, CPU seconds, metrics and backend stats."""
-    cmd = [sys.executable, "-m", "genderscope", "run", task, "--model", f"hf-causal:{model}", "--mode", "lm-eval",
-           "--no-cache", "--out", str(out)]  # fmt: skip
+    cmd = [sys.executable, "-m", "genderscope", "run", task, "--model", f"hf-causal:{model}",
+           "--mode", "lm-eval", "--no-cache", "--out", str(out)]  # fmt: skip
     if limit is not None:
         cmd += ["--limit", str(limit)]
     cpu0, t0 = _children_cpu(), time.perf_counter()
@@ -114,13 +114,15 @@ def main() -> int:
         k, gap = metric_gap(ours["metrics"], theirs["metrics"])
         rows.append((task, limit, ours, theirs, k, gap))
         share = shared_share(ours["stats"])
-        print(
-            f"{task:24s} docs={limit or 'all':>5} genderscope {ours['wall']:7.1f} s wall {ours['cpu']:7.1f} s CPU | "
-            f"lm-eval {theirs['wall']:7.1f} s wall {theirs['cpu']:7.1f} s CPU | speed-up {theirs['wall'] / ours['wall']:5.2f}x "
-            f"wall | {k} metrics, max |Δ| {gap:.2e}"
-            + (f" | context sharing saved {share:.0%} of forward tokens" if share is not None else ""),
-            flush=True,
+        speed = theirs["wall"] / ours["wall"]
+        line = (
+            f"{task:24s} docs={limit or 'all':>5} genderscope {ours['wall']:7.1f} s wall {ours['cpu']:7.1f} s CPU"
+            f" | lm-eval {theirs['wall']:7.1f} s wall {theirs['cpu']:7.1f} s CPU | speed-up {speed:5.2f}x wall"
+            f" | {k} metrics, max |Δ| {gap:.2e}"
         )
+        if share is not None:
+            line += f" | context sharing saved {share:.0%} of forward tokens"
+        print(line, flush=True)
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     return 0
 
