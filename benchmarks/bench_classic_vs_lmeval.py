@@ -116,8 +116,10 @@ def main() -> int:
         share = shared_share(ours["stats"])
         speed = theirs["wall"] / ours["wall"]
         line = (
-            f"{task:24s} docs={limit or 'all':>5} genderscope {ours['wall']:7.1f} s wall {ours['cpu']:7.1f} s CPU"
-            f" | lm-eval {theirs['wall']:7.1f} s wall {theirs['cpu']:7.1f} s CPU | speed-up {speed:5.2f}x wall"
+            f"{task:24s} docs={limit or 'all':>5} genderscope {ours['wall']:7.1f} s wall"
+            f" {ours['cpu']:7.1f} s CPU"
+            f" | lm-eval {theirs['wall']:7.1f} s wall {theirs['cpu']:7.1f} s CPU"
+            f" | speed-up {speed:5.2f}x wall"
             f" | {k} metrics, max |Δ| {gap:.2e}"
         )
         if share is not None:
