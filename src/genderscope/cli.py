@@ -43,6 +43,9 @@ app.add_typer(batch_app, name="batch")
 from genderscope.commands.bordia.cli import bordia_app  # noqa: E402  (no torch import at module level)
 
 app.add_typer(bordia_app, name="bordia")
+from genderscope.commands.debias.cli import register as register_debias  # noqa: E402  (no torch import)
+
+register_debias(app)
 
 
 def parse_extra(args: list[str]) -> dict[str, Any]:

@@ -62,9 +62,41 @@ class BiasRegularizer:
         if not defining:
             raise UsageError(f"none of the gender pairs of {pairs.name} has both words in the LM vocabulary")
         gendered = pairs.gendered
+        neutral = [i for i, w in enumerate(vocab) if w not in gendered]
+        self._setup(defining, neutral, lam, kappa, var_ratio, normalize, detach_subspace)
+
+    @classmethod
+    def from_ids(
+        cls,
+        defining: Sequence[tuple[int, int]],
+        neutral: Sequence[int],
+        lam: float,
+        kappa: str | int = "variance",
+        var_ratio: float = 0.5,
+        normalize: bool = True,
+        detach_subspace: bool = False,
+    ) -> "BiasRegularizer":
+        """The regulariser over rows given by index: ``defining`` (male row, female row) pairs and the
+        ``neutral`` rows N (e.g. a transformer's single-token words, :mod:`genderscope.debias`)."""
+        if not defining:
+            raise UsageError("the gender subspace needs at least one defining pair")
+        obj = cls.__new__(cls)
+        obj._setup(defining, neutral, lam, kappa, var_ratio, normalize, detach_subspace)
+        return obj
+
+    def _setup(
+        self,
+        defining: Sequence[tuple[int, int]],
+        neutral: Sequence[int],
+        lam: float,
+        kappa: str | int,
+        var_ratio: float,
+        normalize: bool,
+        detach_subspace: bool,
+    ) -> None:
         self.pair_u = torch.tensor([u for u, _ in defining], dtype=torch.long)
         self.pair_v = torch.tensor([v for _, v in defining], dtype=torch.long)
-        self.neutral = torch.tensor([i for i, w in enumerate(vocab) if w not in gendered], dtype=torch.long)
+        self.neutral = torch.tensor(list(neutral), dtype=torch.long)
         self.n_defining = len(defining)
         self.lam = float(lam)
         self.kappa_rule = kappa

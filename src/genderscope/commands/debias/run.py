@@ -1,0 +1,101 @@
+"""``genderscope debias``: load the model, build the training text, fine-tune, save, measure the cost."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from genderscope.commands.debias.options import DebiasOptions
+from genderscope.core.errors import UsageError
+from genderscope.core.progress import step_done
+
+#: model kinds each method fits (fine-tuning needs the weights)
+FITS = {"cda": ("hf-causal", "hf-mlm"), "bordia": ("hf-causal", "hf-mlm")}
+
+
+def model_kind(spec: str, method: str) -> tuple[str, str]:
+    """(kind, target) of ``--model``; a kind the method does not fit is one line naming those that do."""
+    kind, _, target = spec.partition(":")
+    if kind not in FITS[method] or not target:
+        raise UsageError(
+            f"--model {spec!r}: debias {method} fine-tunes local weights and fits "
+            f"{' or '.join(k + ':PATH' for k in FITS[method])}"
+        )
+    return kind, target
+
+
+def training_texts(spec: str, limit: int) -> list[str]:
+    """Non-empty lines of a registry corpus or a file (the first ``limit`` when > 0)."""
+    from genderscope.bordia.text import read_corpus
+
+    lines = [ln.strip() for d in read_corpus([spec]) for ln in d.text.splitlines() if ln.strip()]
+    return lines[:limit] if limit else lines
+
+
+def load_model(kind: str, target: str) -> tuple[Any, Any]:
+    """(model in float32 on the CPU, tokenizer); GGUF files are converted as the hf backends do."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+
+    from genderscope.backends.hf_models import load_pretrained, locate
+
+    auto = AutoModelForCausalLM if kind == "hf-causal" else AutoModelForMaskedLM
+    model, tok, _info = load_pretrained(auto, locate(target), torch.float32, "cpu", None)
+    return model, tok
+
+
+def debias(o: DebiasOptions) -> dict[str, Any]:
+    """Run the method; returns debias.json's content (also written to ``o.out``)."""
+    from genderscope import __version__
+    from genderscope.bordia.pairs import load_gender_pairs
+    from genderscope.debias.cda import augment, swap_table
+    from genderscope.debias.embedding_reg import token_regularizer
+    from genderscope.debias.finetune import FinetuneConfig, finetune
+    from genderscope.debias.perplexity import perplexity
+
+    kind, target = model_kind(o.model, o.method)
+    out = Path(o.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pairs = load_gender_pairs(o.pairs)
+    texts = training_texts(o.corpus, o.max_train_texts)
+    model, tok = load_model(kind, target)
+    masked = kind == "hf-mlm"
+    reg = None
+    if o.method == "cda":
+        texts = augment(texts, swap_table(pairs.pairs))
+    else:
+        reg = token_regularizer(tok, pairs.pairs, o.lam)
+    held_out = training_texts(o.eval_corpus, 0) if o.eval_corpus else []
+    t0 = time.perf_counter()
+    before = perplexity(model, tok, held_out, masked, max_tokens=o.eval_tokens) if held_out else None
+    if before:
+        step_done(
+            f"perplexity before: {before['ppl']:.2f} on {before['tokens']} tokens", time.perf_counter() - t0
+        )
+    cfg = FinetuneConfig(o.adapter, o.steps, o.batch_size, o.seq_len, o.lr, o.lora_r, o.seed,
+                         o.checkpoint_every, masked)  # fmt: skip
+    model, stats = finetune(model, tok, texts, cfg, out, reg, progress=lambda s: step_done(s))
+    model.save_pretrained(out / "model")
+    tok.save_pretrained(out / "model")
+    after = perplexity(model, tok, held_out, masked, max_tokens=o.eval_tokens) if held_out else None
+    record = {
+        "method": o.method,
+        "base_model": o.model,
+        "model": f"{kind}:{out / 'model'}",
+        "data": {"corpus": o.corpus, "texts": len(texts), "pairs": pairs.describe()},
+        "hyperparameters": {k: v for k, v in asdict(cfg).items() if k != "extra"}
+        | (
+            {"lambda": o.lam, "defining_pairs": reg.n_defining, "neutral_tokens": int(reg.neutral.numel())}
+            if reg is not None
+            else {}
+        ),  # fmt: skip
+        "training": stats,
+        "perplexity": {"corpus": o.eval_corpus, "before": before, "after": after},
+        "seed": o.seed,
+        "genderscope_version": __version__,
+    }
+    (out / "debias.json").write_text(json.dumps(record, indent=1, default=str))
+    return record

@@ -1,0 +1,142 @@
+"""Debiasing (issue 29): CDA swaps, the token-level Bordia regulariser against a direct computation,
+fine-tuning that resumes from its checkpoint, a debiased folder that reloads and scores identically, and
+`genderscope debias` end to end on a tiny model (bad model kinds refused in one line)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from genderscope.debias.cda import augment, swap_gender, swap_table
+
+PAIRS = [("he", "she"), ("his", "her"), ("him", "her"), ("king", "queen"), ("man", "woman")]
+
+
+def test_cda_swaps_both_directions_keeping_case_and_suffixes():
+    t = swap_table(PAIRS)
+    assert swap_gender("He said his king's man met her.", t) == "She said her queen's woman met his."
+    assert swap_gender("SHE and She and she", t) == "HE and He and he"
+    assert swap_gender("the kingdom and the chess", t) == "the kingdom and the chess"
+    assert swap_gender("he's", t) == "she's"
+
+
+def test_cda_is_two_sided_and_skips_unchanged_texts():
+    t = swap_table(PAIRS)
+    assert augment(["he ran", "it rained"], t) == ["he ran", "she ran", "it rained"]
+
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+WORDS = "he she his her him king queen man woman the a ran said met doctor nurse table chair quickly".split()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from genderscope.testing.tiny_models import build_tiny_causal
+
+    return build_tiny_causal(tmp_path_factory.mktemp("deb"), WORDS)
+
+
+def test_token_regularizer_equals_a_direct_computation(tiny):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from genderscope.debias.embedding_reg import defining_ids, neutral_ids, token_regularizer
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    W = AutoModelForCausalLM.from_pretrained(tiny).get_input_embeddings().weight.detach().clone()
+    W.requires_grad_(True)
+    reg = token_regularizer(tok, PAIRS, lam=2.0, kappa=1)
+    value = reg(W)
+    value.backward()
+    got_grad = W.grad.clone()
+    # direct: normalise rows, C = (Ê[u] − Ê[v]) / 2, B = first right singular vector, λ Σ_n (Ê[n]·B)²
+    W2 = W.detach().clone().requires_grad_(True)
+    E = W2 / W2.norm(dim=1, keepdim=True)
+    ids = defining_ids(tok, PAIRS)
+    C = torch.stack([(E[u] - E[v]) / 2 for u, v in ids])
+    B = torch.linalg.svd(C, full_matrices=False)[2][:1].T
+    N = neutral_ids(tok, {w for p in PAIRS for w in p})
+    assert set(tok.convert_ids_to_tokens(N)) >= {"doctor", "table"} and "he" not in tok.convert_ids_to_tokens(
+        N
+    )
+    direct = 2.0 * sum(float((E[n] @ B).pow(2).sum().detach()) for n in N)
+    assert float(value) == pytest.approx(direct, rel=1e-5)
+    (2.0 * (E[N] @ B).pow(2).sum()).backward()
+    assert torch.allclose(got_grad, W2.grad, atol=1e-6)
+
+
+def _texts():
+    return ["he said the doctor ran quickly", "she met a nurse", "the king met the queen"] * 20
+
+
+def test_finetune_resumes_from_its_checkpoint(tiny, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from genderscope.debias.finetune import FinetuneConfig, finetune
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    cfg = FinetuneConfig(adapter="embeddings", steps=4, batch_size=2, seq_len=8, lr=1e-2, checkpoint_every=2)
+    whole, _ = finetune(AutoModelForCausalLM.from_pretrained(tiny), tok, _texts(), cfg, tmp_path / "a",
+                        progress=lambda s: None)  # fmt: skip
+
+    class Killed(Exception):
+        pass
+
+    def die(line):
+        raise Killed(line)
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir(exist_ok=True)
+    with pytest.raises(Killed):
+        finetune(AutoModelForCausalLM.from_pretrained(tiny), tok, _texts(), cfg, tmp_path / "b", progress=die)
+    resumed, stats = finetune(AutoModelForCausalLM.from_pretrained(tiny), tok, _texts(), cfg, tmp_path / "b",
+                              progress=lambda s: None)  # fmt: skip
+    assert stats["resumed_from_step"] == 2
+    a, b = whole.get_input_embeddings().weight, resumed.get_input_embeddings().weight
+    assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_debias_cli_writes_a_model_that_reloads_and_scores_identically(tiny, tmp_path):
+    from typer.testing import CliRunner
+    from transformers import AutoModelForCausalLM
+
+    from genderscope.cli import app
+
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(_texts()))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, [
+        "debias", "bordia", "--model", f"hf-causal:{tiny}", "--out", str(out), "--corpus", str(corpus),
+        "--eval-corpus", str(corpus), "--eval-tokens", "64", "--steps", "3", "--batch-size", "2",
+        "--seq-len", "8", "--lambda", "5",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "debias.json").read_text())
+    assert (
+        rec["method"] == "bordia" and rec["training"]["steps"] == 3 and rec["perplexity"]["after"]["ppl"] > 0
+    )
+    log = json.loads((out / "train_log.json").read_text())
+    assert log[-1]["reg"] < log[0]["reg"]
+    ids = torch.tensor([[3, 4, 5, 6]])
+    m1 = AutoModelForCausalLM.from_pretrained(out / "model").eval()
+    m2 = AutoModelForCausalLM.from_pretrained(out / "model").eval()
+    with torch.inference_mode():
+        assert torch.equal(m1(ids).logits, m2(ids).logits)
+    base = AutoModelForCausalLM.from_pretrained(tiny).eval()
+    assert not torch.equal(base.get_input_embeddings().weight, m1.get_input_embeddings().weight)
+    got = CliRunner().invoke(app, ["run", "crows-pairs", "--model", rec["model"], "--limit", "3",
+                                   "--out", str(tmp_path / "audit")])  # fmt: skip
+    assert got.exit_code == 0, got.output
+
+
+def test_a_model_kind_that_cannot_be_fine_tuned_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", "from genderscope.cli import main; main()", "debias", "cda", "--model",
+           "openai:gpt-4o", "--out", str(tmp_path / "x")]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "fits hf-causal:PATH or hf-mlm:PATH" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
