@@ -140,3 +140,23 @@ def test_a_model_kind_that_cannot_be_fine_tuned_is_one_line(tmp_path):
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "fits hf-causal:PATH or hf-mlm:PATH" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_cda_on_a_masked_lm_through_the_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+    from genderscope.testing.tiny_models import build_tiny_mlm
+
+    mlm = build_tiny_mlm(tmp_path / "mlm", WORDS)
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(_texts()))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, [
+        "debias", "cda", "--model", f"hf-mlm:{mlm}", "--out", str(out), "--corpus", str(corpus),
+        "--eval-corpus", "", "--steps", "2", "--batch-size", "2", "--seq-len", "8",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "debias.json").read_text())
+    assert rec["model"].startswith("hf-mlm:") and rec["hyperparameters"]["masked"] is True
+    assert rec["data"]["texts"] == 120  # 60 lines, each with its swapped copy
