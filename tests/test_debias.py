@@ -160,3 +160,65 @@ def test_cda_on_a_masked_lm_through_the_cli(tmp_path):
     rec = json.loads((out / "debias.json").read_text())
     assert rec["model"].startswith("hf-mlm:") and rec["hyperparameters"]["masked"] is True
     assert rec["data"]["texts"] == 120  # 60 lines, each with its swapped copy
+
+
+def _self_debias(path, **kw):
+    from genderscope.backends.self_debias import SelfDebiasBackend, SelfDebiasOptions
+
+    return SelfDebiasBackend(f"hf-causal:{path}", SelfDebiasOptions(**kw))
+
+
+def _ask(b, reqs):
+    from genderscope.core.requests import Job
+
+    out = {}
+    b.answer([Job(i, r, 1, f"x{i}") for i, r in enumerate(reqs)], lambda j, o: out.__setitem__(j.index, o))
+    return [out[i] for i in range(len(reqs))]
+
+
+def test_self_debias_equals_a_direct_computation(tiny):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from genderscope.core.primitives import token_logprobs_request
+
+    text, prefix = "the doctor said he ran", "she met a nurse "
+    got = _ask(_self_debias(tiny, prefix=prefix, decay_constant=50.0, epsilon=0.01),
+               [token_logprobs_request(text)])[0].response["logprobs"]  # fmt: skip
+    tok = AutoTokenizer.from_pretrained(tiny)
+    model = AutoModelForCausalLM.from_pretrained(tiny).eval()
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    pre = tok(prefix, add_special_tokens=False)["input_ids"]
+    seq, biased = [tok.bos_token_id] + ids, [tok.bos_token_id] + pre + ids
+    with torch.inference_mode():
+        p = torch.softmax(model(torch.tensor([seq])).logits[0], -1)
+        q = torch.softmax(model(torch.tensor([biased])).logits[0], -1)
+    want = []
+    for t in range(1, len(seq)):
+        pr, pb = p[t - 1], q[len(pre) + t - 1]
+        alpha = torch.clamp(torch.exp(-50.0 * torch.clamp(pb - pr, min=0)), min=0.01)
+        pt = pr * alpha / (pr * alpha).sum()
+        want.append(float(torch.log(pt[seq[t]])))
+    assert got == pytest.approx(want, abs=1e-5)
+
+
+def test_self_debias_without_decay_is_the_plain_model(tiny):
+    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.core.primitives import loglikelihood_request
+
+    req = loglikelihood_request("the doctor said", [" he ran", " she ran"])
+    plain = _ask(HFCausalLMBackend(str(tiny), CausalOptions()), [req])[0].response["logprobs"]
+    same = _ask(_self_debias(tiny, decay_constant=0.0), [req])[0].response["logprobs"]
+    assert same == pytest.approx(plain, abs=1e-4)
+
+
+def test_self_debias_wraps_only_causal_lms():
+    from genderscope.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="self-debias:hf-causal:PATH"):
+        _self_debias_target("hf-mlm:/x")
+
+
+def _self_debias_target(target):
+    from genderscope.backends.self_debias import SelfDebiasBackend, SelfDebiasOptions
+
+    return SelfDebiasBackend(target, SelfDebiasOptions())

@@ -77,6 +77,7 @@ BACKENDS: dict[str, str] = {
     "hf-mlm": "genderscope.backends.hf_mlm:HFMaskedLMBackend",
     "hf-causal": "genderscope.backends.hf_causal:HFCausalLMBackend",
     "word-lm": "genderscope.backends.word_lm:WordLMBackend",
+    "self-debias": "genderscope.backends.self_debias:SelfDebiasBackend",
 }
 
 
