@@ -53,8 +53,8 @@ class SelfDebiasBackend(HFBackendBase):
         inner, _, path = target.partition(":")
         if inner != "hf-causal" or not path:
             raise UsageError(
-                f"self-debias:{target}: Self-Debias wraps a causal LM given as self-debias:hf-causal:PATH (it "
-                "needs the model's full next-token distributions: masked LMs and API models cannot)"
+                f"self-debias:{target}: Self-Debias wraps a causal LM given as self-debias:hf-causal:PATH "
+                "(it needs the model's full next-token distributions: masked LMs and API models cannot)"
             )
         super().__init__(path, options)
         digest = hashlib.sha256(options.prefix.encode()).hexdigest()[:12]
@@ -124,5 +124,5 @@ class SelfDebiasBackend(HFBackendBase):
 
     def describe(self) -> dict[str, Any]:
         o = self.options
-        return {**super().describe(), "self_debias": {"decay_constant": o.decay_constant, "epsilon": o.epsilon,
-                                                      "prefixes": o.prefix.split("|")}}  # fmt: skip
+        settings = {"decay_constant": o.decay_constant, "epsilon": o.epsilon, "prefixes": o.prefix.split("|")}
+        return {**super().describe(), "self_debias": settings}
