@@ -41,13 +41,28 @@ def compare(
     ),
     all_metrics: bool = typer.Option(False, "--all", help="every metric, not only the headline ones"),
     task: Optional[List[str]] = typer.Option(None, "--task", help="only these tasks"),
+    paired: bool = typer.Option(
+        False, "--paired", help="two runs (before, after): each metric's change with a paired 95% CI"
+    ),
 ) -> None:
-    """Headline metrics of several runs side by side (rows = metrics, columns = runs).
+    """Headline metrics of several runs side by side (rows = metrics, columns = runs); with `--paired`,
+    two runs of the same tasks (e.g. a model before and after `genderscope debias`): each metric's
+    change after − before over the items both scored, with a paired bootstrap interval and its state.
 
     Example: `genderscope compare runs/gest-a runs/gest-b`
     """
     from genderscope.report.compare import rich_table
     from genderscope.report.runs import load_runs
+
+    if paired:
+        from genderscope.core.errors import UsageError
+        from genderscope.core.paired import paired_changes
+        from genderscope.report.compare import paired_table
+
+        if len(run_dirs) != 2:
+            raise UsageError(f"--paired compares two runs (before, after), got {len(run_dirs)}")
+        out.print(fold_table(paired_table(paired_changes(run_dirs[0], run_dirs[1]))))
+        return
 
     # the table takes the terminal's width (COLUMNS, else the terminal); long labels fold, never cut
     out.print(fold_table(rich_table(load_runs(list(run_dirs)), all_metrics, task or None)))

@@ -34,4 +34,9 @@ def debias_cmd(options: DebiasOptions) -> None:
     ppl = rec["perplexity"]
     if ppl["before"] and ppl["after"]:
         out.print(f"perplexity on {ppl['corpus']}: {ppl['before']['ppl']:.2f} -> {ppl['after']['ppl']:.2f}")
+    if "audit" in rec:
+        from genderscope.core.paired import PairedChange
+        from genderscope.report.compare import paired_table
+
+        out.print(paired_table([PairedChange(**c) for c in rec["audit"]["changes"]]))
     out.print(f"debiased model: [bold]{rec['model']}[/bold]; record in {options.out}/debias.json")

@@ -39,6 +39,9 @@ class DebiasOptions:
     seed: int = opt(0, "seed of the block order, masking and initialisation")
     checkpoint_every: int = opt(25, "steps between checkpoints")
     max_train_texts: int = opt(0, "use only the first N training lines (0 = all)")
+    audit: str = opt("", "tasks to run on the model before and after, compared with paired intervals "
+                     "(comma-separated, e.g. crows-pairs,stereoset; '' = none)")  # fmt: skip
+    audit_limit: int = opt(0, "first N items of each audited task (0 = all)")
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "seq_len", "lora_r", "checkpoint_every"):
@@ -46,5 +49,5 @@ class DebiasOptions:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         if self.lr <= 0:
             raise ValueError(f"--lr must be > 0, got {self.lr}")
-        if self.eval_tokens < 0 or self.max_train_texts < 0:
-            raise ValueError("--eval-tokens and --max-train-texts must be >= 0")
+        if self.eval_tokens < 0 or self.max_train_texts < 0 or self.audit_limit < 0:
+            raise ValueError("--eval-tokens, --max-train-texts and --audit-limit must be >= 0")

@@ -97,5 +97,21 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
         "seed": o.seed,
         "genderscope_version": __version__,
     }
+    if o.audit:
+        record["audit"] = audit(o, record["model"], out / "audit")
     (out / "debias.json").write_text(json.dumps(record, indent=1, default=str))
     return record
+
+
+def audit(o: DebiasOptions, debiased: str, folder: Path) -> dict[str, Any]:
+    """Run ``--audit`` tasks on the original and the debiased model; their paired changes."""
+    from genderscope.core.engine import run_tasks
+    from genderscope.core.paired import paired_changes
+
+    tasks = [t.strip() for t in o.audit.split(",") if t.strip()]
+    limit = o.audit_limit or None
+    for name, spec in (("before", o.model), ("after", debiased)):
+        run_tasks(tasks, spec, limit=limit, out=folder / name, label=f"{name} {o.method}", progress=False)
+    changes = paired_changes(folder / "before", folder / "after")
+    return {"tasks": tasks, "limit": limit, "runs": [str(folder / "before"), str(folder / "after")],
+            "changes": [asdict(c) for c in changes]}  # fmt: skip

@@ -49,6 +49,15 @@ class Scores:
     def n(self) -> int:
         return int(self.ll.shape[0])
 
+    def subset(self, idx: np.ndarray) -> "Scores":
+        """The scores of items ``idx`` (in that order)."""
+        return Scores(
+            self.ll[idx],
+            self.n_tokens[idx],
+            {k: v[idx] for k, v in self.fields.items()},
+            [self.items[i] for i in idx],
+        )
+
     def field(self, name: str) -> np.ndarray:
         """The length-N array of item field ``name``."""
         return self.fields[name]
