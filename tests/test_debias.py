@@ -222,3 +222,40 @@ def _self_debias_target(target):
     from genderscope.backends.self_debias import SelfDebiasBackend, SelfDebiasOptions
 
     return SelfDebiasBackend(target, SelfDebiasOptions())
+
+
+def _probe_accuracy(x, z):
+    """Training accuracy of a ridge linear probe predicting z from centred x (ridge: plain least squares on
+    erased states, which lose a dimension, only fits float noise through near-zero eigenvalues)."""
+    X = (x - x.mean(0)).double()
+    y = (z.double() - z.double().mean())[:, None]
+    ridge = 1e-3 * float((X * X).sum()) / X.shape[1]
+    w = torch.linalg.solve(X.T @ X + ridge * torch.eye(X.shape[1], dtype=X.dtype), X.T @ y)
+    return float(((X @ w)[:, 0] > 0).long().eq(z).double().mean())
+
+
+def test_leace_leaves_no_linear_gender_information_and_reloads(tiny, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.core.primitives import token_logprobs_request
+    from genderscope.debias import leace
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    model = AutoModelForCausalLM.from_pretrained(tiny).eval()
+    lines = leace.labelled_lines(["he said the doctor ran", "the king met a nurse", "his table"] * 4, PAIRS)
+    x, z = leace.hidden_states(model, tok, lines, 0)
+    assert _probe_accuracy(x, z) > 0.9
+    state = leace.fit(model, tok, lines, 0)
+    erased = leace.erase(x, state)
+    assert abs(_probe_accuracy(erased, z) - 0.5) < 0.1
+    folder = tmp_path / "erased"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    torch.save(state, folder / leace.FILE)
+    req = [token_logprobs_request("the doctor said he ran")]
+    plain = _ask(HFCausalLMBackend(str(tiny), CausalOptions()), req)[0].response["logprobs"]
+    b = HFCausalLMBackend(str(folder), CausalOptions())
+    got = _ask(b, req)[0].response["logprobs"]
+    assert b.settings["leace"]["layer"] == 0 and "|leace=" in b.fingerprint
+    assert got != pytest.approx(plain, abs=1e-6)

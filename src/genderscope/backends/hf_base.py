@@ -14,6 +14,14 @@ from genderscope.core.primitives import TOKENIZE
 from genderscope.core.requests import Job, Outcome
 
 
+def _leace_mark(source: Any) -> str:
+    """``|leace=<sha256 prefix>`` when the model folder carries a LEACE eraser (it changes every answer)."""
+    from genderscope.backends.hf_models import file_sha256
+
+    path = source.path / "leace.pt" if source.path is not None else None
+    return f"|leace={file_sha256(path)[:16]}" if path is not None and path.is_file() else ""
+
+
 def input_device(model: Any) -> Any:
     """Device of the input embeddings (the first device under ``--device-map auto``)."""
     return model.get_input_embeddings().weight.device
@@ -34,7 +42,9 @@ class HFBackendBase(Backend):
     def __init__(self, target: str, options: HFOptions):
         super().__init__(target, options)
         self.source = locate(target, options.gguf, options.revision)
-        self._fp = f"{self.kind}:{source_fingerprint(self.source)}|dtype={options.dtype}"
+        self._fp = f"{self.kind}:{source_fingerprint(self.source)}|dtype={options.dtype}" + _leace_mark(
+            self.source
+        )
         self.model: Any = None
         self.tok: Any = None
         self.settings: dict[str, Any] = {}
@@ -67,6 +77,10 @@ class HFBackendBase(Backend):
             self.settings["device_map"] = self.options.device_map
             self.settings["devices"] = sorted({str(d) for d in placed.values()}) or [str(self.device)]
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+        if self.source.path is not None and (self.source.path / "leace.pt").is_file():
+            from genderscope.debias.leace import attach  # a folder written by `genderscope debias leace`
+
+            self.settings["leace"] = attach(self.model, self.source.path)
         self.after_load()
 
     def prepare(self, kinds: frozenset[str]) -> None:

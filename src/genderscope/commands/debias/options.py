@@ -7,7 +7,7 @@ from pathlib import Path
 
 from genderscope.core.options import opt
 
-METHODS = ("cda", "bordia")
+METHODS = ("cda", "bordia", "leace")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -15,7 +15,8 @@ class DebiasOptions:
     """``debias``: fine-tune ``--model`` with a debiasing method; the output folder is a model every task
     and backend accepts (``hf-causal:OUT/model`` or ``hf-mlm:OUT/model``) plus ``debias.json``."""
 
-    method: str = opt(None, "cda (counterfactual data augmentation) | bordia (λ‖NB‖² on input embeddings)",
+    method: str = opt(None, "cda (counterfactual data augmentation) | bordia (λ‖NB‖² on input embeddings) "
+                      "| leace (linear erasure of gender from one layer's hidden states)",
                       METHODS, argument=True)  # fmt: skip
     model: str = opt(None, "hf-causal:PATH or hf-mlm:PATH (a folder, a .gguf file)", required=True)
     out: Path = opt(None, "output folder (model/, debias.json; resumes from checkpoint.pt)", aliases=("-o",),
@@ -39,6 +40,7 @@ class DebiasOptions:
     seed: int = opt(0, "seed of the block order, masking and initialisation")
     checkpoint_every: int = opt(25, "steps between checkpoints")
     max_train_texts: int = opt(0, "use only the first N training lines (0 = all)")
+    layer: int = opt(-1, "leace: the transformer block whose output is erased (-1 = the middle one)")
     audit: str = opt("", "tasks to run on the model before and after, compared with paired intervals "
                      "(comma-separated, e.g. crows-pairs,stereoset; '' = none)")  # fmt: skip
     audit_limit: int = opt(0, "first N items of each audited task (0 = all)")

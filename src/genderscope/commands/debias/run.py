@@ -13,7 +13,7 @@ from genderscope.core.errors import UsageError
 from genderscope.core.progress import step_done
 
 #: model kinds each method fits (fine-tuning needs the weights)
-FITS = {"cda": ("hf-causal", "hf-mlm"), "bordia": ("hf-causal", "hf-mlm")}
+FITS = {"cda": ("hf-causal", "hf-mlm"), "bordia": ("hf-causal", "hf-mlm"), "leace": ("hf-causal", "hf-mlm")}
 
 
 def model_kind(spec: str, method: str) -> tuple[str, str]:
@@ -47,6 +47,32 @@ def load_model(kind: str, target: str) -> tuple[Any, Any]:
     return model, tok
 
 
+def erase_gender(
+    model: Any, tok: Any, texts: list[str], pairs: Any, layer: int, folder: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """LEACE: fit the eraser on gendered lines and their swaps, save the model with ``leace.pt`` and apply
+    it to ``model`` in memory; returns (statistics, hyper-parameters)."""
+    import torch
+
+    from genderscope.debias import leace
+
+    n_blocks = len(leace.blocks(model))
+    layer = n_blocks // 2 if layer < 0 else layer
+    if layer >= n_blocks:
+        raise UsageError(f"--layer {layer}: the model has {n_blocks} blocks (0 … {n_blocks - 1})")
+    lines = leace.labelled_lines(texts, pairs)
+    if len(lines) < 4:
+        raise UsageError("leace needs training lines with gendered words of the pair list (found too few)")
+    t0 = time.perf_counter()
+    state = leace.fit(model, tok, lines, layer)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    torch.save(state, folder / leace.FILE)
+    leace.attach(model, folder)
+    stats = {"lines": len(lines), "tokens": state["n_tokens"], "seconds": round(time.perf_counter() - t0, 3)}
+    return stats, {"layer": layer, "blocks": n_blocks}
+
+
 def debias(o: DebiasOptions) -> dict[str, Any]:
     """Run the method; returns debias.json's content (also written to ``o.out``)."""
     from genderscope import __version__
@@ -66,7 +92,7 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
     reg = None
     if o.method == "cda":
         texts = augment(texts, swap_table(pairs.pairs))
-    else:
+    elif o.method == "bordia":
         reg = token_regularizer(tok, pairs.pairs, o.lam)
     held_out = training_texts(o.eval_corpus, 0) if o.eval_corpus else []
     t0 = time.perf_counter()
@@ -75,18 +101,22 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
         step_done(
             f"perplexity before: {before['ppl']:.2f} on {before['tokens']} tokens", time.perf_counter() - t0
         )
-    cfg = FinetuneConfig(o.adapter, o.steps, o.batch_size, o.seq_len, o.lr, o.lora_r, o.seed,
-                         o.checkpoint_every, masked)  # fmt: skip
-    model, stats = finetune(model, tok, texts, cfg, out, reg, progress=lambda s: step_done(s))
-    model.save_pretrained(out / "model")
-    tok.save_pretrained(out / "model")
+    if o.method == "leace":
+        stats, hyper = erase_gender(model, tok, texts, pairs.pairs, o.layer, out / "model")
+    else:
+        cfg = FinetuneConfig(o.adapter, o.steps, o.batch_size, o.seq_len, o.lr, o.lora_r, o.seed,
+                             o.checkpoint_every, masked)  # fmt: skip
+        model, stats = finetune(model, tok, texts, cfg, out, reg, progress=lambda s: step_done(s))
+        model.save_pretrained(out / "model")
+        tok.save_pretrained(out / "model")
+        hyper = {k: v for k, v in asdict(cfg).items() if k != "extra"}
     after = perplexity(model, tok, held_out, masked, max_tokens=o.eval_tokens) if held_out else None
     record = {
         "method": o.method,
         "base_model": o.model,
         "model": f"{kind}:{out / 'model'}",
         "data": {"corpus": o.corpus, "texts": len(texts), "pairs": pairs.describe()},
-        "hyperparameters": {k: v for k, v in asdict(cfg).items() if k != "extra"}
+        "hyperparameters": hyper
         | (
             {"lambda": o.lam, "defining_pairs": reg.n_defining, "neutral_tokens": int(reg.neutral.numel())}
             if reg is not None
