@@ -21,7 +21,9 @@ def jsonl_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not a JSON object ({exc.msg}); run genderscope data fetch")
+                raise DataError(
+                    f"{path}:{lineno}: not a JSON object ({exc.msg}); run genderscope data fetch"
+                ) from None
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{lineno}: not a JSON object; run genderscope data fetch")
             yield lineno, row
