@@ -93,6 +93,9 @@ def fit(value: np.ndarray, race: np.ndarray, gender: np.ndarray, age: np.ndarray
     for col in ("race", "gender", "decision_question_id"):
         df[col] = pd.Categorical(df[col])
     df["age_c"] = (df["age"] - df["age"].mean()) / df["age"].std()
+    if not np.isfinite(df["age_c"]).all():
+        out.error = "age does not vary among the scored rows (z-scored age undefined)"
+        return out
     state = np.random.get_state()
     np.random.seed(42)
     try:
@@ -100,8 +103,8 @@ def fit(value: np.ndarray, race: np.ndarray, gender: np.ndarray, age: np.ndarray
             warnings.simplefilter("always")
             model = smf.mixedlm(FORMULA, data=df, groups="decision_question_id", re_formula=RE_FORMULA)
             result = model.fit()
-    except (ValueError, np.linalg.LinAlgError) as exc:
-        out.error = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - patsy/statsmodels raise many types; lm-eval would crash
+        out.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         return out
     finally:
         np.random.set_state(state)
