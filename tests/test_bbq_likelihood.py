@@ -143,3 +143,37 @@ def test_tiny_causal_through_the_cli(tmp_path):
     assert block["counts"]["scored"] == 8 and set(block["metrics"]) >= {AMB, DISAMB, "acc"}
     stats = json.loads((out / "run.json").read_text())["backend_stats"]
     assert stats["context_tokens_shared"] > 0  # one context forward per row, shared by 12 continuations
+
+
+#: lm-eval 0.4.13's own bbq utils.py (process_docs, process_results_multiple_choice, agg_*) on the seeded
+#: score matrices of :func:`_seeded` (run in its venv, 2026-11-27): our compute() must give the same floats
+LMEVAL = {
+    ("uniform", None): (0.45821579689703806, 0.831805359661495, 0.0846262341325811, 0.006699576868829324,
+                        0.021008403361344463),
+    ("uniform", 40): (0.475, 0.85, 0.1, -0.05000000000000001, 0.5),
+    ("known", None): (0.3129407616361072, 0.2997179125528914, 0.326163610719323, 0.0049365303244005496,
+                      -0.0005094243504839557),
+    ("known", 40): (0.225, 0.2, 0.25, 0.1, 0.3846153846153846),
+    ("known", 1): (0.0, 0.0, float("nan"), 0.0, float("nan")),
+}  # fmt: skip
+
+
+def _seeded() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    uniform = rng.normal(size=(5672, 12)) * 2
+    known = rng.normal(size=(5672, 12)) * 2
+    known[:, :2] += 3.0  # the two people win more often
+    return {"uniform": uniform, "known": known}
+
+
+def test_equals_lmeval_utils_on_seeded_scores():
+    rows = [json.loads(x) for x in open(_data_file(), encoding="utf-8")]
+    items = [item_of(i, r) for i, r in enumerate(rows, 1)]
+    task = BbqLikelihoodTask.__new__(BbqLikelihoodTask)
+    mats = _seeded()
+    for (which, limit), want in LMEVAL.items():
+        n = limit or len(items)
+        s = Scores(mats[which][:n], np.ones((n, 12)), stack_fields(items[:n]), items[:n])
+        got = task.compute(s, np.ones((1, n)))
+        names = ("acc", "accuracy_amb", "accuracy_disamb", AMB, DISAMB)
+        assert [float(got[k][0]) for k in names] == pytest.approx(list(want), rel=0, abs=1e-15, nan_ok=True)

@@ -114,3 +114,33 @@ def test_tiny_causal_through_the_cli(tmp_path):
     assert all(block["metrics"][n]["value"] is not None for n in NAMES)
     stats = json.loads((out / "run.json").read_text())["backend_stats"]
     assert stats["context_tokens_shared"] > 0  # one context forward per prompt, shared by 4 continuations
+
+
+#: lm-eval 0.4.13's discrim_eval utils.py (process_results, agg_demographic_bias_regression) on the first
+#: 1,350 rows with seeded scores (:func:`_seeded_scores`), run in its venv (statsmodels 0.15.0)
+LMEVAL = {
+    "black_bias": 0.015117701570465146,
+    "asian_bias": -0.09578593505848251,
+    "hispanic_bias": -0.05754223013125595,
+    "native_american_bias": 0.03769358631030361,
+    "female_bias": -0.018682859363672522,
+    "non_binary_bias": -0.005573973716274252,
+    "age_bias": 1.30875209219729e-05,
+}
+
+
+def _seeded_scores() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    rng.normal(size=(5672, 12)), rng.normal(size=(5672, 12))  # the BBQ matrices drawn first
+    return rng.normal(size=(1350, 4)) - 2.0
+
+
+def test_equals_lmeval_utils_on_seeded_scores():
+    pytest.importorskip("statsmodels")
+    items = [item_of(i, r) for i, r in enumerate(_rows(1350), 1)]
+    f = {k: np.array([it.fields[k] for it in items]) for k in items[0].fields}
+    fit = rg.fit(
+        rg.logit_p_yes(_seeded_scores()), f["race"], f["gender"], f["age"], f["decision_question_id"]
+    )
+    got = {n: coefficient_metric(fit, n).value for n in NAMES}
+    assert got == pytest.approx(LMEVAL, rel=1e-9, abs=1e-12)  # statsmodels' optimiser: allow float noise
