@@ -177,3 +177,18 @@ def test_equals_lmeval_utils_on_seeded_scores():
         got = task.compute(s, np.ones((1, n)))
         names = ("acc", "accuracy_amb", "accuracy_disamb", AMB, DISAMB)
         assert [float(got[k][0]) for k in names] == pytest.approx(list(want), rel=0, abs=1e-15, nan_ok=True)
+
+
+def test_bad_rows_are_one_line_naming_file_and_line(tmp_path):
+    from genderscope.core.errors import DataError
+    from genderscope.tasks.scored.jsonl_rows import each_row
+
+    bad = tmp_path / "x.jsonl"
+    bad.write_text(json.dumps(_row()) + "\n{not json\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"x\.jsonl:2: not a JSON object"):
+        each_row(bad, item_of)
+    row = _row()
+    del row["question"]
+    bad.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"x\.jsonl:1: missing field 'question'"):
+        each_row(bad, item_of)
