@@ -33,6 +33,8 @@ TASKS: dict[str, str] = {
     "abc": "genderscope.tasks.abc.task:ABCTask",
     "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
     "crows-pairs": "genderscope.tasks.crows_pairs.task:CrowsPairsTask",
+    "bbq-likelihood": "genderscope.tasks.bbq_likelihood.task:BbqLikelihoodTask",
+    "discrim-eval-likelihood": "genderscope.tasks.discrim_eval_likelihood.task:DiscrimEvalLikelihoodTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
