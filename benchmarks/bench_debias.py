@@ -79,7 +79,9 @@ def self_debias_cost(model_dir: Path, n: int) -> None:
         backend.load()
         got: list = []
         t0 = time.process_time()
-        backend.answer([Job(i, r, 1, f"x{i}") for i, r in enumerate(reqs)], lambda j, o, got=got: got.append(o))
+        backend.answer(
+            [Job(i, r, 1, f"x{i}") for i, r in enumerate(reqs)], lambda j, o, got=got: got.append(o)
+        )
         cpu = time.process_time() - t0
         tokens = sum(len(o.response["logprobs"]) for o in got)
         print(
