@@ -5,8 +5,9 @@ documents (into shards, and shards into batches of documents) gives partial coun
 corpus's: integer counts identical, infinite-context (float) counts equal up to the order of the float
 additions (a relative 1e-15 or so). Each batch is counted by the in-memory path itself
 (:func:`~genderscope.bordia.text.tokenize_documents`,
-:func:`~genderscope.bordia.cooccurrence.count_cooccurrences`), so there is one definition of a count. Word types keep their first-occurrence order when partial counts
-are added in corpus order, as in the in-memory path.
+:func:`~genderscope.bordia.cooccurrence.count_cooccurrences`), so there is one definition of a count.
+Word types keep their first-occurrence order when partial counts are added in corpus order, as in the
+in-memory path.
 
 Memory: one batch of documents (``batch_chars`` characters) plus arrays over the vocabulary.
 """
