@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from genderscope.bordia.bias import ScoreOptions, bias_scores
 from genderscope.bordia.cooccurrence import CountConfig, Counts
@@ -26,12 +25,10 @@ from genderscope.bordia.pairs import load_gender_pairs, parse_gender_pairs
 from genderscope.bordia.scoring import context_configs, score_documents
 from genderscope.bordia.stream import PartialCounts, count_texts
 from genderscope.bordia.text import documents_from_texts, read_corpus
-from genderscope.cli import app
 from genderscope.commands.bordia.audit import audit_corpus
 from genderscope.commands.bordia.options import CorpusAuditOptions
 
 ROOT = Path(__file__).resolve().parents[1]
-runner = CliRunner()
 QUIET = ScoreOptions(bootstrap=0)
 
 
@@ -331,3 +328,39 @@ def test_ray_executor_on_a_real_local_cluster(tmp_path, data_registry):
     assert len(remote.run.counted) == 6
     for ctx, sc in local.scores.items():
         assert_same_counts(sc.counts, remote.scores[ctx].counts)
+
+
+def test_audit_statistics_are_the_reference_corpus_of_cooccurrence_amplification(tmp_path, data_registry):
+    """β against an audit's corpus statistics (``bias_stats``) equals β against the corpus counted in memory."""
+    from genderscope.core.engine import run_tasks
+
+    audit_corpus(CorpusAuditOptions(corpora=["ptb:valid"], pairs="penn", out=tmp_path / "audit", bootstrap=0))
+    common = {"unigram": "ptb:valid", "samples": "30", "bootstrap": "0"}
+    results = {}
+    for name, extra in (("memory", {}), ("stats", {"bias_stats": str(tmp_path / "audit")})):
+        run_tasks(
+            ["cooccurrence-amplification"],
+            "random",
+            options={**common, **extra},
+            max_tokens=60,
+            out=tmp_path / name,
+            use_cache=False,
+            progress=False,
+        )
+        doc = json.loads((tmp_path / name / "results.json").read_text())
+        results[name] = doc["tasks"]["cooccurrence-amplification"]
+    for key in ("fixed.beta", "infinite.beta", "fixed.corpus.mu", "infinite.corpus.sigma"):
+        a, b = results["memory"]["metrics"][key]["value"], results["stats"]["metrics"][key]["value"]
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-12), key
+    bad = CorpusAuditOptions(corpora=["ptb:valid"], pairs="penn", k=5, out=tmp_path / "k5", bootstrap=0)
+    audit_corpus(bad)
+    with pytest.raises(Exception, match="k=5 \\(wanted 10\\)"):
+        run_tasks(
+            ["cooccurrence-amplification"],
+            "random",
+            options={**common, "bias_stats": str(tmp_path / "k5")},
+            max_tokens=60,
+            out=tmp_path / "bad",
+            use_cache=False,
+            progress=False,
+        )

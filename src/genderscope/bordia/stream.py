@@ -112,7 +112,9 @@ class PartialCounts:
         }
         # fixed counts int64, infinite float64 (np.bincount of no positions is int64 even with weights)
         dtype = {c: np.int64 if k.config.context == "fixed" else np.float64 for c, k in counts.items()}
-        per = {c: (k.c_male.astype(dtype[c]), k.c_female.astype(dtype[c]), keys[c]) for c, k in counts.items()}
+        per = {
+            c: (k.c_male.astype(dtype[c]), k.c_female.astype(dtype[c]), keys[c]) for c, k in counts.items()
+        }
         totals = dict(
             n_tokens=first.n_tokens,
             n_male=first.n_male,
