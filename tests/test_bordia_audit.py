@@ -331,7 +331,8 @@ def test_ray_executor_on_a_real_local_cluster(tmp_path, data_registry):
 
 
 def test_audit_statistics_are_the_reference_corpus_of_cooccurrence_amplification(tmp_path, data_registry):
-    """β against an audit's corpus statistics (``bias_stats``) equals β against the corpus counted in memory."""
+    """β against an audit's corpus statistics (``bias_stats``) equals β against the corpus counted in
+    memory; statistics counted with other settings are refused."""
     from genderscope.core.engine import run_tasks
 
     audit_corpus(CorpusAuditOptions(corpora=["ptb:valid"], pairs="penn", out=tmp_path / "audit", bootstrap=0))
@@ -364,3 +365,18 @@ def test_audit_statistics_are_the_reference_corpus_of_cooccurrence_amplification
             use_cache=False,
             progress=False,
         )
+
+
+def test_report_section_of_an_audit(tmp_path, data_registry):
+    from genderscope.cli import app
+    from typer.testing import CliRunner
+
+    folder = tmp_path / "c"
+    make_shards(folder, 4, per=30)
+    opts = CorpusAuditOptions(corpora=[str(folder)], pairs="wiki", sample_shards=3, out=tmp_path / "o")
+    audit_corpus(replace(opts, bootstrap=20))
+    r = CliRunner().invoke(app, ["report", str(tmp_path / "o"), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "r.html").read_text()
+    assert "bordia-audit" in html and "Corpus audit" in html and "interval over shards" in html
+    assert "Most gendered words (fixed context)" in html
