@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import glob
 import gzip
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,19 +88,42 @@ def _normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def _open_binary(path: str) -> io.BufferedIOBase:
-    if path.lower().endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    if path.lower().endswith(".zst"):
-        try:
-            import zstandard
-        except ImportError:
-            raise DataError(
-                f"{path}: reading .zst needs the zstandard package (pip install zstandard)"
-            ) from None
-        fh = open(path, "rb")
-        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh, closefd=True))
-    return open(path, "rb")
+def _zst_lines(path: str) -> Iterator[bytes]:
+    """Lines of a zstd file (frame after frame); a file that ends inside a frame raises EOFError
+    (zstandard's stream reader would end silently)."""
+    try:
+        import zstandard
+    except ImportError:
+        raise DataError(
+            f"{path}: reading .zst needs zstandard (pip install 'genderscope[scale]' or zstandard)"
+        ) from None
+    dctx = zstandard.ZstdDecompressor()
+    dobj, in_frame, pending = dctx.decompressobj(), False, b""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            while chunk:
+                pending += dobj.decompress(chunk)
+                in_frame = True
+                chunk = b""
+                if dobj.eof:
+                    chunk, dobj, in_frame = dobj.unused_data, dctx.decompressobj(), False
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                yield line + b"\n"
+    if in_frame:
+        raise EOFError("the file ends inside a zstd frame")
+    if pending:
+        yield pending
+
+
+def _lines(path: str) -> Iterator[bytes]:
+    """The lines of a JSONL shard, decompressed (``.gz``, ``.zst``)."""
+    low = path.lower()
+    if low.endswith(".zst"):
+        yield from _zst_lines(path)
+        return
+    with gzip.open(path, "rb") if low.endswith(".gz") else open(path, "rb") as fh:
+        yield from fh
 
 
 def _record_text(shard: str, lineno: int, raw: bytes, text_field: str) -> str | None:
@@ -129,12 +151,11 @@ def _record_text(shard: str, lineno: int, raw: bytes, text_field: str) -> str | 
 def _jsonl_documents(path: str, text_field: str) -> Iterator[tuple[int, str]]:
     lineno = 0
     try:
-        with _open_binary(path) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                text = _record_text(path, lineno, raw, text_field)
-                if text is not None:
-                    yield lineno, text
-    except ShardError:
+        for lineno, raw in enumerate(_lines(path), 1):
+            text = _record_text(path, lineno, raw, text_field)
+            if text is not None:
+                yield lineno, text
+    except (ShardError, DataError):
         raise
     except (EOFError, OSError, gzip.BadGzipFile) as exc:
         raise ShardError(path, lineno + 1, f"truncated or corrupt file ({exc})") from None
@@ -195,13 +216,12 @@ def tally_tokens(shard: Shard, text_field: str = "text") -> int:
             return 0
     total = 0
     try:
-        with _open_binary(shard.path) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                try:
-                    text = _record_text(shard.path, lineno, raw, text_field)
-                except ShardError:
-                    continue
-                total += len(text.split()) if text else 0
+        for lineno, raw in enumerate(_lines(shard.path), 1):
+            try:
+                text = _record_text(shard.path, lineno, raw, text_field)
+            except ShardError:
+                continue
+            total += len(text.split()) if text else 0
     except Exception:  # the truncated tail: what was read counts
         pass
     return total
