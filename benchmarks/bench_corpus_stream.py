@@ -7,13 +7,14 @@ non-blank lines of the mirror's WikiText-2 and PTB valid/test files, written as 
 
 Run (modest sizes, what the test machine allows)::
 
-    GENDERSCOPE_DATA_MIRROR=../shared/data PYTHONPATH=src .venv/bin/python benchmarks/bench_corpus_stream.py \\
-        --tokens 8M,16M,32M --workers-at 32M --ray
+    GENDERSCOPE_DATA_MIRROR=../shared/data PYTHONPATH=src .venv/bin/python \\
+        benchmarks/bench_corpus_stream.py --tokens 8M,16M,32M --workers-at 16M --ray
 
-The full run of the issue (1 B tokens, 64 shards, ~6 GB of JSONL; a quiet machine with 2+ free cores)::
+The full run of the issue (1 B tokens, 64 shards, ~6 GB of JSONL; a quiet machine, 2+ free cores)::
 
-    GENDERSCOPE_DATA_MIRROR=../shared/data PYTHONPATH=src .venv/bin/python benchmarks/bench_corpus_stream.py \\
-        --tokens 8M,64M,256M,1G --workers-at 1G --ray --workdir /data/bench-corpus
+    GENDERSCOPE_DATA_MIRROR=../shared/data PYTHONPATH=src .venv/bin/python \\
+        benchmarks/bench_corpus_stream.py --tokens 8M,64M,256M,1G --workers-at 1G --ray \\
+        --workdir /data/bench-corpus
 
 Prints ``uptime`` first and last: on a busy machine the wall-clock figures (and the 2-worker speed-up)
 mean little; tokens per CPU-second is the per-core figure.
@@ -148,7 +149,8 @@ def main() -> None:
     print(f"nproc: {os.cpu_count()}")
     sizes = [parse_size(s) for s in args.tokens.split(",")]
     at = parse_size(args.workers_at) if args.workers_at else sizes[-1]
-    head = f"{'run':<22} {'tokens':>13} {'wall s':>8} {'Mtok/s':>8} {'Mtok/cpu-s':>9} {'main MB':>9} {'worker MB':>9}"
+    head = f"{'run':<22} {'tokens':>13} {'wall s':>8} {'Mtok/s':>8} {'Mtok/cpu-s':>9} {'main MB':>9}"
+    head += f" {'worker MB':>9}"
     print(head)
     results = {}
     for n in sorted(set(sizes + [at])):
@@ -161,9 +163,8 @@ def main() -> None:
     print(line(f"{at / 1e6:g}M, 2 workers", r2), flush=True)
     r1 = results[(at, 1)]
     print(f"2 workers vs 1: {r1['wall'] / r2['wall']:.2f}x faster (wall)")
-    print(
-        f"same counts, 1 vs 2 workers: {same_counts(args.workdir / f'out-{at}-w1', args.workdir / f'out-{at}-w2')}"
-    )
+    same = same_counts(args.workdir / f"out-{at}-w1", args.workdir / f"out-{at}-w2")
+    print(f"same counts, 1 vs 2 workers: {same}")
     if args.ray:
         from genderscope.testing.ray_cluster import local_ray_cluster
 
@@ -174,7 +175,8 @@ def main() -> None:
             rr = audit(corpus, args.workdir / f"out-{at}-ray", 2, "ray", address)
         print(line(f"{at / 1e6:g}M, Ray (2 CPUs)", rr))
         print(
-            f"Ray: cluster start {start:.1f} s; audit {rr['wall']:.1f} s vs {r2['wall']:.1f} s local (2 workers): "
+            f"Ray: cluster start {start:.1f} s; audit {rr['wall']:.1f} s vs {r2['wall']:.1f} s local "
+            "(2 workers): "
             f"overhead {rr['wall'] - r2['wall']:+.1f} s; same counts: "
             f"{same_counts(args.workdir / f'out-{at}-w1', args.workdir / f'out-{at}-ray')}"
         )
