@@ -3,11 +3,11 @@
 Counts are sums over positions, and windows never cross documents (spec §2.2), so a corpus cut between
 documents (into shards, and shards into batches of documents) gives partial counts whose sum is the whole
 corpus's: integer counts identical, infinite-context (float) counts equal up to the order of the float
-additions (a relative 1e-15 or so). Each batch is counted by the in-memory path itself
-(:func:`~genderscope.bordia.text.tokenize_documents`,
-:func:`~genderscope.bordia.cooccurrence.count_cooccurrences`), so there is one definition of a count.
-Word types keep their first-occurrence order when partial counts are added in corpus order, as in the
-in-memory path.
+additions (a relative 1e-15 or so). Each batch goes through the in-memory path's own steps
+(:func:`~genderscope.bordia.text.split_units`, :func:`~genderscope.bordia.text.cut_segments`,
+:func:`~genderscope.bordia.cooccurrence.count_ids`), over one vocabulary that grows batch by batch, so
+there is one definition of a count. Word types keep their first-occurrence order when partial counts are
+added in corpus order, as in the in-memory path.
 
 Memory: one batch of documents (``batch_chars`` characters) plus arrays over the vocabulary.
 """
@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from genderscope.bordia.cooccurrence import CountConfig, Counts, count_cooccurrences
+from genderscope.bordia.cooccurrence import CountConfig, Counts, authors_keys, count_ids
 from genderscope.bordia.pairs import GenderPairs
-from genderscope.bordia.text import Document, tokenize_documents
+from genderscope.bordia.text import EOS, TokenStream, cut_segments, split_units
 
 DEFAULT_BATCH_CHARS = 4_000_000
 
@@ -103,27 +102,6 @@ class PartialCounts:
         per = {c: (other.male[c][:n], other.female[c][:n], other.keys[c][:n]) for c in other.male}
         self.add_arrays(other.types, other.freq[:n], per, other.totals)
 
-    def add_counts(self, counts: dict[str, Counts]) -> None:
-        """Add the :class:`Counts` of one batch (all contexts from the same token stream)."""
-        first = next(iter(counts.values()))
-        keys = {
-            c: (k.authors_keys if k.authors_keys is not None else np.ones(len(k.types), bool))
-            for c, k in counts.items()
-        }
-        # fixed counts int64, infinite float64 (np.bincount of no positions is int64 even with weights)
-        dtype = {c: np.int64 if k.config.context == "fixed" else np.float64 for c, k in counts.items()}
-        per = {
-            c: (k.c_male.astype(dtype[c]), k.c_female.astype(dtype[c]), keys[c]) for c, k in counts.items()
-        }
-        totals = dict(
-            n_tokens=first.n_tokens,
-            n_male=first.n_male,
-            n_female=first.n_female,
-            n_segments=first.n_segments,
-            n_documents=first.n_documents,
-        )
-        self.add_arrays(first.types, first.freq, per, totals)
-
     def counts(self, context: str, config: CountConfig, pairs: GenderPairs) -> Counts:
         """The summed counts of ``context`` as a :class:`Counts` (what ``count_cooccurrences`` returns)."""
         n = self.n_types
@@ -193,16 +171,99 @@ class PartialCounts:
         return out, meta
 
 
-def count_batch(
-    texts: Sequence[str], pairs: GenderPairs, configs: Sequence[CountConfig]
-) -> dict[str, Counts]:
-    """Counts of one batch of documents for every config (all configs share boundary and drop set)."""
-    cfg0 = configs[0]
-    docs = [Document("", t) for t in texts]
-    stream = tokenize_documents(docs, cfg0.boundary, cfg0.drop_tokens or ())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the untruncated-context warning is given once per run
-        return {cfg.context: count_cooccurrences(stream, pairs, cfg) for cfg in configs}
+class _Vocab(dict):
+    """Word -> id, a new word getting the next id (first-occurrence order)."""
+
+    def __missing__(self, key: str) -> int:
+        i = self[key] = len(self)
+        return i
+
+
+class _StreamCounter:
+    """Counts batch after batch over one growing vocabulary (no per-batch re-indexing): the tokenisation
+    and segmentation of :func:`tokenize_documents`, the counting of :func:`count_cooccurrences`."""
+
+    def __init__(self, pairs: GenderPairs, configs: Sequence[CountConfig]):
+        self.pairs, self.configs = pairs, list(configs)
+        cfg0 = self.configs[0]
+        self.boundary = cfg0.boundary
+        self.drop = set(cfg0.drop_tokens or ()) | ({EOS} if self.boundary == "line" else set())
+        self.vocab = _Vocab()
+        self.flags = np.zeros((3, 0), dtype=bool)  # male, female, dropped per type id
+        self.acc = PartialCounts(tuple(c.context for c in self.configs))
+        self.arrays: dict[str, list[np.ndarray]] = {}
+        self.freq = np.zeros(0, np.int64)
+
+    def _flags(self) -> np.ndarray:
+        n_old, n = self.flags.shape[1], len(self.vocab)
+        if n > n_old:
+            new = list(self.vocab)[n_old:]  # dicts keep insertion order = id order
+            add = np.array(
+                [
+                    [t in self.pairs.male for t in new],
+                    [t in self.pairs.female for t in new],
+                    [t in self.drop for t in new],
+                ],
+                dtype=bool,
+            )
+            self.flags = np.concatenate([self.flags, add.reshape(3, len(new))], axis=1)
+        return self.flags
+
+    def add(self, texts: Sequence[str]) -> None:
+        tokens, unit_lengths, unit_doc = split_units(texts, self.boundary)
+        ids = np.fromiter(map(self.vocab.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        del tokens
+        is_m, is_f, dropped = self._flags()
+        eos = self.vocab.get(EOS)
+        kept, seg_lengths, seg_doc, doc_lengths = cut_segments(
+            ids, dropped, eos, unit_lengths, unit_doc, len(texts), self.boundary
+        )
+        stream = TokenStream([], kept, seg_lengths, seg_doc, doc_lengths, self.boundary)
+        n = is_m.size
+        freq = None
+        for cfg in self.configs:
+            freq, cm, cf, n_m, n_f = count_ids(kept, is_m, is_f, stream, cfg)
+            keys = authors_keys(stream, n, cfg)
+            dtype = np.int64 if cfg.context == "fixed" else np.float64
+            self._add(cfg.context, (cm.astype(dtype), cf.astype(dtype), keys))
+        self.freq = _grow(self.freq, n)
+        if freq is not None:
+            self.freq[:n] += freq
+        t = self.acc.totals
+        t["n_tokens"] += int(kept.size)
+        t["n_male"] += n_m
+        t["n_female"] += n_f
+        t["n_segments"] += int(seg_lengths.size)
+        t["n_documents"] += len(texts)
+
+    def _add(self, ctx: str, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        n = arrays[0].size
+        have = self.arrays.get(ctx)
+        if have is None:
+            self.arrays[ctx] = [_grow(np.zeros(0, a.dtype), n) for a in arrays]
+            have = self.arrays[ctx]
+        for i, a in enumerate(arrays):
+            have[i] = _grow(have[i], n)
+            if a.dtype == bool:
+                have[i][:n] |= a
+            else:
+                have[i][:n] += a
+
+    def result(self) -> PartialCounts:
+        """The counts over the kept word types (dropped tokens' types removed; order kept)."""
+        n = len(self.vocab)
+        keep = ~self._flags()[2][:n]
+        idx = np.flatnonzero(keep)
+        words = list(self.vocab)
+        acc = self.acc
+        acc.types = [words[i] for i in idx]
+        acc.index = {t: i for i, t in enumerate(acc.types)}
+        acc.freq = _grow(self.freq, n)[idx]
+        for ctx, (m, f, k) in self.arrays.items():
+            acc.male[ctx] = _grow(m, n)[idx]
+            acc.female[ctx] = _grow(f, n)[idx]
+            acc.keys[ctx] = _grow(k, n)[idx]
+        return acc
 
 
 def check_configs(configs: Sequence[CountConfig]) -> list[CountConfig]:
@@ -224,15 +285,19 @@ def count_texts(
     """Stream ``texts`` (one document each) in batches of about ``batch_chars`` characters into
     partial counts (``into``, or a new one)."""
     configs = check_configs(configs)
-    acc = into if into is not None else PartialCounts(tuple(c.context for c in configs))
+    counter = _StreamCounter(pairs, configs)
     batch: list[str] = []
     size = 0
     for text in texts:
         batch.append(text)
         size += len(text)
         if size >= batch_chars:
-            acc.add_counts(count_batch(batch, pairs, configs))
+            counter.add(batch)
             batch, size = [], 0
     if batch:
-        acc.add_counts(count_batch(batch, pairs, configs))
-    return acc
+        counter.add(batch)
+    part = counter.result()
+    if into is None:
+        return part
+    into.add(part)
+    return into
