@@ -129,10 +129,13 @@ def same_counts(a: Path, b: Path) -> bool:
     )
 
 
-def line(label: str, r: dict) -> str:
+def line(label: str, r: dict, local: bool = True) -> str:
+    """One row; Ray's workers are not children of the driver: no CPU time or worker memory for them."""
+    cpu = f"{r['tokens'] / r['cpu'] / 1e6:>9.2f}" if local else f"{'–':>9}"
+    worker = f"{r['rss_worker_mb']:>9.0f}" if local else f"{'–':>9}"
     return (
         f"{label:<22} {r['tokens']:>13,} {r['wall']:>8.1f} {r['tokens'] / r['wall'] / 1e6:>8.2f} "
-        f"{r['tokens'] / r['cpu'] / 1e6:>9.2f} {r['rss_main_mb']:>9.0f} {r['rss_worker_mb']:>9.0f}"
+        f"{cpu} {r['rss_main_mb']:>9.0f} {worker}"
     )
 
 
@@ -173,7 +176,7 @@ def main() -> None:
         with local_ray_cluster(num_cpus=2, env=env) as address:
             start = time.perf_counter() - t0
             rr = audit(corpus, args.workdir / f"out-{at}-ray", 2, "ray", address)
-        print(line(f"{at / 1e6:g}M, Ray (2 CPUs)", rr))
+        print(line(f"{at / 1e6:g}M, Ray (2 CPUs)", rr, local=False))
         print(
             f"Ray: cluster start {start:.1f} s; audit {rr['wall']:.1f} s vs {r2['wall']:.1f} s local "
             "(2 workers): "
