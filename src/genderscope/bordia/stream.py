@@ -14,6 +14,7 @@ Memory: one batch of documents (``batch_chars`` characters) plus arrays over the
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from dataclasses import dataclass, field
@@ -37,6 +38,14 @@ def _grow(a: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+class _Vocab(dict):
+    """Word -> id, a new word getting the next id (first-occurrence order)."""
+
+    def __missing__(self, key: str) -> int:
+        i = self[key] = len(self)
+        return i
+
+
 @dataclass
 class PartialCounts:
     """Counts of part of a corpus for one tokenisation and one or more contexts; :meth:`add` sums them.
@@ -47,7 +56,7 @@ class PartialCounts:
 
     contexts: tuple[str, ...]
     types: list[str] = field(default_factory=list)
-    index: dict[str, int] = field(default_factory=dict, repr=False)
+    index: dict[str, int] = field(default_factory=lambda: _Vocab(), repr=False)
     freq: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     male: dict[str, np.ndarray] = field(default_factory=dict)
     female: dict[str, np.ndarray] = field(default_factory=dict)
@@ -61,12 +70,14 @@ class PartialCounts:
         return len(self.types)
 
     def _ids(self, types: Sequence[str]) -> np.ndarray:
+        """Ids of ``types`` (each listed once); new types are appended in their order."""
         index, new = self.index, self.types
-        for t in types:
-            if t not in index:
-                index[t] = len(new)
-                new.append(t)
-        ids = np.fromiter((index[t] for t in types), dtype=np.int64, count=len(types))
+        if not isinstance(index, _Vocab):
+            index = self.index = _Vocab(index)
+        n0 = len(index)
+        ids = np.fromiter(map(index.__getitem__, types), dtype=np.int64, count=len(types))
+        if len(index) > n0:
+            new.extend(itertools.compress(types, (ids >= n0).tolist()))
         n = len(new)
         self.freq = _grow(self.freq, n)
         for d in (self.male, self.female, self.keys):
@@ -160,7 +171,7 @@ class PartialCounts:
             types = raw.split("\n") if raw else []
             out = cls(tuple(meta["contexts"]))
             out.types = types
-            out.index = {t: i for i, t in enumerate(types)}
+            out.index = _Vocab((t, i) for i, t in enumerate(types))
             out.freq = z["freq"].copy()
             for ctx in meta["contexts"]:
                 if f"male.{ctx}" in z:
@@ -169,14 +180,6 @@ class PartialCounts:
                     out.keys[ctx] = z[f"keys.{ctx}"].copy()
             out.totals = {k: int(v) for k, v in meta["totals"].items()}
         return out, meta
-
-
-class _Vocab(dict):
-    """Word -> id, a new word getting the next id (first-occurrence order)."""
-
-    def __missing__(self, key: str) -> int:
-        i = self[key] = len(self)
-        return i
 
 
 class _StreamCounter:
@@ -257,7 +260,7 @@ class _StreamCounter:
         words = list(self.vocab)
         acc = self.acc
         acc.types = [words[i] for i in idx]
-        acc.index = {t: i for i, t in enumerate(acc.types)}
+        acc.index = _Vocab((t, i) for i, t in enumerate(acc.types))
         acc.freq = _grow(self.freq, n)[idx]
         for ctx, (m, f, k) in self.arrays.items():
             acc.male[ctx] = _grow(m, n)[idx]
