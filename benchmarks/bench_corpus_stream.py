@@ -16,8 +16,11 @@ The full run of the issue (1 B tokens, 64 shards, ~6 GB of JSONL; a quiet machin
         benchmarks/bench_corpus_stream.py --tokens 8M,64M,256M,1G --workers-at 1G --ray \\
         --workdir /data/bench-corpus
 
-Prints ``uptime`` first and last: on a busy machine the wall-clock figures (and the 2-worker speed-up)
-mean little; tokens per CPU-second is the per-core figure.
+Columns: tokens/s of wall time; tokens per CPU-second of every process (imports, reading, counting,
+reduce, scoring, writing); ``count/cpu``: tokens per CPU-second of the map alone (read + count + write a
+shard, summed over shards; Ray's too); peak RSS of the driver and of the largest pool worker. Prints
+``uptime`` first and last: on a busy machine the wall-clock figures (and the 2-worker speed-up) mean
+little, the CPU-second figures are the per-core ones.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ print(json.dumps({"wall": wall, "tokens": r.scores["fixed"].counts.n_tokens,
     "cpu": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
     "rss_main_mb": me.ru_maxrss / 1024, "rss_worker_mb": kids.ru_maxrss / 1024,
     "per_worker": r.results.extra["throughput"]["tokens_per_second_per_worker"],
+    "count_per_cpu_s": r.results.extra["throughput"].get("tokens_per_cpu_second_per_worker"),
     "mu": r.scores["fixed"].bias.mu}))
 """
 
@@ -132,10 +136,12 @@ def same_counts(a: Path, b: Path) -> bool:
 def line(label: str, r: dict, local: bool = True) -> str:
     """One row; Ray's workers are not children of the driver: no CPU time or worker memory for them."""
     cpu = f"{r['tokens'] / r['cpu'] / 1e6:>9.2f}" if local else f"{'–':>9}"
+    shard_cpu = r.get("count_per_cpu_s")
+    shard_cpu = f"{shard_cpu / 1e6:>9.2f}" if shard_cpu else f"{'–':>9}"
     worker = f"{r['rss_worker_mb']:>9.0f}" if local else f"{'–':>9}"
     return (
         f"{label:<22} {r['tokens']:>13,} {r['wall']:>8.1f} {r['tokens'] / r['wall'] / 1e6:>8.2f} "
-        f"{cpu} {r['rss_main_mb']:>9.0f} {worker}"
+        f"{cpu} {shard_cpu} {r['rss_main_mb']:>9.0f} {worker}"
     )
 
 
@@ -152,7 +158,8 @@ def main() -> None:
     print(f"nproc: {os.cpu_count()}")
     sizes = [parse_size(s) for s in args.tokens.split(",")]
     at = parse_size(args.workers_at) if args.workers_at else sizes[-1]
-    head = f"{'run':<22} {'tokens':>13} {'wall s':>8} {'Mtok/s':>8} {'Mtok/cpu-s':>9} {'main MB':>9}"
+    head = f"{'run':<22} {'tokens':>13} {'wall s':>8} {'Mtok/s':>8} {'Mtok/cpu-s':>9} {'count/cpu':>9}"
+    head += f" {'main MB':>9}"
     head += f" {'worker MB':>9}"
     print(head)
     results = {}

@@ -68,11 +68,12 @@ class ShardOutcome:
     seconds: float = 0.0
     error: Optional[str] = None
     reused: bool = False
+    cpu_seconds: float = 0.0
 
 
 def count_shard(plan: CountPlan, shard: Shard) -> ShardOutcome:
     """Count one shard and write its partial counts (the map step; runs in a worker)."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         texts = (text for _, text in shard_documents(shard, plan.text_field))
         acc = count_texts(texts, plan.pairs, plan.configs, plan.batch_chars)
@@ -82,7 +83,8 @@ def count_shard(plan: CountPlan, shard: Shard) -> ShardOutcome:
         )
     meta = {"shard": shard.identity(), "fingerprint": plan.fingerprint()}
     acc.save(plan.partial_path(shard), meta)
-    return ShardOutcome(shard.index, acc.totals["n_tokens"], time.perf_counter() - t0)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return ShardOutcome(shard.index, acc.totals["n_tokens"], wall, cpu_seconds=cpu)
 
 
 def finished(plan: CountPlan, shard: Shard) -> Optional[int]:

@@ -180,6 +180,7 @@ def audit_results(
     metrics["n_tokens"] = MetricEntry(first.n_tokens, no_ci="an exact count")
     counted = [o for o in run.counted if not o.reused]
     secs = sum(o.seconds for o in counted)
+    cpu = sum(o.cpu_seconds for o in counted)
     names = {s.index: s.path for s in shards}
     extra = {
         "inputs": [s.path for s in run.done_shards()],
@@ -194,6 +195,7 @@ def audit_results(
             "wall_seconds": round(run.seconds, 3),
             "tokens_counted_now": sum(o.tokens for o in counted),
             "tokens_per_second_per_worker": (sum(o.tokens for o in counted) / secs) if secs else None,
+            "tokens_per_cpu_second_per_worker": (sum(o.tokens for o in counted) / cpu) if cpu else None,
         },
         "estimate": estimate,
         "most_biased": most_biased(scores, top),
