@@ -85,7 +85,8 @@ class CountConfig:
 
 @dataclass
 class Counts:
-    """Per-type counts: ``types`` (first-occurrence order), ``freq``, ``c_male``, ``c_female``; totals; config.
+    """Per-type counts: ``types`` (first-occurrence order), ``freq``, ``c_male``, ``c_female``; totals;
+    config.
 
     Fixed-context counts are int64, infinite-context counts float64. ``authors_keys`` marks the types of
     documents with at least W tokens (the authors' ``all_words`` key set).
@@ -137,7 +138,8 @@ class Counts:
 
 def read_authors_json(path: Path) -> dict[str, tuple[Any, Any]]:
     """word -> (c_M, c_F) from an ``all_words`` JSON in the authors' layout: key ``f`` = male, ``m`` = female
-    (their scripts read pair column 1, the male words, as ``f``; spec §2.3), for diffs with :meth:`Counts.as_dict`."""
+    (their scripts read pair column 1, the male words, as ``f``; spec §2.3), for diffs with
+    :meth:`Counts.as_dict`."""
     from genderscope.core.errors import DataError
 
     try:

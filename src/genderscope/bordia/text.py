@@ -92,7 +92,8 @@ def directory_files(root: Path) -> list[Path]:
 
 
 def registry_corpus_file(spec: str) -> str | None:
-    """``ptb``/``ptb:valid``/``wikitext-2:test`` -> logical data-registry name, or None if not a corpus name."""
+    """``ptb``/``ptb:valid``/``wikitext-2:test`` -> logical data-registry name, or None if not a corpus
+    name."""
     name, _, split = spec.partition(":")
     if name not in REGISTRY_CORPORA:
         return None
