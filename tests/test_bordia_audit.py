@@ -66,6 +66,7 @@ OPTION_SETS = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:untruncated infinite context")
 @pytest.mark.parametrize("corpus,pairs", [("ptb", "penn"), ("wikitext-2", "wiki")])
 @pytest.mark.parametrize(
     "opts", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default"
@@ -99,6 +100,7 @@ WORDS = ["he", "she", "him", "her", "doctor", "nurse", "the", "<eos>", "\n", "ki
 PAIRS = parse_gender_pairs("he she\nhim her\nHis Her\n", "pairs")
 
 
+@pytest.mark.filterwarnings("ignore:no word co-occurs", "ignore:untruncated infinite context")
 @settings(max_examples=40, deadline=None)
 @given(
     docs=st.lists(st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join), min_size=1, max_size=12),
