@@ -67,6 +67,7 @@ SUITES: dict[str, dict[str, Any]] = {
 #: :class:`~genderscope.core.command.Command` each; its report section: the module ``report`` of the
 #: command's package, as for a task)
 COMMANDS: dict[str, str] = {
+    "bordia-audit": "genderscope.commands.bordia.audit:COMMAND",
     "bordia-score": "genderscope.commands.bordia.score:COMMAND",
     "bordia-sweep": "genderscope.commands.bordia.sweep:COMMAND",
 }

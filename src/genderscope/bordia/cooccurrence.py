@@ -85,7 +85,8 @@ class CountConfig:
 
 @dataclass
 class Counts:
-    """Per-type counts: ``types`` (first-occurrence order), ``freq``, ``c_male``, ``c_female``; totals; config.
+    """Per-type counts: ``types`` (first-occurrence order), ``freq``, ``c_male``, ``c_female``; totals;
+    config.
 
     Fixed-context counts are int64, infinite-context counts float64. ``authors_keys`` marks the types of
     documents with at least W tokens (the authors' ``all_words`` key set).
@@ -137,7 +138,8 @@ class Counts:
 
 def read_authors_json(path: Path) -> dict[str, tuple[Any, Any]]:
     """word -> (c_M, c_F) from an ``all_words`` JSON in the authors' layout: key ``f`` = male, ``m`` = female
-    (their scripts read pair column 1, the male words, as ``f``; spec §2.3), for diffs with :meth:`Counts.as_dict`."""
+    (their scripts read pair column 1, the male words, as ``f``; spec §2.3), for diffs with
+    :meth:`Counts.as_dict`."""
     from genderscope.core.errors import DataError
 
     try:
@@ -289,9 +291,32 @@ def count_cooccurrences(stream: TokenStream, pairs: GenderPairs, config: CountCo
             stacklevel=2,
         )
     n_types = len(stream.types)
-    ids = stream.ids
     is_m = np.fromiter((t in pairs.male for t in stream.types), dtype=bool, count=n_types)
     is_f = np.fromiter((t in pairs.female for t in stream.types), dtype=bool, count=n_types)
+    freq, c_male, c_female, n_male, n_female = count_ids(stream.ids, is_m, is_f, stream, cfg)
+    keys = authors_keys(stream, n_types, cfg)
+    return Counts(
+        list(stream.types),
+        freq,
+        c_male,
+        c_female,
+        n_male,
+        n_female,
+        stream.n_tokens,
+        int(stream.seg_lengths.size),
+        int(stream.doc_lengths.size),
+        cfg,
+        pairs,
+        keys,
+    )
+
+
+def count_ids(
+    ids: np.ndarray, is_m: np.ndarray, is_f: np.ndarray, stream: TokenStream, cfg: CountConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """(freq, c_M, c_F, n_M, n_F) over type ids ``0 … is_m.size − 1`` for the segments of ``stream``
+    (``ids``: its token ids; ``is_m``/``is_f``: gender of each type); ``cfg`` resolved."""
+    n_types = is_m.size
     gm = is_m[ids].astype(np.int64)
     gf = is_f[ids].astype(np.int64)
     S, E = stream.position_bounds()
@@ -312,24 +337,15 @@ def count_cooccurrences(stream: TokenStream, pairs: GenderPairs, config: CountCo
             assert cfg.W is not None
             centres, w = reference_infinite_weights(g, S, E, cfg.W, cfg.decay)
             out.append(np.bincount(ids[centres], weights=w, minlength=n_types))
-    # the authors' key set: every type of every document with at least W tokens (paper geometry: every type)
+    return freq, out[0], out[1], int(gm.sum()), int(gf.sum())
+
+
+def authors_keys(stream: TokenStream, n_types: int, cfg: CountConfig) -> np.ndarray:
+    """The authors' key set: every type of every document with at least W tokens (paper: every type)."""
     W = (cfg.W or 0) if cfg.geometry == "reference" else 0
     long_doc = stream.doc_lengths >= W
     seg_ok = long_doc[stream.seg_doc] if stream.seg_doc.size else np.zeros(0, bool)
     tok_ok = np.repeat(seg_ok, stream.seg_lengths)
     keys = np.zeros(n_types, dtype=bool)
-    keys[ids[tok_ok]] = True
-    return Counts(
-        list(stream.types),
-        freq,
-        out[0],
-        out[1],
-        int(gm.sum()),
-        int(gf.sum()),
-        stream.n_tokens,
-        int(stream.seg_lengths.size),
-        int(stream.doc_lengths.size),
-        cfg,
-        pairs,
-        keys,
-    )
+    keys[stream.ids[tok_ok]] = True
+    return keys

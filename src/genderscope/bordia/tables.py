@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 #: the paper's Tables 1–3 (spec §9.3): λ -> (fixed μ, σ, β, infinite μ, σ, β, Ppl.); "train" has no β/Ppl.
@@ -153,32 +154,38 @@ def print_sweep_table(
         console.print(table)
 
 
-SCORE_COLUMNS = (
-    "context",
-    "μ",
-    "σ",
-    "scored",
-    "dropped",
-    "only male",
-    "only female",
-    "no gender",
-    "male tok",
-    "female tok",
+SCORE_ROWS = (
+    ("scored words", "n_scored"),
+    ("dropped (one gender)", "n_dropped"),
+    ("  only male", "n_only_male"),
+    ("  only female", "n_only_female"),
+    ("no gender", "n_no_gender"),
+    ("male tokens", "n_male_tokens"),
+    ("female tokens", "n_female_tokens"),
 )
 
 
+def _with_ci(value: float, ci: Any) -> str:
+    lo, hi = ci if isinstance(ci, (tuple, list)) and len(ci) == 2 else (math.nan, math.nan)
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (lo, hi)):
+        return f"{value:.3f}"
+    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
 def print_scores(scores: dict[str, Any], top: int = 5, console: Console | None = None) -> None:
-    """μ, σ and word counts per context of :func:`~genderscope.bordia.scoring.score_corpus`'s result, then
-    the ``top`` most male and most female words."""
+    """μ, σ (95 % bootstrap interval) and word counts, one column per context (fits 80 columns), then
+    the ``top`` most male and most female words of :func:`~genderscope.bordia.scoring.score_documents`'s
+    result."""
     console = console or Console()
-    table = Table(title="Bordia & Bowman co-occurrence bias")
-    for col in SCORE_COLUMNS:
-        table.add_column(col)
-    counts = ("n_scored", "n_dropped", "n_only_male", "n_only_female", "n_no_gender")
-    for ctx, sc in scores.items():
-        s = sc.bias.summary
-        cells = [str(s[k]) for k in counts + ("n_male_tokens", "n_female_tokens")]
-        table.add_row(ctx, f"{s['mu']:.3f}", f"{s['sigma']:.3f}", *cells)
+    table = Table(title="Bordia & Bowman co-occurrence bias (nats)")
+    table.add_column("")
+    for ctx in scores:
+        table.add_column(f"{ctx} context", justify="right")
+    summaries = [sc.bias.summary for sc in scores.values()]
+    table.add_row("μ = mean |bias|", *(_with_ci(s["mu"], s.get("mu_ci")) for s in summaries))
+    table.add_row("σ of bias", *(_with_ci(s["sigma"], s.get("sigma_ci")) for s in summaries))
+    for label, key in SCORE_ROWS:
+        table.add_row(label, *(f"{s[key]:,}" for s in summaries))
     console.print(table)
     if top <= 0:
         return
@@ -186,7 +193,9 @@ def print_scores(scores: dict[str, Any], top: int = 5, console: Console | None =
         b = sc.bias
         if not b.words:
             continue
-        male = ", ".join(f"{w} ({v:.2f})" for w, v in zip(b.words[:top], b.bias[:top].tolist()))
-        female = ", ".join(f"{w} ({v:.2f})" for w, v in zip(b.words[::-1][:top], b.bias[::-1][:top].tolist()))
+        male = ", ".join(f"{escape(w)} ({v:.2f})" for w, v in zip(b.words[:top], b.bias[:top].tolist()))
+        female = ", ".join(
+            f"{escape(w)} ({v:.2f})" for w, v in zip(b.words[::-1][:top], b.bias[::-1][:top].tolist())
+        )
         console.print(f"[bold]{ctx}[/bold] most male: {male}")
         console.print(f"[bold]{ctx}[/bold] most female: {female}")

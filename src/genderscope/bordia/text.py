@@ -92,7 +92,8 @@ def directory_files(root: Path) -> list[Path]:
 
 
 def registry_corpus_file(spec: str) -> str | None:
-    """``ptb``/``ptb:valid``/``wikitext-2:test`` -> logical data-registry name, or None if not a corpus name."""
+    """``ptb``/``ptb:valid``/``wikitext-2:test`` -> logical data-registry name, or None if not a corpus
+    name."""
     name, _, split = spec.partition(":")
     if name not in REGISTRY_CORPORA:
         return None
@@ -144,6 +145,60 @@ def documents_from_texts(texts: Iterable[str], prefix: str = "sample") -> list[D
     return [Document(f"{prefix}/{i:05d}", t) for i, t in enumerate(texts)]
 
 
+def split_units(texts: Sequence[str], boundary: str) -> tuple[list[str], list[int], list[int]]:
+    """(tokens, tokens per unit, document of each unit): a unit is a document, or a line (``line``)."""
+    tokens: list[str] = []
+    unit_lengths: list[int] = []
+    unit_doc: list[int] = []
+    for d, text in enumerate(texts):
+        if boundary == "document":
+            toks = text.split()
+            tokens.extend(toks)
+            unit_lengths.append(len(toks))
+            unit_doc.append(d)
+        else:
+            per_line = [line.split() for line in text.split("\n")]
+            unit_lengths.extend(map(len, per_line))
+            unit_doc.extend(itertools.repeat(d, len(per_line)))
+            tokens.extend(itertools.chain.from_iterable(per_line))
+    return tokens, unit_lengths, unit_doc
+
+
+def cut_segments(
+    codes: np.ndarray,
+    type_dropped: np.ndarray,
+    eos_id: int | None,
+    unit_lengths: Sequence[int],
+    unit_doc: Sequence[int],
+    n_docs: int,
+    boundary: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(kept codes, segment lengths, segment documents, kept tokens per document) of a token stream:
+    units start segments, so does the token after ``<eos>`` (``line``); dropped types close up."""
+    lengths = np.asarray(unit_lengths, dtype=np.int64)
+    unit_of_tok = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    starts = np.ones(codes.size, dtype=bool)
+    starts[1:] = unit_of_tok[1:] != unit_of_tok[:-1]
+    if boundary == "line" and eos_id is not None:
+        starts[1:] |= (codes == eos_id)[:-1]
+    seg_key = np.cumsum(starts) - 1
+    if type_dropped.any():
+        keep = ~type_dropped[codes]
+        codes, seg_key, unit_of_tok = codes[keep], seg_key[keep], unit_of_tok[keep]
+    unit_doc_arr = np.asarray(unit_doc, dtype=np.int64)
+    doc_lengths = np.bincount(unit_doc_arr[unit_of_tok], minlength=n_docs).astype(np.int64)
+    if codes.size:
+        seg_change = np.ones(codes.size, dtype=bool)
+        seg_change[1:] = seg_key[1:] != seg_key[:-1]
+        first = np.flatnonzero(seg_change)
+        seg_lengths = np.diff(np.append(first, codes.size)).astype(np.int64)
+        seg_doc = unit_doc_arr[unit_of_tok[first]]
+    else:
+        seg_lengths = np.zeros(0, np.int64)
+        seg_doc = np.zeros(0, np.int64)
+    return codes, seg_lengths, seg_doc, doc_lengths
+
+
 def tokenize_documents(
     docs: Sequence[Document], boundary: str = "document", drop_tokens: Iterable[str] = (EOS,)
 ) -> TokenStream:
@@ -153,20 +208,7 @@ def tokenize_documents(
     if boundary not in ("document", "line"):
         raise UsageError(f"boundary must be 'document' or 'line', got {boundary!r}")
     drop = frozenset(drop_tokens)
-    tokens: list[str] = []
-    unit_lengths: list[int] = []  # a unit = a document (document mode) or a line (line mode)
-    unit_doc: list[int] = []
-    for d, doc in enumerate(docs):
-        if boundary == "document":
-            toks = doc.text.split()
-            tokens.extend(toks)
-            unit_lengths.append(len(toks))
-            unit_doc.append(d)
-        else:
-            per_line = [line.split() for line in doc.text.split("\n")]
-            unit_lengths.extend(map(len, per_line))
-            unit_doc.extend(itertools.repeat(d, len(per_line)))
-            tokens.extend(itertools.chain.from_iterable(per_line))
+    tokens, unit_lengths, unit_doc = split_units([d.text for d in docs], boundary)
     n_docs = len(docs)
     if not tokens:
         return TokenStream(
@@ -182,37 +224,15 @@ def tokenize_documents(
     codes = codes.astype(np.int64)
     del tokens
     types = list(uniques)
-    lengths = np.asarray(unit_lengths, dtype=np.int64)
-    unit_of_tok = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
-    starts = np.ones(codes.size, dtype=bool)
-    starts[1:] = unit_of_tok[1:] != unit_of_tok[:-1]
-    drop_types = set(drop)
-    if boundary == "line":
-        drop_types.add(EOS)
-        if EOS in types:
-            is_eos = codes == types.index(EOS)
-            starts[1:] |= is_eos[:-1]
-    seg_key = np.cumsum(starts) - 1
-    drop_ids = [i for i, t in enumerate(types) if t in drop_types]
-    if drop_ids:
-        type_dropped = np.zeros(len(types), dtype=bool)
-        type_dropped[drop_ids] = True
-        keep = ~type_dropped[codes]
+    drop_types = set(drop) | ({EOS} if boundary == "line" else set())
+    type_dropped = np.fromiter((t in drop_types for t in types), dtype=bool, count=len(types))
+    eos_id = types.index(EOS) if EOS in types else None
+    codes, seg_lengths, seg_doc, doc_lengths = cut_segments(
+        codes, type_dropped, eos_id, unit_lengths, unit_doc, n_docs, boundary
+    )
+    if type_dropped.any():
         remap = np.cumsum(~type_dropped) - 1
-        codes = remap[codes[keep]]
-        seg_key = seg_key[keep]
-        unit_of_tok = unit_of_tok[keep]
+        codes = remap[codes]
         types = [t for i, t in enumerate(types) if not type_dropped[i]]
-    unit_doc_arr = np.asarray(unit_doc, dtype=np.int64)
-    doc_lengths = np.bincount(unit_doc_arr[unit_of_tok], minlength=n_docs).astype(np.int64)
-    if codes.size:
-        seg_change = np.ones(codes.size, dtype=bool)
-        seg_change[1:] = seg_key[1:] != seg_key[:-1]
-        first = np.flatnonzero(seg_change)
-        seg_lengths = np.diff(np.append(first, codes.size)).astype(np.int64)
-        seg_doc = unit_doc_arr[unit_of_tok[first]]
-    else:
-        seg_lengths = np.zeros(0, np.int64)
-        seg_doc = np.zeros(0, np.int64)
     # types that were only dropped tokens disappear; ids of the rest are in first-occurrence order
     return TokenStream(types, codes, seg_lengths, seg_doc, doc_lengths, boundary, drop)

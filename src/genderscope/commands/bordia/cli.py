@@ -13,6 +13,7 @@ from rich.console import Console
 
 from genderscope.cli_options import routed_command
 from genderscope.commands.bordia.options import (
+    CorpusAuditOptions,
     CorpusScoreOptions,
     EvalOptions,
     GenerateOptions,
@@ -54,6 +55,36 @@ def score_cmd(options: CorpusScoreOptions, top: int) -> None:
 
     scores = score_corpus(options)
     print_scores(scores, top, out)
+    out.print(f"results in [bold]{options.out}[/bold]")
+
+
+@routed_command(bordia_app, "audit", CorpusAuditOptions, "bordia audit")
+def audit_cmd(options: CorpusAuditOptions) -> None:
+    """Audit a pretraining-scale corpus: co-occurrence bias streamed shard by shard in bounded memory.
+
+    Resumable (finished shards' counts are kept in OUT/partials); `--workers N` local processes or
+    `--executor ray`; `--sample-shards N` / `--max-tokens N` for a quick estimate with an interval over
+    shards.
+
+    Examples:
+
+    * `genderscope bordia audit 'corpus/*.jsonl.zst' --pairs wiki --workers 8 --out runs/audit`
+
+    * `genderscope bordia audit corpus/ --pairs wiki --sample-shards 16 --out runs/audit-estimate`
+
+    * `genderscope bordia audit corpus/ --pairs wiki --executor ray --ray-address auto --out /shared/audit`
+    """
+    from genderscope.bordia.tables import print_scores
+    from genderscope.commands.bordia.audit import audit_corpus, print_audit
+
+    def progress(p) -> None:  # type: ignore[no-untyped-def]
+        rate = f"{p.tokens_per_s / 1e6:.2f}M tokens/s" if p.tokens else "–"
+        reused = f" ({p.reused} reused)" if p.reused else ""
+        err.print(f"[dim]shards {p.done}/{p.total}{reused}, {p.tokens:,} tokens counted, {rate}[/dim]")
+
+    result = audit_corpus(options, progress)
+    print_scores(result.scores, min(options.top, 5), out)
+    print_audit(result, out)
     out.print(f"results in [bold]{options.out}[/bold]")
 
 

@@ -35,6 +35,44 @@ class CorpusScoreOptions(CountingOptions):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CorpusAuditOptions(CountingOptions):
+    """``bordia audit``: streaming co-occurrence counts and per-word bias of a sharded corpus."""
+
+    corpora: List[str] = opt(
+        None,
+        "shards: files (.txt = one document; .jsonl, .jsonl.gz, .jsonl.zst, .parquet = one document per "
+        "record), folders, globs, or registry corpora ptb[:SPLIT], wikitext-2[:SPLIT]",
+        argument=True,
+    )
+    context: str = opt("both", "fixed | infinite | both", CONTEXTS)
+    text_field: str = opt("text", "JSONL field / Parquet column holding a document's text")
+    workers: int = opt(
+        1, "processes counting shards (local executor); Ray: tasks in flight (default 2 × CPUs)"
+    )
+    executor: str = opt(
+        "local", "local (processes on this machine) | ray (tasks on a Ray cluster)", ("local", "ray")
+    )
+    ray_address: Optional[str] = opt(None, "Ray cluster address (default: RAY_ADDRESS, else a new local Ray)")
+    skip_bad_shards: bool = opt(False, "leave out shards that cannot be read (else stop with exit 2)")
+    max_tokens: Optional[int] = opt(None, "estimate: stop starting shards after this many tokens")
+    sample_shards: Optional[int] = opt(None, "estimate: count this many randomly chosen shards")
+    sample_seed: int = opt(0, "seed of the shard order of estimates and of the shard bootstrap")
+    top: int = opt(20, "most male/female words listed per context in results.json and the terminal")
+    batch_chars: int = opt(4_000_000, "characters of documents counted at once (bounds memory)")
+    fresh: bool = opt(False, "recount every shard (default: reuse finished shards' partial counts)")
+    out: Path = opt(Path("runs/bordia-audit"), "output folder", aliases=("-o",))
+
+    def __post_init__(self) -> None:
+        for name in ("workers", "batch_chars"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be ≥ 1")
+        for name in ("max_tokens", "sample_shards"):
+            v = getattr(self, name)
+            if v is not None and v < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be ≥ 1")
+
+
+@dataclass(frozen=True, kw_only=True)
 class SweepOptions(CountingOptions):
     """``bordia sweep``: train, generate and score per λ, regress generated on training bias (spec §9)."""
 

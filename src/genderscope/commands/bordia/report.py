@@ -174,6 +174,9 @@ def _render_score(res: TaskResults, run: RunData) -> Rendered:
                 "Intervals cover word-sampling variability only.",
             )
         )
+    if isinstance(res.extra.get("most_biased"), dict):  # `bordia audit`
+        _render_audit(res, out)
+        return out
     for tsv in sorted(run.path.glob("**/bias.tsv"))[:4]:
         vals = sorted(_read_bias_tsv(tsv).items(), key=lambda kv: kv[1])
         if vals:
@@ -193,3 +196,53 @@ def _render_score(res: TaskResults, run: RunData) -> Rendered:
                 )
             )
     return out
+
+
+def _render_audit(res: TaskResults, out: Rendered) -> None:
+    """`bordia audit` extras: shards and tokens, skipped shards, the estimate's intervals over shards, and
+    the most gendered words per context (from results.json; every word in ``<context>/bias.parquet``)."""
+    shards = res.extra.get("shards") or {}
+    tp = res.extra.get("throughput") or {}
+    n_tok = res.metrics.get("n_tokens")
+    rows = [
+        {"what": "shards counted", "value": f"{shards.get('counted')} of {shards.get('total')}"},
+        {"what": "tokens", "value": fmt(n_tok.value) if n_tok else "–"},
+        {"what": "tokens/s per worker", "value": fmt(tp.get("tokens_per_second_per_worker"))},
+        {"what": "shards skipped (unreadable)", "value": str(len(shards.get("skipped") or []))},
+    ]
+    est = res.extra.get("estimate")
+    if isinstance(est, dict):
+        tok = est.get("corpus_tokens") or [None, None, None]
+        rows.append(
+            {"what": "estimated corpus tokens", "value": f"{fmt(tok[0])} [{fmt(tok[1])}, {fmt(tok[2])}]"}
+        )
+        for ctx, b in (est.get("shard_bootstrap") or {}).items():
+            for stat in ("mu", "sigma"):
+                lo, hi = (b.get(stat) or [None, None])[:2]
+                rows.append(
+                    {"what": f"{ctx} {stat}: 95% interval over shards", "value": f"[{fmt(lo)}, {fmt(hi)}]"}
+                )
+        out.notes.append(
+            f"Estimate from {est.get('shards_counted')} of {est.get('shards_total')} shards: the intervals "
+            "over shards show how much μ and σ move with the sample of shards."
+        )
+    out.tables.append(TableView.from_records("Corpus audit", rows))
+    skipped = shards.get("skipped") or []
+    if skipped:
+        out.tables.append(TableView.from_records("Shards left out (--skip-bad-shards)", skipped))
+    for ctx, sides in res.extra["most_biased"].items():
+        ext = (sides.get("male") or [])[:12] + list(reversed((sides.get("female") or [])[:12]))
+        if ext:
+            out.figures.append(
+                Figure(
+                    f"Most gendered words ({ctx} context)",
+                    svg.point_plot(
+                        [svg.Point(str(r["word"]), r["bias"]) for r in ext],
+                        title=f"Most male-leaning (top) and female-leaning (bottom) words, {ctx} context",
+                        xlabel="bias = ln P(w|F)/P(w|M)",
+                        ref=0.0,
+                        label_width=160,
+                    ),
+                    f"The 12 most male- and 12 most female-leaning scored words (all in {ctx}/bias.parquet).",
+                )
+            )

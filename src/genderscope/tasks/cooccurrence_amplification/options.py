@@ -26,6 +26,11 @@ class CooccurrenceOptions(CountingOptions):
     bias_corpus: Optional[str] = opt(
         None, "corpus whose per-word bias is the x of β (default: --corpus; e.g. ptb:train)"
     )
+    bias_stats: Optional[str] = opt(
+        None,
+        "output folder of `genderscope bordia audit`: its corpus statistics are the x of β instead of "
+        "counting --bias-corpus (same --pairs and counting options; e.g. the model's pretraining corpus)",
+    )
     samples: int = opt(200, "generated samples (one prefix each; --limit caps it too)")
     prefix_tokens: int = opt(20, "corpus words in each prompt (0 = unconditional generation)")
     prefix_start: str = opt(

@@ -68,7 +68,8 @@ class CooccurrenceAmplificationTask(Task):
             if registry_corpus_file(spec) is None and not Path(spec).exists():
                 # before the pair list is inferred, which would otherwise ask for --pairs first
                 resolve_corpus_paths([spec])  # raises: no such file or directory (registry corpora: ...)
-        pairs = default_pairs([bias_corpus], options.pairs)
+        pairs = options.pairs or (stats_pairs(options.bias_stats) if options.bias_stats else None)
+        pairs = default_pairs([bias_corpus], pairs)
         options = dataclasses.replace(
             options,
             bias_corpus=bias_corpus,
@@ -157,23 +158,47 @@ class CooccurrenceAmplificationTask(Task):
     def corpus_docs(self) -> list[Document]:
         return read_corpus([self.options.bias_corpus])
 
+    def corpus_statistics(self) -> dict[str, ContextScore]:
+        """Scores of the ``--bias-stats`` audit's counts under this run's scoring options."""
+        from genderscope.bordia.bias import bias_scores
+        from genderscope.bordia.corpus_stats import load_corpus_counts
+
+        o = self.options
+        configs = context_configs(o.count_config(), o.context)
+        counts = load_corpus_counts(Path(str(o.bias_stats)), configs, self.pairs)
+        return {ctx: ContextScore(c, bias_scores(c, self.score_options)) for ctx, c in counts.items()}
+
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         o = self.options
         texts = [self.continuation(r) for r in results]
         used = [i for i, t in enumerate(texts) if t is not None]
+        stats = self.corpus_statistics() if o.bias_stats else None
         scored = score_all(
             [texts[i] or "" for i in used],
             [results[i].attempt.meta["reference"] for i in used],
-            self.corpus_docs(),
+            [] if stats else self.corpus_docs(),
             self.pairs,
             o,
             self.score_options,
+            corpus_scores=stats,
         )
         records = [
             {"sample": r.attempt.meta["sample"], "words": None if t is None else len(t.split())}
             for r, t in zip(results, texts)
         ]
         return build_result(scored, o, n_attempts=len(results), n_used=len(used), records=records)
+
+
+def stats_pairs(folder: str) -> str | None:
+    """The pair list (``penn``, ``wiki``, ``dm`` or a file) an audit folder was counted with."""
+    import json
+
+    from genderscope.bordia.corpus_stats import STATS_FILE
+
+    path = Path(folder) / STATS_FILE
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get("pairs", {}).get("pairs_file")
 
 
 def _is_path(spec: str) -> bool:
@@ -205,7 +230,11 @@ def score_all(
     computed with bordia's ``score_documents`` unless given)."""
     configs = context_configs(options.count_config(), options.context)
     corpus = corpus_scores or score_documents(corpus_docs, pairs, configs, score_options)
-    norm = Normaliser(options.normalise, vocabulary(d.text for d in corpus_docs))
+    if corpus_docs:
+        vocab = vocabulary(d.text for d in corpus_docs)
+    else:  # corpus statistics (an audit): its word types
+        vocab = frozenset(next(iter(corpus.values())).counts.types)
+    norm = Normaliser(options.normalise, vocab)
     outliers = None if options.outliers == "none" else options.outliers
     args = (corpus, outliers, score_options.bootstrap, score_options.seed)
     gen = amplify(
@@ -214,7 +243,8 @@ def score_all(
     ref = amplify(
         "reference", score_texts(reference, norm, pairs, configs, score_options), *args, len(reference)
     )
-    return Scored(gen, ref, TextScore("corpus", corpus, {}, len(corpus_docs)), norm)
+    n_docs = len(corpus_docs) or next(iter(corpus.values())).counts.n_documents
+    return Scored(gen, ref, TextScore("corpus", corpus, {}, n_docs), norm)
 
 
 def _metric(value: Any, ci: tuple[Any, Any] | None, why: str) -> Metric:

@@ -1,0 +1,306 @@
+"""Streaming co-occurrence counts: documents in batches -> partial counts that add up (the map step).
+
+Counts are sums over positions, and windows never cross documents (spec §2.2), so a corpus cut between
+documents (into shards, and shards into batches of documents) gives partial counts whose sum is the whole
+corpus's: integer counts identical, infinite-context (float) counts equal up to the order of the float
+additions (a relative 1e-15 or so). Each batch goes through the in-memory path's own steps
+(:func:`~genderscope.bordia.text.split_units`, :func:`~genderscope.bordia.text.cut_segments`,
+:func:`~genderscope.bordia.cooccurrence.count_ids`), over one vocabulary that grows batch by batch, so
+there is one definition of a count. Word types keep their first-occurrence order when partial counts are
+added in corpus order, as in the in-memory path.
+
+Memory: one batch of documents (``batch_chars`` characters) plus arrays over the vocabulary.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from genderscope.bordia.cooccurrence import CountConfig, Counts, authors_keys, count_ids
+from genderscope.bordia.pairs import GenderPairs
+from genderscope.bordia.text import EOS, TokenStream, cut_segments, split_units
+
+DEFAULT_BATCH_CHARS = 4_000_000
+
+
+def _grow(a: np.ndarray, n: int) -> np.ndarray:
+    if a.size >= n:
+        return a
+    out = np.zeros(max(n, 2 * a.size, 1024), dtype=a.dtype)
+    out[: a.size] = a
+    return out
+
+
+class _Vocab(dict):
+    """Word -> id, a new word getting the next id (first-occurrence order)."""
+
+    def __missing__(self, key: str) -> int:
+        i = self[key] = len(self)
+        return i
+
+
+@dataclass
+class PartialCounts:
+    """Counts of part of a corpus for one tokenisation and one or more contexts; :meth:`add` sums them.
+
+    ``types`` in first-occurrence order; ``freq``; per context ``male``, ``female`` (int64 fixed, float64
+    infinite) and ``keys`` (the authors' key set, :attr:`Counts.authors_keys`); totals in ``totals``.
+    """
+
+    contexts: tuple[str, ...]
+    types: list[str] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=lambda: _Vocab(), repr=False)
+    freq: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    male: dict[str, np.ndarray] = field(default_factory=dict)
+    female: dict[str, np.ndarray] = field(default_factory=dict)
+    keys: dict[str, np.ndarray] = field(default_factory=dict)
+    totals: dict[str, int] = field(
+        default_factory=lambda: dict(n_tokens=0, n_male=0, n_female=0, n_segments=0, n_documents=0)
+    )
+
+    @property
+    def n_types(self) -> int:
+        return len(self.types)
+
+    def _ids(self, types: Sequence[str]) -> np.ndarray:
+        """Ids of ``types`` (each listed once); new types are appended in their order."""
+        index, new = self.index, self.types
+        if not isinstance(index, _Vocab):
+            index = self.index = _Vocab(index)
+        n0 = len(index)
+        ids = np.fromiter(map(index.__getitem__, types), dtype=np.int64, count=len(types))
+        if len(index) > n0:
+            new.extend(itertools.compress(types, (ids >= n0).tolist()))
+        n = len(new)
+        self.freq = _grow(self.freq, n)
+        for d in (self.male, self.female, self.keys):
+            for ctx in list(d):
+                d[ctx] = _grow(d[ctx], n)
+        return ids
+
+    def _slot(self, d: dict[str, np.ndarray], ctx: str, dtype: Any) -> np.ndarray:
+        if ctx not in d:
+            d[ctx] = np.zeros(max(self.freq.size, 1024), dtype=dtype)
+        return d[ctx]
+
+    def add_arrays(
+        self,
+        types: Sequence[str],
+        freq: np.ndarray,
+        per_context: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+        totals: dict[str, int],
+    ) -> None:
+        """Add counts over ``types`` (each listed once): freq and per context (male, female, keys)."""
+        ids = self._ids(types)
+        self.freq[ids] += freq
+        for ctx, (m, f, k) in per_context.items():
+            self._slot(self.male, ctx, m.dtype)[ids] += m
+            self._slot(self.female, ctx, f.dtype)[ids] += f
+            self._slot(self.keys, ctx, bool)[ids] |= k
+        for name, v in totals.items():
+            self.totals[name] += int(v)
+
+    def add(self, other: "PartialCounts") -> None:
+        """Add another part's counts (call in corpus order to keep first-occurrence order)."""
+        n = other.n_types
+        per = {c: (other.male[c][:n], other.female[c][:n], other.keys[c][:n]) for c in other.male}
+        self.add_arrays(other.types, other.freq[:n], per, other.totals)
+
+    def counts(self, context: str, config: CountConfig, pairs: GenderPairs) -> Counts:
+        """The summed counts of ``context`` as a :class:`Counts` (what ``count_cooccurrences`` returns)."""
+        n = self.n_types
+        fixed = config.context == "fixed"
+        empty = np.zeros(n, np.int64 if fixed else np.float64)
+        male = self.male.get(context, empty)[:n].copy()
+        female = self.female.get(context, empty)[:n].copy()
+        keys = self.keys.get(context, np.zeros(n, bool))[:n].copy()
+        t = self.totals
+        return Counts(
+            list(self.types),
+            self.freq[:n].copy(),
+            male,
+            female,
+            t["n_male"],
+            t["n_female"],
+            t["n_tokens"],
+            t["n_segments"],
+            t["n_documents"],
+            config,
+            pairs,
+            keys,
+        )
+
+    # -- files ----------------------------------------------------------------------------------------
+    def save(self, path: Path, meta: dict[str, Any]) -> None:
+        """An ``.npz`` of the arrays and ``meta`` (JSON), written via a temporary file and a rename."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        n = self.n_types
+        arrays: dict[str, np.ndarray] = {
+            "types": np.frombuffer("\n".join(self.types).encode("utf-8"), dtype=np.uint8),
+            "freq": self.freq[:n],
+            "meta": np.frombuffer(
+                json.dumps({**meta, "contexts": list(self.contexts), "totals": self.totals}).encode(),
+                np.uint8,
+            ),
+        }
+        for ctx in self.male:
+            arrays[f"male.{ctx}"] = self.male[ctx][:n]
+            arrays[f"female.{ctx}"] = self.female[ctx][:n]
+            arrays[f"keys.{ctx}"] = self.keys[ctx][:n]
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> tuple["PartialCounts", dict[str, Any]]:
+        """(counts, meta) of a file written by :meth:`save`."""
+        with np.load(path) as z:
+            meta = json.loads(z["meta"].tobytes().decode())
+            raw = z["types"].tobytes().decode("utf-8")
+            types = raw.split("\n") if raw else []
+            out = cls(tuple(meta["contexts"]))
+            out.types = types
+            out.index = _Vocab((t, i) for i, t in enumerate(types))
+            out.freq = z["freq"].copy()
+            for ctx in meta["contexts"]:
+                if f"male.{ctx}" in z:
+                    out.male[ctx] = z[f"male.{ctx}"].copy()
+                    out.female[ctx] = z[f"female.{ctx}"].copy()
+                    out.keys[ctx] = z[f"keys.{ctx}"].copy()
+            out.totals = {k: int(v) for k, v in meta["totals"].items()}
+        return out, meta
+
+
+class _StreamCounter:
+    """Counts batch after batch over one growing vocabulary (no per-batch re-indexing): the tokenisation
+    and segmentation of :func:`tokenize_documents`, the counting of :func:`count_cooccurrences`."""
+
+    def __init__(self, pairs: GenderPairs, configs: Sequence[CountConfig]):
+        self.pairs, self.configs = pairs, list(configs)
+        cfg0 = self.configs[0]
+        self.boundary = cfg0.boundary
+        self.drop = set(cfg0.drop_tokens or ()) | ({EOS} if self.boundary == "line" else set())
+        self.vocab = _Vocab()
+        self.flags = np.zeros((3, 0), dtype=bool)  # male, female, dropped per type id
+        self.acc = PartialCounts(tuple(c.context for c in self.configs))
+        self.arrays: dict[str, list[np.ndarray]] = {}
+        self.freq = np.zeros(0, np.int64)
+
+    def _flags(self) -> np.ndarray:
+        n_old, n = self.flags.shape[1], len(self.vocab)
+        if n > n_old:
+            new = list(self.vocab)[n_old:]  # dicts keep insertion order = id order
+            add = np.array(
+                [
+                    [t in self.pairs.male for t in new],
+                    [t in self.pairs.female for t in new],
+                    [t in self.drop for t in new],
+                ],
+                dtype=bool,
+            )
+            self.flags = np.concatenate([self.flags, add.reshape(3, len(new))], axis=1)
+        return self.flags
+
+    def add(self, texts: Sequence[str]) -> None:
+        tokens, unit_lengths, unit_doc = split_units(texts, self.boundary)
+        ids = np.fromiter(map(self.vocab.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        del tokens
+        is_m, is_f, dropped = self._flags()
+        eos = self.vocab.get(EOS)
+        kept, seg_lengths, seg_doc, doc_lengths = cut_segments(
+            ids, dropped, eos, unit_lengths, unit_doc, len(texts), self.boundary
+        )
+        stream = TokenStream([], kept, seg_lengths, seg_doc, doc_lengths, self.boundary)
+        n = is_m.size
+        freq = None
+        for cfg in self.configs:
+            freq, cm, cf, n_m, n_f = count_ids(kept, is_m, is_f, stream, cfg)
+            keys = authors_keys(stream, n, cfg)
+            dtype = np.int64 if cfg.context == "fixed" else np.float64
+            self._add(cfg.context, (cm.astype(dtype), cf.astype(dtype), keys))
+        self.freq = _grow(self.freq, n)
+        if freq is not None:
+            self.freq[:n] += freq
+        t = self.acc.totals
+        t["n_tokens"] += int(kept.size)
+        t["n_male"] += n_m
+        t["n_female"] += n_f
+        t["n_segments"] += int(seg_lengths.size)
+        t["n_documents"] += len(texts)
+
+    def _add(self, ctx: str, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        n = arrays[0].size
+        have = self.arrays.get(ctx)
+        if have is None:
+            self.arrays[ctx] = [_grow(np.zeros(0, a.dtype), n) for a in arrays]
+            have = self.arrays[ctx]
+        for i, a in enumerate(arrays):
+            have[i] = _grow(have[i], n)
+            if a.dtype == bool:
+                have[i][:n] |= a
+            else:
+                have[i][:n] += a
+
+    def result(self) -> PartialCounts:
+        """The counts over the kept word types (dropped tokens' types removed; order kept)."""
+        n = len(self.vocab)
+        keep = ~self._flags()[2][:n]
+        idx = np.flatnonzero(keep)
+        words = list(self.vocab)
+        acc = self.acc
+        acc.types = [words[i] for i in idx]
+        acc.index = _Vocab((t, i) for i, t in enumerate(acc.types))
+        acc.freq = _grow(self.freq, n)[idx]
+        for ctx, (m, f, k) in self.arrays.items():
+            acc.male[ctx] = _grow(m, n)[idx]
+            acc.female[ctx] = _grow(f, n)[idx]
+            acc.keys[ctx] = _grow(k, n)[idx]
+        return acc
+
+
+def check_configs(configs: Sequence[CountConfig]) -> list[CountConfig]:
+    """Resolved configs that share one tokenisation (boundary and drop set), one per context."""
+    out = [c.resolved() for c in configs]
+    keys = {(c.boundary, c.drop_tokens) for c in out}
+    if len(keys) != 1 or len({c.context for c in out}) != len(out):
+        raise ValueError("streamed configs must share boundary and drop_tokens and differ in context")
+    return out
+
+
+def count_texts(
+    texts: Iterable[str],
+    pairs: GenderPairs,
+    configs: Sequence[CountConfig],
+    batch_chars: int = DEFAULT_BATCH_CHARS,
+    into: PartialCounts | None = None,
+) -> PartialCounts:
+    """Stream ``texts`` (one document each) in batches of about ``batch_chars`` characters into
+    partial counts (``into``, or a new one)."""
+    configs = check_configs(configs)
+    counter = _StreamCounter(pairs, configs)
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= batch_chars:
+            counter.add(batch)
+            batch, size = [], 0
+    if batch:
+        counter.add(batch)
+    part = counter.result()
+    if into is None:
+        return part
+    into.add(part)
+    return into
