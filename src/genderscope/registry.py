@@ -33,6 +33,7 @@ TASKS: dict[str, str] = {
     "abc": "genderscope.tasks.abc.task:ABCTask",
     "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
     "crows-pairs": "genderscope.tasks.crows_pairs.task:CrowsPairsTask",
+    "stereoset": "genderscope.tasks.stereoset.task:StereoSetTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
