@@ -158,3 +158,16 @@ def test_tiny_mlm_equals_metric_py_on_first_pairs(tmp_path):
 @pytest.mark.parametrize("casing", ["uncased", "cased"])
 def test_tiny_mlm_equals_metric_py(tmp_path, casing):
     _compare_with_metric_py(tmp_path, casing, 40)
+
+
+def test_tiny_causal_end_to_end(tmp_path, data_registry):
+    pytest.importorskip("torch")
+    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+
+    with open(data_registry.path("crows_pairs/crows_pairs_anonymized.csv"), newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["bias_type"].startswith("gender")][:6]
+    model = build_tiny_causal(tmp_path / "causal", words_of(r[k] for r in rows for k in ("sent_more", "sent_less")))
+    cli_run("crows-pairs", "--model", f"hf-causal:{model}", "--limit", "6", "--n-boot", "50", "--out", str(tmp_path / "c"))
+    res = json.loads((tmp_path / "c" / "results.json").read_text())["tasks"]["crows-pairs"]
+    assert res["scoring"] == "loglik" and res["counts"]["scored"] == 6
+    assert set(res["metrics"]) == {"pct_stereotype", "likelihood_diff"}

@@ -75,7 +75,7 @@ class CrowsPairsTask(SharedTokenScoring, ScoredBenchmark):
     name = "crows-pairs"
     description = "CrowS-Pairs minimal pairs: does the model prefer the more stereotypical sentence?"
     Options = CrowsPairsOptions
-    measurements = {**MEASUREMENTS, SHARED: SHARED_MEASUREMENT}
+    measurements = {LOGLIK: MEASUREMENTS[LOGLIK], SHARED: SHARED_MEASUREMENT, PLL: MEASUREMENTS[PLL]}
     headline_metrics = ("pct_stereotype", "likelihood_diff", "metric_score", "stereo_score", "antistereo_score")
     references = (
         Reference(
