@@ -89,10 +89,14 @@ def test_rounds_scores_and_unaligned_pairs(tmp_path):
 
 
 def test_mode_auto_picks_lm_eval_for_causal_models(tmp_path):
-    ctx = RunContext(request_kinds=frozenset({LOGLIKELIHOOD}), data=_Data(_csv(tmp_path, [("a b", "a c", "stereo")])))
+    ctx = RunContext(
+        request_kinds=frozenset({LOGLIKELIHOOD}), data=_Data(_csv(tmp_path, [("a b", "a c", "stereo")]))
+    )
     task = CrowsPairsTask(CrowsPairsOptions(), ctx)
     assert (task.options.mode, task.options.scoring) == ("lm-eval", "loglik")
-    masked_lm_eval = CrowsPairsTask(CrowsPairsOptions(mode="lm-eval"), RunContext(request_kinds=MASKED, data=ctx.data))
+    masked_lm_eval = CrowsPairsTask(
+        CrowsPairsOptions(mode="lm-eval"), RunContext(request_kinds=MASKED, data=ctx.data)
+    )
     assert masked_lm_eval.options.scoring == "pll"
 
 
@@ -100,9 +104,13 @@ def _metrics(out: Path) -> dict:
     return json.loads((out / "results.json").read_text())["tasks"]["crows-pairs"]["metrics"]
 
 
-@pytest.mark.parametrize("mode,metric,neutral", [("nangia", "metric_score", 50.0), ("lm-eval", "pct_stereotype", 0.5)])
+@pytest.mark.parametrize(
+    "mode,metric,neutral", [("nangia", "metric_score", 50.0), ("lm-eval", "pct_stereotype", 0.5)]
+)
 def test_random_model_sits_at_no_preference(tmp_path, mode, metric, neutral):
-    cli_run("crows-pairs", "--model", "random", "--mode", mode, "--n-boot", "300", "--out", str(tmp_path / "r"))
+    cli_run(
+        "crows-pairs", "--model", "random", "--mode", mode, "--n-boot", "300", "--out", str(tmp_path / "r")
+    )
     m = _metrics(tmp_path / "r")[metric]
     assert m["ci_low"] <= neutral <= m["ci_high"]
 
@@ -115,7 +123,9 @@ def _sharp_tiny_mlm(root: Path, n_pairs: int) -> Path:
     from genderscope.data.registry import DataRegistry
     from genderscope.testing.tiny_models import build_tiny_mlm, words_of
 
-    with open(DataRegistry().path("crows_pairs/crows_pairs_anonymized.csv"), newline="", encoding="utf-8") as f:
+    with open(
+        DataRegistry().path("crows_pairs/crows_pairs_anonymized.csv"), newline="", encoding="utf-8"
+    ) as f:
         rows = [r for r in csv.DictReader(f) if r["bias_type"].startswith("gender")][:n_pairs]
     texts = [r[k] for r in rows for k in ("sent_more", "sent_less")]
     d = build_tiny_mlm(root, words_of(texts + [t.lower() for t in texts]))
@@ -134,7 +144,18 @@ def _compare_with_metric_py(tmp_path: Path, casing: str, limit: int) -> None:
     model = _sharp_tiny_mlm(tmp_path / "mlm", want["n_pairs"])
     args = ["--lowercase"] if casing == "uncased" else []
     out = tmp_path / casing
-    cli_run("crows-pairs", "--model", f"hf-mlm:{model}", "--limit", str(limit), "--n-boot", "0", *args, "--out", str(out))
+    cli_run(
+        "crows-pairs",
+        "--model",
+        f"hf-mlm:{model}",
+        "--limit",
+        str(limit),
+        "--n-boot",
+        "0",
+        *args,
+        "--out",
+        str(out),
+    )
     got = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     pairs = {r["item_id"].rsplit("/", 1)[0]: r for r in got if r.get("sent_more_score") is not None}
     ours = [pairs[k] for k in sorted(pairs, key=lambda k: int(k.split("/")[1]))]
@@ -164,10 +185,24 @@ def test_tiny_causal_end_to_end(tmp_path, data_registry):
     pytest.importorskip("torch")
     from genderscope.testing.tiny_models import build_tiny_causal, words_of
 
-    with open(data_registry.path("crows_pairs/crows_pairs_anonymized.csv"), newline="", encoding="utf-8") as f:
+    with open(
+        data_registry.path("crows_pairs/crows_pairs_anonymized.csv"), newline="", encoding="utf-8"
+    ) as f:
         rows = [r for r in csv.DictReader(f) if r["bias_type"].startswith("gender")][:6]
-    model = build_tiny_causal(tmp_path / "causal", words_of(r[k] for r in rows for k in ("sent_more", "sent_less")))
-    cli_run("crows-pairs", "--model", f"hf-causal:{model}", "--limit", "6", "--n-boot", "50", "--out", str(tmp_path / "c"))
+    model = build_tiny_causal(
+        tmp_path / "causal", words_of(r[k] for r in rows for k in ("sent_more", "sent_less"))
+    )
+    cli_run(
+        "crows-pairs",
+        "--model",
+        f"hf-causal:{model}",
+        "--limit",
+        "6",
+        "--n-boot",
+        "50",
+        "--out",
+        str(tmp_path / "c"),
+    )
     res = json.loads((tmp_path / "c" / "results.json").read_text())["tasks"]["crows-pairs"]
     assert res["scoring"] == "loglik" and res["counts"]["scored"] == 6
     assert set(res["metrics"]) == {"pct_stereotype", "likelihood_diff"}

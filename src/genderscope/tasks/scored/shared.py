@@ -32,7 +32,7 @@ SHARED = "shared"
 UNALIGNED = "_unaligned"
 SHARED_MEASUREMENT = Measurement(
     frozenset({TOKENIZE, MASKED_LOGPROBS}),
-    "pseudo-log-likelihood of the tokens both candidates share, masked one at a time (CrowS-Pairs' metric.py)",
+    "pseudo-log-likelihood of the tokens both candidates share, masked one at a time (CrowS-Pairs metric.py)",
 )
 
 
@@ -87,8 +87,14 @@ class SharedTokenScoring:
             if len(it.candidates.continuations) != 2:
                 raise ValueError(f"{it.item_id}: scoring 'shared' needs exactly two candidates")
             for k, text in enumerate(self._texts(it)):
-                out.append(Attempt(f"{it.item_id}/{k}", 1, tokenize_request(text, add_special_tokens=True),
-                                   {"candidate": k}))
+                out.append(
+                    Attempt(
+                        f"{it.item_id}/{k}",
+                        1,
+                        tokenize_request(text, add_special_tokens=True),
+                        {"candidate": k},
+                    )
+                )
         return out
 
     def _token_ids(self, results: Sequence[AttemptResult]) -> dict[str, list[list[int] | None]]:

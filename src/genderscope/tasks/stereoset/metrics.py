@@ -54,7 +54,9 @@ def scopes(types: np.ndarray, domains: np.ndarray) -> list[tuple[str, np.ndarray
         if not in_type.any():
             continue
         out.append((f"_{short}", in_type))
-        out += [(f"_{short}_{d}", in_type & (domains == d)) for d in DOMAINS if (in_type & (domains == d)).any()]
+        out += [
+            (f"_{short}_{d}", in_type & (domains == d)) for d in DOMAINS if (in_type & (domains == d)).any()
+        ]
     return out
 
 

