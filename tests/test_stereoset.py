@@ -198,10 +198,80 @@ def test_tiny_models_end_to_end(tmp_path, data_registry):
     words = words_of(r[k] for r in rows for k in ("context", "stereotype", "anti-stereotype", "unrelated"))
     causal = build_tiny_causal(tmp_path / "causal", words)
     mlm = build_tiny_mlm(tmp_path / "mlm", words)
-    for name, model, scoring in (("c", f"hf-causal:{causal}", "loglik"), ("m", f"hf-mlm:{mlm}", "pll")):
+    for name, model, scoring in (("c", f"hf-causal:{causal}", "loglik"), ("m", f"hf-mlm:{mlm}", "fill")):
         cli_run(
             "stereoset", "--model", model, "--limit", "12", "--n-boot", "50", "--out", str(tmp_path / name)
         )
         res = json.loads((tmp_path / name / "results.json").read_text())["tasks"]["stereoset"]
         assert res["scoring"] == scoring and res["counts"]["scored"] == 12
         assert 0.0 <= res["metrics"]["ss"]["value"] <= 100.0
+
+
+def test_splice_inserts_pieces_before_every_mask():
+    from genderscope.tasks.scored.fillin import splice
+
+    assert splice([0, 5, 9, 6, 9, 1], 9, [7, 8]) == ([0, 5, 7, 8, 9, 6, 7, 8, 9, 1], 4)
+    assert splice([0, 9, 1], 9, []) == ([0, 9, 1], 1)
+
+
+def _fill_model(root: Path, lines: list[int], data_registry) -> Path:
+    """The bias-bench fixture's model (see its note): some fill words in letter pieces, weights × 20."""
+    import string
+
+    import torch
+    from transformers import AutoModelForMaskedLM
+
+    from genderscope.testing.tiny_models import build_tiny_mlm, words_of
+
+    rows = data_registry.path("stereoset/stereoset_dev.jsonl").read_text(encoding="utf-8").splitlines()
+    sel = [json.loads(rows[n - 1]) for n in lines]
+    keys = ("stereotype", "anti-stereotype", "unrelated")
+    texts = [r[k] for r in sel for k in keys] + [r["context"] for r in sel]
+    drop = {r[k].split(" ")[-1].strip(string.punctuation) for r in sel[::2] for k in keys}
+    words = [w for w in words_of(texts) if w not in drop] + list(string.ascii_letters)
+    d = build_tiny_mlm(root, words, continuation_pieces=[f"##{c}" for c in string.ascii_letters])
+    m = AutoModelForMaskedLM.from_pretrained(d)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if "LayerNorm" not in name and p.dim() > 1:
+                p.mul_(20.0)
+    m.save_pretrained(d)
+    return d
+
+
+def _compare_with_bias_bench(tmp_path: Path, data_registry, limit: int) -> None:
+    pytest.importorskip("torch")
+    want = json.loads((FIXTURE.parent / "stereoset_bias_bench_fill.json").read_text())
+    model = _fill_model(tmp_path / "mlm", want["lines"], data_registry)
+    out = tmp_path / "fill"
+    cli_run(
+        "stereoset",
+        "--model",
+        f"hf-mlm:{model}",
+        "--type",
+        "intra",
+        "--limit",
+        str(limit),
+        "--n-boot",
+        "0",
+        "--out",
+        str(out),
+    )
+    assert json.loads((out / "results.json").read_text())["tasks"]["stereoset"]["scoring"] == "fill"
+    got = {}
+    for line in (out / "attempts.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r.get("stereotype") is not None:
+            got[r["item_id"].split("/")[1]] = [r["stereotype"], r["anti-stereotype"], r["unrelated"]]
+    assert len(got) == limit
+    for n, scores in got.items():
+        assert scores == pytest.approx(want["scores"][n], rel=1e-5), n
+
+
+def test_fill_in_slot_equals_bias_bench_on_first_items(tmp_path, data_registry):
+    _compare_with_bias_bench(tmp_path, data_registry, 10)
+
+
+@pytest.mark.slow
+def test_fill_in_slot_equals_bias_bench(tmp_path, data_registry):
+    _compare_with_bias_bench(tmp_path, data_registry, 60)

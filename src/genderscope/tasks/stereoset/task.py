@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -26,6 +27,7 @@ from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, MetricDoc, Reference, docs_by_name
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores
 from genderscope.tasks.scored.benchmark import LOGLIK, MEASUREMENTS, PLL
+from genderscope.tasks.scored.fillin import FILL, FILL_MEASUREMENT, FillInScoring, Slot
 from genderscope.tasks.scored.items import stack_fields
 from genderscope.tasks.stereoset import chat
 from genderscope.tasks.stereoset.metrics import DOMAINS, TYPES, stereoset_metrics
@@ -39,9 +41,10 @@ CHAT_M = "chat"
 class StereoSetOptions(ScoredOptions):
     scoring: str = opt(
         "auto",
-        "auto (from the model), loglik (causal LMs), pll (masked LMs: pseudo-log-likelihood), chat "
-        "(three-option multiple choice, Inspect's form)",
-        ("auto", LOGLIK, PLL, CHAT_M),
+        "auto (from the model), loglik (causal LMs), fill (masked LMs: bias-bench's fill-in slot for "
+        "intrasentence, PLL for intersentence), pll (masked LMs: pseudo-log-likelihood), chat (three-option "
+        "multiple choice, Inspect's form)",
+        ("auto", LOGLIK, FILL, PLL, CHAT_M),
     )
     domain: str = opt("gender", "which items: a StereoSet domain, or all four", (*DOMAINS, "all"))
     type: str = opt("all", "intra (intrasentence), inter (intersentence) or all", ("intra", "inter", "all"))
@@ -63,12 +66,14 @@ def _ss_doc(name: str) -> MetricDoc:
     )
 
 
-class StereoSetTask(ScoredBenchmark):
+class StereoSetTask(FillInScoring, ScoredBenchmark):
     name = "stereoset"
     description = "StereoSet: stereotypical vs anti-stereotypical vs unrelated associations (SS, LMS, ICAT)"
     Options = StereoSetOptions
     measurements = {
-        **MEASUREMENTS,
+        LOGLIK: MEASUREMENTS[LOGLIK],
+        FILL: FILL_MEASUREMENT,
+        PLL: MEASUREMENTS[PLL],
         CHAT_M: Measurement(frozenset({CHAT}), "three-option multiple choice (Inspect's stereoset)"),
     }
     headline_metrics = (
@@ -182,8 +187,25 @@ class StereoSetTask(ScoredBenchmark):
         v = s.mean_ll() if self.options.norm == "mean" else s.ll
         return stereoset_metrics(C, v, s.field("target"), s.field("type"), s.field("domain"))
 
+    def slot(self, item: ScoredItem) -> Slot | None:
+        """bias-bench's slot: the word of each sentence at the (last) BLANK word of the context, split on
+        spaces, punctuation stripped; None for intersentence items and sentences without such a word."""
+        if item.fields["type"] != "intrasentence" or self.options.scoring != FILL:
+            return None
+        at = [i for i, w in enumerate(item.fields["context"].split(" ")) if "BLANK" in w]
+        words = []
+        for sent in _sentences(item):
+            parts = sent.split(" ")
+            words.append(parts[at[-1]].translate(NO_PUNCT) if at and at[-1] < len(parts) else "")
+        return Slot(item.fields["context"], tuple(words)) if all(words) else None
+
     def tables(self, s: Scores) -> dict[str, Any]:
-        bad = [it.item_id for it, u in zip(s.items, s.field("unaligned")) if u]
+        fill = self.options.scoring == FILL
+        bad = [
+            it.item_id
+            for it, u in zip(s.items, s.field("unaligned"))
+            if u or (fill and it.fields["type"] == "intrasentence" and self.slot(it) is None)
+        ]
         counts = {k: int(np.sum(s.field("type") == v)) for k, v in TYPES.items()}
         return {
             "alignment": {"unaligned": len(bad), "unaligned_items": bad[:50], "rule": UNALIGNED_RULE},
@@ -201,8 +223,10 @@ class StereoSetTask(ScoredBenchmark):
 
 UNALIGNED_RULE = (
     "intrasentence rows whose context has no BLANK, or a sentence that is not the context with its BLANK "
-    "filled (case and spaces ignored): scored whole like the others, listed here"
+    "filled (case and spaces ignored), or (scoring fill) no slot word: scored whole like the others (PLL "
+    "under fill), listed here"
 )
+NO_PUNCT = str.maketrans("", "", string.punctuation)
 
 
 def _short(kind: str) -> str:
