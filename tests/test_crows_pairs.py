@@ -206,3 +206,16 @@ def test_tiny_causal_end_to_end(tmp_path, data_registry):
     res = json.loads((tmp_path / "c" / "results.json").read_text())["tasks"]["crows-pairs"]
     assert res["scoring"] == "loglik" and res["counts"]["scored"] == 6
     assert set(res["metrics"]) == {"pct_stereotype", "likelihood_diff"}
+
+
+def test_nangia_rounds_reparse_to_the_same_numbers(tmp_path):
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    cli_run(
+        "crows-pairs", "--model", "random", "--mode", "nangia", "--n-boot", "50", "--out", str(tmp_path / "r")
+    )
+    res = CliRunner().invoke(app, ["reparse", str(tmp_path / "r"), "--out", str(tmp_path / "again")])
+    assert res.exit_code == 0, res.output
+    assert _metrics(tmp_path / "again") == _metrics(tmp_path / "r")

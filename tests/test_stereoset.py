@@ -172,7 +172,7 @@ def _metrics(out: Path) -> dict:
     return json.loads((out / "results.json").read_text())["tasks"]["stereoset"]["metrics"]
 
 
-@pytest.mark.parametrize("scoring,metric", [("loglik", "ss"), ("chat", "stereotype_score")])
+@pytest.mark.parametrize("scoring,metric", [("loglik", "ss"), ("fill", "ss"), ("chat", "stereotype_score")])
 def test_random_model_sits_at_no_preference(tmp_path, scoring, metric):
     cli_run(
         "stereoset",

@@ -87,20 +87,14 @@ class SharedTokenScoring:
             if len(it.candidates.continuations) != 2:
                 raise ValueError(f"{it.item_id}: scoring 'shared' needs exactly two candidates")
             for k, text in enumerate(self._texts(it)):
-                out.append(
-                    Attempt(
-                        f"{it.item_id}/{k}",
-                        1,
-                        tokenize_request(text, add_special_tokens=True),
-                        {"candidate": k},
-                    )
-                )
+                req = tokenize_request(text, add_special_tokens=True)
+                out.append(Attempt(f"{it.item_id}/tokens/{k}", 1, req, {"candidate": k}))
         return out
 
     def _token_ids(self, results: Sequence[AttemptResult]) -> dict[str, list[list[int] | None]]:
         ids: dict[str, list[list[int] | None]] = {}
-        for ar in results:
-            key, k = ar.attempt.item_id.rsplit("/", 1)
+        for ar in results:  # ids <item>/tokens/<k>
+            key, _, k = ar.attempt.item_id.rsplit("/", 2)
             ids.setdefault(key, [None, None])[int(k)] = list(ar.answer().ids) if ar.ok else None
         return ids
 
@@ -156,6 +150,6 @@ class SharedTokenScoring:
         index = {it.item_id: i for i, it in enumerate(items)}
         out = []
         for ar in results:
-            i = index[ar.attempt.item_id.rsplit("/", 1)[0]]
+            i = index[ar.attempt.item_id.rsplit("/", 2 if ar.attempt.round == 0 else 1)[0]]
             out.append(self.record(items[i], ll_all[i]) if ar.ok and ar.attempt.round == 1 else {})
         return out
