@@ -275,3 +275,30 @@ def test_fill_in_slot_equals_bias_bench_on_first_items(tmp_path, data_registry):
 @pytest.mark.slow
 def test_fill_in_slot_equals_bias_bench(tmp_path, data_registry):
     _compare_with_bias_bench(tmp_path, data_registry, 60)
+
+
+def test_chat_over_an_openai_server_counts_unreadable_answers(tmp_path):
+    """The fake server answers "(a) [ref]": no ``ANSWER: `` and a first character outside A-C, so Inspect's
+    reading makes every answer invalid: stereotype_score has nothing to average (NaN, no value)."""
+    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
+
+    with FakeOpenAIServer(FakeConfig()) as srv:
+        cli_run(
+            "stereoset",
+            "--model",
+            "openai:m",
+            "--base-url",
+            srv.url,
+            "--limit",
+            "12",
+            "--n-boot",
+            "50",
+            "--out",
+            str(tmp_path / "c"),
+        )
+    res = json.loads((tmp_path / "c" / "results.json").read_text())["tasks"]["stereoset"]
+    assert res["scoring"] == "chat" and res["counts"]["scored"] == 12
+    assert res["metrics"]["invalid_answer_rate"]["value"] == 1.0
+    assert res["metrics"]["stereotype_score"]["value"] is None
+    recs = [json.loads(x) for x in (tmp_path / "c" / "attempts.jsonl").read_text().splitlines()]
+    assert {r["chosen"] for r in recs} == {"invalid"}
