@@ -219,3 +219,11 @@ def test_nangia_rounds_reparse_to_the_same_numbers(tmp_path):
     res = CliRunner().invoke(app, ["reparse", str(tmp_path / "r"), "--out", str(tmp_path / "again")])
     assert res.exit_code == 0, res.output
     assert _metrics(tmp_path / "again") == _metrics(tmp_path / "r")
+
+
+def test_mode_and_scoring_that_contradict_are_one_clear_error(tmp_path):
+    from genderscope.core.errors import UsageError
+
+    ctx = RunContext(request_kinds=MASKED, data=_Data(_csv(tmp_path, [("a b", "a c", "stereo")])))
+    with pytest.raises(UsageError, match="--mode nangia does not go with --scoring loglik"):
+        CrowsPairsTask(CrowsPairsOptions(mode="nangia", scoring="loglik"), ctx)

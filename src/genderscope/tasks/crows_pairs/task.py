@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.task import MetricDoc, Reference, docs_by_name
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean, wshare
@@ -133,6 +134,13 @@ class CrowsPairsTask(SharedTokenScoring, ScoredBenchmark):
     def allowed_measurements(self) -> list[str]:
         """nangia: the shared-token scoring; lm-eval: loglik or pll; auto: lm-eval first, then nangia."""
         mode, scoring = self.options.mode, self.options.scoring
+        if (mode == "nangia" and scoring not in ("auto", SHARED)) or (
+            mode == "lm-eval" and scoring == SHARED
+        ):
+            raise UsageError(
+                f"crows-pairs: --mode {mode} does not go with --scoring {scoring} "
+                "(nangia scores shared tokens; lm-eval scores loglik or pll)"
+            )
         if mode == "nangia":
             return [SHARED]
         pick = [LOGLIK, PLL] if mode == "lm-eval" else [LOGLIK, SHARED]
