@@ -33,6 +33,7 @@ TASKS: dict[str, str] = {
     "abc": "genderscope.tasks.abc.task:ABCTask",
     "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
     "crows-pairs": "genderscope.tasks.crows_pairs.task:CrowsPairsTask",
+    "stereoset": "genderscope.tasks.stereoset.task:StereoSetTask",
     "bbq-likelihood": "genderscope.tasks.bbq_likelihood.task:BbqLikelihoodTask",
     "discrim-eval-likelihood": "genderscope.tasks.discrim_eval_likelihood.task:DiscrimEvalLikelihoodTask",
 }
