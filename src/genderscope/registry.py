@@ -33,6 +33,8 @@ TASKS: dict[str, str] = {
     "abc": "genderscope.tasks.abc.task:ABCTask",
     "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
     "crows-pairs": "genderscope.tasks.crows_pairs.task:CrowsPairsTask",
+    "winogender": "genderscope.tasks.winogender.task:WinogenderTask",
+    "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
