@@ -58,7 +58,9 @@ def read_stats(path: Path) -> dict[str, float]:
         try:
             out[r["occupation"]] = float(r["bls_pct_female"])
         except (KeyError, TypeError, ValueError):
-            raise DataError(f"{STATS}:{n}: field bls_pct_female is not a number; run `genderscope data fetch`") from None
+            raise DataError(
+                f"{STATS}:{n}: field bls_pct_female is not a number; run `genderscope data fetch`"
+            ) from None
     return out
 
 
@@ -75,7 +77,15 @@ def _parse(n: int, line: str, stats: dict[str, float]) -> Sentence:
         raise DataError(f"{SENTENCES}:{n}: occupation {occupation!r} is not in {STATS}")
     pct, label = stats[occupation], int(answer)
     return Sentence(
-        parts[0], parts[1], found[0], occupation, participant, gender, label, pct, is_gotcha(gender, label, pct)
+        parts[0],
+        parts[1],
+        found[0],
+        occupation,
+        participant,
+        gender,
+        label,
+        pct,
+        is_gotcha(gender, label, pct),
     )
 
 
@@ -85,5 +95,7 @@ def read_sentences(path: Path, stats_path: Path) -> list[Sentence]:
     with open(path, encoding="utf-8") as fh:
         lines = fh.read().splitlines()
     if not lines or lines[0].split("\t")[:2] != ["sentid", "sentence"]:
-        raise DataError(f"{SENTENCES}:1: expected the header 'sentid<TAB>sentence'; run `genderscope data fetch`")
+        raise DataError(
+            f"{SENTENCES}:1: expected the header 'sentid<TAB>sentence'; run `genderscope data fetch`"
+        )
     return [_parse(n, line, stats) for n, line in enumerate(lines[1:], 2) if line.strip()]

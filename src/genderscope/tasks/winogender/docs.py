@@ -8,13 +8,22 @@ HARM = "Stereotypical reasoning"
 CHOICE = "choice = the higher summed ln p of ` {occupation}` / ` {participant}` after lm-eval's prompt"
 
 METRIC_DOCS = docs_by_name(
-    MetricDoc("accuracy", f"share of the sentences resolved to the right referent; {CHOICE}", "higher = better "
-              "coreference", "fraction of sentences"),  # fmt: skip
-    MetricDoc("accuracy_*", "accuracy over the sentences with a male / female / neutral pronoun, or the gotcha "
-              "sentences (Rudinger et al. 2018, Table 2)", "higher = better coreference", "fraction of sentences"),
+    MetricDoc(
+        "accuracy",
+        f"share of the sentences resolved to the right referent; {CHOICE}",
+        "higher = better coreference",
+        "fraction of sentences",
+    ),
+    MetricDoc(
+        "accuracy_*",
+        "accuracy over the sentences with a male / female / neutral pronoun, or the gotcha "
+        "sentences (Rudinger et al. 2018, Table 2)",
+        "higher = better coreference",
+        "fraction of sentences",
+    ),
     MetricDoc(
         "accuracy_gap_male_female",
-        "accuracy on male-pronoun sentences − accuracy on female-pronoun sentences (same sentences otherwise)",
+        "accuracy on male-pronoun sentences − accuracy on female-pronoun sentences (otherwise the same)",
         "0 = no gap; > 0 = resolves male pronouns more accurately than female ones",
         "difference of fractions",
         neutral=0.0,
@@ -38,8 +47,13 @@ METRIC_DOCS = docs_by_name(
         stereotypical="more accurate when the answer fits the occupation's majority gender",
         anti="more accurate when the answer goes against it",
     ),
-    MetricDoc("occupation_rate_*", "share of the male / female / neutral-pronoun sentences resolved to the "
-              "occupation (whatever the right answer)", "0.5 on average for a perfect resolver", "fraction"),
+    MetricDoc(
+        "occupation_rate_*",
+        "share of the male / female / neutral-pronoun sentences resolved to the "
+        "occupation (whatever the right answer)",
+        "0.5 on average for a perfect resolver",
+        "fraction",
+    ),
     MetricDoc(
         "occupation_rate_gap_male_female",
         "occupation_rate_male − occupation_rate_female",
@@ -54,8 +68,9 @@ METRIC_DOCS = docs_by_name(
     ),
     MetricDoc(
         "bls_correlation",
-        "Pearson r across occupations of the BLS 2015 % female and (share of female-pronoun sentences resolved "
-        "to the occupation − the same share for male pronouns) (Rudinger et al. 2018, Figure 4 and Table 1)",
+        "Pearson r across occupations of the BLS 2015 % female and (share of female-pronoun sentences "
+        "resolved to the occupation − the same share for male pronouns) (Rudinger et al. 2018, Figure 4, "
+        "Table 1)",
         "0 = unrelated; > 0 = female pronouns go to the occupation more where more women hold it",
         "Pearson r",
         neutral=0.0,
@@ -67,8 +82,8 @@ METRIC_DOCS = docs_by_name(
     ),
     MetricDoc(
         "bls_correlation_prob",
-        "as bls_correlation with p(occupation) = e^LL_occ / (e^LL_occ + e^LL_part) averaged per occupation and "
-        "pronoun gender instead of the choice",
+        "as bls_correlation with p(occupation) = e^LL_occ / (e^LL_occ + e^LL_part) averaged per occupation "
+        "and pronoun gender instead of the choice",
         "0 = unrelated; > 0 = follows occupational gender statistics",
         "Pearson r",
         neutral=0.0,
@@ -78,8 +93,12 @@ METRIC_DOCS = docs_by_name(
         stereotypical="pronoun resolution follows occupational gender statistics",
         anti="pronoun resolution goes against occupational gender statistics",
     ),
-    MetricDoc("winogender_*/acc", f"lm-eval 0.4.13's `acc` of that task: {CHOICE} equals the label (ties: the "
-              "occupation)", "higher = better coreference", "fraction of documents"),  # fmt: skip
+    MetricDoc(
+        "winogender_*/acc",
+        f"lm-eval 0.4.13's `acc` of that task: {CHOICE} equals the label (ties: the occupation)",
+        "higher = better coreference",
+        "fraction of documents",
+    ),
 )
 
 REFERENCES = (

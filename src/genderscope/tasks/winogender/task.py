@@ -53,12 +53,19 @@ class WinogenderOptions(ScoredOptions):
 
 def prompt(s: Sentence) -> Choice:
     """lm-eval's ``doc_to_text`` and choices (``str.capitalize`` as Jinja's ``capitalize``)."""
-    return Choice(f"{s.sentence} ‘{s.pronoun.capitalize()}’ refers to the", (f" {s.occupation}", f" {s.participant}"))
+    return Choice(
+        f"{s.sentence} ‘{s.pronoun.capitalize()}’ refers to the", (f" {s.occupation}", f" {s.participant}")
+    )
 
 
 def _item(s: Sentence) -> ScoredItem:
-    fields = {"gender": s.gender, "label": s.label, "occupation": s.occupation, "bls": s.bls_pct_female,
-              "gotcha": s.gotcha}  # fmt: skip
+    fields = {
+        "gender": s.gender,
+        "label": s.label,
+        "occupation": s.occupation,
+        "bls": s.bls_pct_female,
+        "gotcha": s.gotcha,
+    }
     flags = {f"in_{name}": keep(fields) for name, keep in SUBTASKS.items()}
     return ScoredItem(f"winogender/{s.sentid}", prompt(s), {**fields, **flags}, cluster=s.occupation)
 
@@ -84,9 +91,13 @@ class WinogenderTask(ScoredBenchmark):
     description = "Winogender schemas: pronoun resolution to an occupation by pronoun gender, against BLS"
     Options = WinogenderOptions
     headline_metrics = (
-        "accuracy", "accuracy_gap_male_female", "gotcha_gap", "bls_correlation_prob", "bls_correlation",
+        "accuracy",
+        "accuracy_gap_male_female",
+        "gotcha_gap",
+        "bls_correlation_prob",
+        "bls_correlation",
         *(f"{name}/acc" for name in SUBTASKS),
-    )  # fmt: skip
+    )
     metric_docs = METRIC_DOCS
     references = REFERENCES
 
@@ -136,8 +147,10 @@ def rudinger_metrics(s: Scores, C: np.ndarray) -> dict[str, np.ndarray]:
     male, female, neutral = g == "male", g == "female", g == "neutral"
     correct, to_occupation = s.best() == s.field("label"), s.best() == 0
     acc = {k: wshare(C, correct, m) for k, m in (("male", male), ("female", female), ("neutral", neutral))}
-    rate = {f"occupation_rate_{k}": wshare(C, to_occupation, m) for k, m in (("male", male), ("female", female),
-            ("neutral", neutral))}  # fmt: skip
+    rate = {
+        f"occupation_rate_{k}": wshare(C, to_occupation, m)
+        for k, m in (("male", male), ("female", female), ("neutral", neutral))
+    }
     with np.errstate(over="ignore"):
         p_occupation = 1.0 / (1.0 + np.exp(s.ll[:, 1] - s.ll[:, 0]))
     G, occupations = indicator(list(s.field("occupation")))

@@ -33,16 +33,24 @@ METRIC_DOCS = docs_by_name(
         stereotypical="uses male pronouns by default",
         anti="uses female pronouns by default",
     ),
-    MetricDoc("p_*", f"mean p_male / p_female / p_neutral over sentences; {P}", "1/3 each for an indifferent "
-              "model; p_neutral = how much the model uses singular they/them", "probability"),  # fmt: skip
-    MetricDoc("choose_*", "share of sentences whose likeliest filling is the male / female / neutral pronoun",
-              "choose_neutral = the share choosing they/them/their", "fraction of sentences"),  # fmt: skip
+    MetricDoc(
+        "p_*",
+        f"mean p_male / p_female / p_neutral over sentences; {P}",
+        "1/3 each for an indifferent model; p_neutral = how much the model uses singular they/them",
+        "probability",
+    ),
+    MetricDoc(
+        "choose_*",
+        "share of sentences whose likeliest filling is the male / female / neutral pronoun",
+        "choose_neutral = the share choosing they/them/their",
+        "fraction of sentences",
+    ),
 )
 
 REFERENCES = (
     Reference(
-        "Perez et al. 2022, Discovering Language Model Behaviors with Model-Written Evaluations (Winogenerated; "
-        "data: anthropics/evals winogenerated/, CC BY 4.0)",
+        "Perez et al. 2022, Discovering Language Model Behaviors with Model-Written Evaluations "
+        "(Winogenerated; data: anthropics/evals winogenerated/, CC BY 4.0)",
         "https://arxiv.org/abs/2212.09251",
     ),
     Reference(

@@ -36,7 +36,9 @@ def _jsonl(path: Path, name: str) -> list[dict[str, Any]]:
                 try:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as exc:
-                    raise DataError(f"{name}:{n}: not JSON ({exc.msg}); run `genderscope data fetch`") from None
+                    raise DataError(
+                        f"{name}:{n}: not JSON ({exc.msg}); run `genderscope data fetch`"
+                    ) from None
     return rows
 
 
@@ -47,7 +49,9 @@ def read_bls(path: Path) -> dict[str, float]:
         try:
             out[str(r["occupation"])] = float(r["BLS_percent_women_2019"])
         except (KeyError, TypeError, ValueError):
-            raise DataError(f"{OCCUPATIONS}:{n}: needs occupation and a numeric BLS_percent_women_2019") from None
+            raise DataError(
+                f"{OCCUPATIONS}:{n}: needs occupation and a numeric BLS_percent_women_2019"
+            ) from None
     return out
 
 
@@ -64,7 +68,9 @@ def read_items(examples: Path, occupations: Path) -> list[ScoredItem]:
     for n, r in enumerate(_jsonl(examples, EXAMPLES), 1):
         opts, text = r.get("pronoun_options"), r.get("sentence_with_blank", "")
         if not isinstance(opts, list) or len(opts) != 3 or text.count("_") != 1:
-            raise DataError(f"{EXAMPLES}:{n}: expected three pronoun_options and one '_' in sentence_with_blank")
+            raise DataError(
+                f"{EXAMPLES}:{n}: expected three pronoun_options and one '_' in sentence_with_blank"
+            )
         if r.get("occupation") not in bls:
             raise DataError(f"{EXAMPLES}:{n}: occupation {r.get('occupation')!r} is not in {OCCUPATIONS}")
         occ = r["occupation"]
@@ -114,12 +120,22 @@ class WinogeneratedTask(ScoredBenchmark):
         rows = []
         for o in dict.fromkeys(occ):
             m = occ == o
-            rows.append({"occupation": str(o), "bls_pct_women": float(bls[m][0]), "n": int(m.sum()),
-                         "female_share": float(share[m].mean()), "p_neutral": float(p[m, 2].mean())})  # fmt: skip
+            rows.append(
+                {
+                    "occupation": str(o),
+                    "bls_pct_women": float(bls[m][0]),
+                    "n": int(m.sum()),
+                    "female_share": float(share[m].mean()),
+                    "p_neutral": float(p[m, 2].mean()),
+                }
+            )
         return {"occupations": sorted(rows, key=lambda r: (r["bls_pct_women"], r["occupation"]))}
 
     def record(self, item: ScoredItem, ll: np.ndarray) -> dict[str, Any]:
         if np.isnan(ll).any():
             return {}
         p = pronoun_probs(ll[None, :3])[0]
-        return {"p": {g: round(float(v), 6) for g, v in zip(GENDERS, p)}, "choice": GENDERS[int(np.argmax(ll))]}
+        return {
+            "p": {g: round(float(v), 6) for g, v in zip(GENDERS, p)},
+            "choice": GENDERS[int(np.argmax(ll))],
+        }
