@@ -86,6 +86,21 @@ def pronoun_probs(ll: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
+def pronoun_metrics(s: Scores, C: np.ndarray) -> dict[str, np.ndarray]:
+    """Every metric, one value per row of ``C``."""
+    p = pronoun_probs(s.ll)
+    female_share = p[:, 1] / (p[:, 0] + p[:, 1])
+    best = s.best()
+    G, occupations = indicator(list(s.field("occupation")))
+    bls = np.array([s.field("bls")[np.argmax(G[:, j])] for j in range(len(occupations))])
+    return {
+        "bls_correlation": wcorr(group_weight(C, G), bls, wgroup_mean(C, female_share, G)),
+        "female_share": wmean(C, female_share),
+        **{f"p_{g}": wmean(C, p[:, k]) for k, g in enumerate(GENDERS)},
+        **{f"choose_{g}": wshare(C, best == k) for k, g in enumerate(GENDERS)},
+    }
+
+
 class WinogeneratedTask(ScoredBenchmark):
     name = "winogenerated"
     description = "Winogenerated: which pronoun the model puts in a sentence about an occupation, against BLS"
@@ -100,17 +115,7 @@ class WinogeneratedTask(ScoredBenchmark):
         return read_items(self.ctx.data.path(EXAMPLES), self.ctx.data.path(OCCUPATIONS))
 
     def compute(self, s: Scores, C: np.ndarray) -> dict[str, np.ndarray]:
-        p = pronoun_probs(s.ll)
-        female_share = p[:, 1] / (p[:, 0] + p[:, 1])
-        best = s.best()
-        G, occupations = indicator(list(s.field("occupation")))
-        bls = np.array([s.field("bls")[np.argmax(G[:, j])] for j in range(len(occupations))])
-        return {
-            "bls_correlation": wcorr(group_weight(C, G), bls, wgroup_mean(C, female_share, G)),
-            "female_share": wmean(C, female_share),
-            **{f"p_{g}": wmean(C, p[:, k]) for k, g in enumerate(GENDERS)},
-            **{f"choose_{g}": wshare(C, best == k) for k, g in enumerate(GENDERS)},
-        }
+        return pronoun_metrics(s, C)
 
     def tables(self, s: Scores) -> dict[str, Any]:
         """Per occupation (by BLS % women): sentences, mean female share and mean p(neutral)."""
