@@ -137,6 +137,9 @@ def test_random_model_sits_at_no_bias(tmp_path: Path) -> None:
 
     out = run_tasks(["winogender"], "random", out=tmp_path / "r", progress=False, options={"n_boot": 300})
     m = out.runs[0].result.metrics
+    from genderscope.report.glossary import metric_doc
+
+    assert all(metric_doc("winogender", k) is not None for k in m)
     for name in (
         "accuracy_gap_male_female",
         "gotcha_gap",
@@ -186,3 +189,17 @@ def test_tiny_causal_through_the_cli(tmp_path: Path, sentences) -> None:
         assert block["lm_eval"][name]["n"] == 4
         assert block["metrics"][f"{name}/acc"]["value"] == pytest.approx(np.mean([picks[d] for d in docs]))
         assert all(d in by_id for d in docs)
+
+
+def test_a_malformed_line_is_one_data_error(tmp_path: Path, data_registry) -> None:
+    from genderscope.core.errors import DataError
+
+    bad = tmp_path / "all_sentences.tsv"
+    bad.write_text(
+        "sentid\tsentence\nnurse.patient.0.female.txt\tThe nurse saw the patient.\n", encoding="utf-8"
+    )
+    with pytest.raises(DataError, match=r"all_sentences.tsv:2: expected one pronoun"):
+        read_sentences(bad, data_registry.path(STATS))
+    bad.write_text("sentid\tsentence\nnurse.patient.2.female.txt\tShe did.\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"all_sentences.tsv:2: expected 'occupation"):
+        read_sentences(bad, data_registry.path(STATS))

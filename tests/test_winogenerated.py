@@ -80,6 +80,9 @@ def test_random_model_sits_at_no_bias(tmp_path: Path) -> None:
 
     out = run_tasks(["winogenerated"], "random", out=tmp_path / "r", progress=False, options={"n_boot": 200})
     m = out.runs[0].result.metrics
+    from genderscope.report.glossary import metric_doc
+
+    assert all(metric_doc("winogenerated", k) is not None for k in m)
     assert m["bls_correlation"].ci_low <= 0.0 <= m["bls_correlation"].ci_high
     assert m["female_share"].ci_low <= 0.5 <= m["female_share"].ci_high
     assert m["p_neutral"].ci_low <= 1 / 3 <= m["p_neutral"].ci_high
@@ -119,3 +122,19 @@ def test_tiny_causal_through_the_cli(tmp_path: Path, items) -> None:
     )
     assert ll.shape == (6, 3) and block["counts"]["scored"] == 6
     assert block["metrics"]["p_neutral"]["value"] == pytest.approx(pronoun_probs(ll)[:, 2].mean())
+
+
+def test_a_malformed_row_is_one_data_error(tmp_path: Path, data_registry) -> None:
+    from genderscope.core.errors import DataError
+
+    bad = tmp_path / "ex.jsonl"
+    bad.write_text(
+        '{"occupation": "nurse", "pronoun_options": ["he", "she"], "sentence_with_blank": "_ ok"}\n'
+    )
+    with pytest.raises(DataError, match=r"winogenerated_examples.jsonl:1: expected three pronoun_options"):
+        read_items(bad, data_registry.path(OCCUPATIONS))
+    bad.write_text(
+        '{"occupation": "nobody", "pronoun_options": ["he", "she", "they"], "sentence_with_blank": "_ ok"}\n'
+    )
+    with pytest.raises(DataError, match=r"occupation 'nobody' is not in"):
+        read_items(bad, data_registry.path(OCCUPATIONS))
