@@ -149,6 +149,8 @@ def test_random_model_sits_at_no_bias(tmp_path: Path) -> None:
     ):
         assert m[name].ci_low <= 0.0 <= m[name].ci_high, name
     assert m["accuracy"].ci_low <= 0.5 <= m["accuracy"].ci_high
+    table = out.runs[0].result.extra["occupations"]
+    assert len(table) == 60 and table[0]["bls_pct_female"] <= table[-1]["bls_pct_female"]
 
 
 @pytest.mark.usefixtures("hf")

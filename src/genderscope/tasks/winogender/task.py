@@ -121,7 +121,7 @@ class WinogenderTask(ScoredBenchmark):
 
     def tables(self, s: Scores) -> dict[str, Any]:
         if self.options.mode != LM_EVAL:
-            return {}
+            return {"occupations": occupation_table(s)}
         return {"lm_eval": lm_eval_results(s.best() == s.field("label"), s)}
 
     def record(self, item: ScoredItem, ll: np.ndarray) -> dict[str, Any]:
@@ -139,6 +139,24 @@ def lm_eval_results(correct: np.ndarray, s: Scores) -> dict[str, dict[str, Any]]
         se = float(np.std(x, ddof=1) / np.sqrt(x.size)) if x.size > 1 else None
         out[name] = {"acc,none": float(x.mean()) if x.size else None, "acc_stderr,none": se, "n": int(x.size)}
     return out
+
+
+def occupation_table(s: Scores) -> list[dict[str, Any]]:
+    """Per occupation (by BLS % female): the share of female- and male-pronoun sentences resolved to it and
+    the mean two-way p(occupation) by gender (the points of the paper's Figure 4)."""
+    g, occ, bls = s.field("gender"), s.field("occupation"), s.field("bls")
+    to_occupation = (s.best() == 0).astype(np.float64)
+    with np.errstate(over="ignore"):
+        p = 1.0 / (1.0 + np.exp(s.ll[:, 1] - s.ll[:, 0]))
+    rows = []
+    for o in dict.fromkeys(occ):
+        row: dict[str, Any] = {"occupation": str(o), "bls_pct_female": float(bls[occ == o][0])}
+        for gender in ("female", "male"):
+            m = (occ == o) & (g == gender)
+            row[f"occupation_rate_{gender}"] = float(to_occupation[m].mean()) if m.any() else None
+            row[f"p_occupation_{gender}"] = float(p[m].mean()) if m.any() else None
+        rows.append(row)
+    return sorted(rows, key=lambda r: (r["bls_pct_female"], r["occupation"]))
 
 
 def rudinger_metrics(s: Scores, C: np.ndarray) -> dict[str, np.ndarray]:
