@@ -92,8 +92,8 @@ class WinogenderTask(ScoredBenchmark):
     Options = WinogenderOptions
     headline_metrics = (
         "accuracy",
-        "accuracy_gap_male_female",
         "gotcha_gap",
+        "accuracy_gap_male_female",
         "bls_correlation_prob",
         "bls_correlation",
         *(f"{name}/acc" for name in SUBTASKS),
