@@ -19,17 +19,24 @@ def split_context(context: str, continuations: list[str]) -> tuple[str, list[str
 
 
 def encode_pairs(
-    encode: Callable[[str], list[int]], context: str, continuations: list[str], start_id: int | None
+    encode: Callable[[str], list[int]],
+    context: str,
+    continuations: list[str],
+    start_id: int | None,
+    encode_context: Callable[[str], list[int]] | None = None,
 ) -> tuple[list[int], list[list[int]]]:
     """(context ids, continuation ids per continuation) as lm-eval encodes them; ``encode`` = the
-    tokenizer without special tokens, ``start_id`` = BOS, else EOS (used for an empty context)."""
+    tokenizer without special tokens, ``start_id`` = BOS, else EOS (used for an empty context);
+    ``encode_context`` (default ``encode``): how a non-empty context and context + continuation are
+    encoded (lm-eval 0.4.13's HFLM: with the tokenizer's own special tokens, e.g. Llama's BOS)."""
     ctx, conts = split_context(context, continuations)
     if ctx == "":
         if start_id is None:
             raise ValueError("an empty context needs a start token (the model has neither BOS nor EOS)")
         return [start_id], [encode(c) for c in conts]
-    ctx_ids = encode(ctx)
-    return ctx_ids, [encode(ctx + c)[len(ctx_ids) :] for c in conts]
+    enc = encode_context or encode
+    ctx_ids = enc(ctx)
+    return ctx_ids, [enc(ctx + c)[len(ctx_ids) :] for c in conts]
 
 
 def continuation_sum(answer: Any, context_chars: int) -> tuple[float, int]:

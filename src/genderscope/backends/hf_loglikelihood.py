@@ -1,9 +1,10 @@
 """``loglikelihood`` for ``hf-causal``: lm-evaluation-harness's scores, the shared context computed once.
 
 For one request (context c, continuations x¹…x^K), encoded as lm-eval encodes them
-(:func:`~genderscope.backends.continuations.encode_pairs`), the answer per continuation is
-Σ_t ln p(x_t | c, x_<t) (log-softmax in float32, summed in float64) and ``greedy`` = every x_t is the
-arg-max of its prediction.  Two routes give the same numbers up to float rounding:
+(:func:`~genderscope.backends.continuations.encode_pairs`; a non-empty context with the tokenizer's own
+special tokens, as lm-eval 0.4.13's HFLM, so a Llama-style tokenizer puts its BOS first), the answer per
+continuation is Σ_t ln p(x_t | c, x_<t) (log-softmax in float32, summed in float64) and ``greedy`` = every
+x_t is the arg-max of its prediction.  Two routes give the same numbers up to float rounding:
 
 * **shared context** (K ≥ 2 and a context of at least ``SHARE_MIN`` tokens): one forward pass over c,
   its KV cache repeated for the K continuations, then one right-padded forward over x^k_<last with
@@ -31,6 +32,15 @@ def _encode(backend: Any, text: str) -> list[int]:
     return list(backend.tok(text, add_special_tokens=False)["input_ids"])
 
 
+def _encode_context(backend: Any, text: str) -> list[int]:
+    """A non-empty context (and context + continuation) as lm-eval 0.4.13's HFLM encodes it: with the
+    tokenizer's own special tokens (a BOS where it adds one), unless the text already starts with the
+    start token's text."""
+    start = backend.tok.decode([backend.prefix_id]) if backend.prefix_id is not None else ""
+    special = not (start and text.startswith(start))
+    return list(backend.tok(text, add_special_tokens=special)["input_ids"])
+
+
 def _scores(logits: Any, targets: list[int]) -> tuple[float, bool]:
     """(Σ ln p of ``targets`` under ``logits`` rows, all arg-max) — rows aligned with targets."""
     import torch
@@ -49,7 +59,11 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         p = job.request.payload
         try:
             ctx, conts = encode_pairs(
-                lambda t: _encode(backend, t), p["context"], p["continuations"], backend.prefix_id
+                lambda t: _encode(backend, t),
+                p["context"],
+                p["continuations"],
+                backend.prefix_id,
+                lambda t: _encode_context(backend, t),
             )
         except ValueError as exc:
             emit(job, Outcome(error=str(exc)))
