@@ -36,6 +36,8 @@ TASKS: dict[str, str] = {
     "stereoset": "genderscope.tasks.stereoset.task:StereoSetTask",
     "bbq-likelihood": "genderscope.tasks.bbq_likelihood.task:BbqLikelihoodTask",
     "discrim-eval-likelihood": "genderscope.tasks.discrim_eval_likelihood.task:DiscrimEvalLikelihoodTask",
+    "winogender": "genderscope.tasks.winogender.task:WinogenderTask",
+    "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task

@@ -1,0 +1,56 @@
+"""Per-group statistics over a weight matrix C (resamples × items), for metrics defined on groups of items
+(e.g. one value per occupation, then a correlation across occupations).
+
+``indicator(labels)`` gives the N × G 0/1 matrix of the items' groups; :func:`wgroup_mean` the weighted mean
+of an item value within each group (one row per row of C); :func:`group_weight` each group's mean item
+weight (under a cluster bootstrap whose clusters are the groups: how often the group was drawn);
+:func:`wcorr` a weighted Pearson correlation across groups, row by row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+
+def indicator(labels: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """(N × G 0/1 matrix: item j belongs to group g, the G group labels in first-seen order)."""
+    names = list(dict.fromkeys(labels))
+    index = {k: g for g, k in enumerate(names)}
+    G = np.zeros((len(labels), len(names)))
+    G[np.arange(len(labels)), [index[k] for k in labels]] = 1.0
+    return G, names
+
+
+def wgroup_mean(C: np.ndarray, x: np.ndarray, G: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """B × G weighted mean of ``x`` over each group's items in ``mask`` (NaN where a group has no weight)."""
+    W = C if mask is None else C * np.asarray(mask, dtype=np.float64)[None, :]
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (W @ (G * x[:, None])) / (W @ G)
+
+
+def group_weight(C: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """B × G mean weight of each group's items (1 for the point value; the draw count of the group when the
+    bootstrap resamples whole groups)."""
+    return (C @ G) / G.sum(axis=0)[None, :]
+
+
+def wcorr(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Weighted Pearson correlation of ``x`` and ``y`` across groups, one value per row: ``w``, ``y``
+    (and ``x``, or a length-G vector) are B × G; groups with zero weight or a NaN are left out; NaN where
+    fewer than two groups remain or either side is constant."""
+    y = np.asarray(y, dtype=np.float64)
+    x = np.broadcast_to(np.asarray(x, dtype=np.float64), y.shape)
+    ok = (w > 0) & np.isfinite(x) & np.isfinite(y)
+    w = np.where(ok, w, 0.0)
+    x, y = np.where(ok, x, 0.0), np.where(ok, y, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tot = w.sum(axis=1, keepdims=True)
+        dx = x - (w * x).sum(axis=1, keepdims=True) / tot
+        dy = y - (w * y).sum(axis=1, keepdims=True) / tot
+        cov = (w * dx * dy).sum(axis=1)
+        r = cov / np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
+    few = ok.sum(axis=1) < 2
+    return np.where(few | ~np.isfinite(r), np.nan, np.clip(r, -1.0, 1.0))

@@ -1,0 +1,1 @@
+"""Task ``winogender``: see :mod:`.task`."""

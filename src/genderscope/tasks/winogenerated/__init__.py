@@ -1,0 +1,1 @@
+"""Task ``winogenerated``: see :mod:`.task`."""
