@@ -44,7 +44,9 @@ from genderscope.core.requests import Job, Outcome
 
 @dataclass
 class RandomOptions:
-    null_seed: int = opt(0, "seed of the random null model (also settable as random:SEED)")
+    null_seed: int = opt(
+        0, "seed of the random null model (also settable as random:SEED)", minimum=0, maximum=2**63 - 1
+    )
     unigram: str = opt(
         "",
         "generate: corpus whose unigram distribution is sampled (ptb:valid, a file or a folder; "
