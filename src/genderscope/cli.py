@@ -229,7 +229,6 @@ def reparse_cmd(
     A run of several tasks is reparsed into one subfolder per task.
     """
     from genderscope.core.reparse import reparse_run
-
     from genderscope.core.validate import writable_path
 
     changes = parse_extra(list(ctx.args))
@@ -427,8 +426,20 @@ def _click_error_line(exc: Any, argv: list[str]) -> str:
                 value = tok.split("=", 1)[1]
     if value is not None and opts:
         reason = " ".join(str(getattr(exc, "message", "") or message).split()).rstrip(".")
+        for says, fix in _CLICK_TYPE_FIXES.items():
+            if says in reason.lower():
+                reason = fix
         message = f"{max(opts, key=len)} {value!r}: {reason}"
     return f"{message}; see `{' '.join(['genderscope', *_command_names(argv)])} --help`"
+
+
+#: click's type errors (as the words that identify them) -> what to give instead
+_CLICK_TYPE_FIXES = {
+    "valid integer": "give a whole number, e.g. 10",
+    "valid number": "give a number, e.g. 0.5",
+    "valid float": "give a number, e.g. 0.5",
+    "valid boolean": "give true or false",
+}
 
 
 def _command_names(argv: list[str]) -> list[str]:

@@ -27,8 +27,8 @@ def parse_max_distance(value: str) -> int | None:
         d = int(value)
     except ValueError:
         raise UsageError(f"--max-distance must be an integer or 'none', got {value!r}") from None
-    if d < 1:
-        raise UsageError(f"--max-distance must be ≥ 1, got {d}")
+    if not 1 <= d <= 10**9:
+        raise UsageError(f"--max-distance must be from 1 to 1,000,000,000 or 'none' (no cut-off), got {d}")
     return d
 
 
