@@ -111,7 +111,7 @@ def test_every_base_command_line_is_valid(places: dict) -> None:
         assert outcome.code in (0, 1, 3) and outcome.problem() is None, (argv, outcome)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
 @given(target=st.sampled_from(TARGETS), value=VALUES)
 def test_no_option_value_gives_a_traceback(target: cli_fuzz.Target, value: str, places: dict) -> None:
     _check(target, value, places)
