@@ -403,12 +403,21 @@ def _error_line(message: str) -> None:
 
 def _os_error_line(exc: OSError) -> str:
     """An operating-system error as one line: the path, what the system said, the fix."""
+    import errno
+
     path = exc.filename if exc.filename is not None else ""
-    why = exc.strerror or str(exc)
+    why = (exc.strerror or str(exc)).lower()
     if not path:
         return f"{why} (check the paths given)"
-    fix = "check the path given; an output path must be a new file or folder"
-    return f"{str(path)[:200]}: {why.lower()} ({fix})"
+    if exc.errno in (errno.EEXIST, errno.EISDIR):
+        fix = "give the path of a new file, or of a folder where a folder is written"
+    elif exc.errno == errno.ENAMETOOLONG:
+        fix = "give a shorter path"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "give a path you can read or write"
+    else:
+        fix = "check the path given"
+    return f"{str(path)[:200]}: {why} ({fix})"
 
 
 def _click_error_line(exc: Any, argv: list[str]) -> str:
