@@ -23,7 +23,8 @@ import typer.main
 BAD_VALUES = (
     "-3", "0", "-1", "1.5", "abc", "", " ", "nan", "inf", "-inf", "1e999", "9" * 20, "-", ",", ",,", "=",
     "a=b", "x=nan", "none", "ü\u200b", "x" * 300, "{file}", "{file}/below", "{missing}", "{dir}",
-    "{empty_dir}",
+    "{empty_dir}", "random:abc", "replay:{file}", "hf-causal:{file}", "hf-mlm:{missing}", "word-lm:{dir}",
+    "openai:",
 )  # fmt: skip
 
 

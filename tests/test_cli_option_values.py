@@ -26,6 +26,7 @@ from genderscope.cli import app
         (["--bootstrap-cycles", "-5"], "--bootstrap-cycles -5: give a whole number from 0 to 1,000,000"),
         (["--confidence-level", "inf"], "--confidence-level inf: give a finite number"),
         (["--null-seed", "99999999999999999999"], "--null-seed 99999999999999999999"),
+        (["--model", "random:abc"], "--model random:SEED 'abc': give a whole number"),
         (["--out", "{file}"], "is a file; give a new or existing folder"),
         (["--out", "{file}/run"], "is a file, not a folder"),
     ],
@@ -63,7 +64,11 @@ def test_click_errors_are_one_line_naming_the_command() -> None:
         (["run", "gest", "--limit"], "Option '--limit' requires an argument; see `genderscope run --help`"),
         (["data", "list", "--bad"], "No such option: --bad; see `genderscope data list --help`"),
         (["check"], "Missing argument 'RUN_DIR...'; see `genderscope check --help`"),
-        (["bordia", "score", "--top", "x"], "--top 'x': "),
+        (["bordia", "score", "--top", "x"], "--top 'x': give a whole number"),
+        (
+            ["batch", "write", "gest", "--model", "random:abc", "-o", "x"],
+            "random:abc: only openai",
+        ),  # no emoji
     ):
         outcome = invoke(argv)
         assert outcome.code == 2 and outcome.stderr.count("\n") == 1 and says in outcome.stderr, outcome

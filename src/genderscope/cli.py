@@ -398,7 +398,7 @@ def _error_line(message: str) -> None:
     """``error: MESSAGE`` on stderr, one line however wide the terminal."""
     from rich.markup import escape
 
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
 
 
 def _os_error_line(exc: OSError) -> str:

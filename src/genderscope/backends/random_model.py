@@ -216,7 +216,12 @@ class RandomBackend(Backend):
 
     def __init__(self, target: str, options: RandomOptions):
         super().__init__(target, options)
-        self.seed = int(target) if target else options.null_seed
+        if target:  # random:SEED
+            from genderscope.core.validate import whole_number
+
+            self.seed = whole_number("--model random:SEED", target, minimum=None, fix="e.g. --model random:3")
+        else:
+            self.seed = options.null_seed
         self._unigrams: dict[str, Unigram] = {}
 
     @property
