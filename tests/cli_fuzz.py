@@ -1,7 +1,8 @@
 """Drive ``genderscope`` in-process with bad option values (helpers of ``tests/test_cli_no_traceback.py``).
 
 Every command and option is read from the typer/click command tree and from the ``opt(...)`` dataclasses
-behind it (the task and model options ``run``, ``reparse`` and ``batch`` route, the ``bordia`` option sets),
+behind it (every task's and model kind's options with ``run``, the task options with ``reparse``, the
+``bordia`` option sets),
 so an option added later is fuzzed without touching this file. A :class:`Target` is one option (or
 positional argument) of one command with a valid command line around it; :func:`invoke` runs
 ``genderscope.cli.main`` on a command line and returns what a user would see.
@@ -194,7 +195,7 @@ def all_targets(bases: dict[tuple[str, ...], tuple[str, ...]], task: str = "gest
     # run: each task's options with that task; each model kind's options with a spec of that kind
     for name in registry.TASKS:
         base = tuple(a if a != "@{task}" else "@" + name for a in bases[("run",)])
-        targets += [t for t in _routed_targets(("run",), registry.task_class(name).Options, base)]
+        targets += _routed_targets(("run",), registry.task_class(name).Options, base)
     for kind in registry.BACKENDS:
         spec = MODEL_SPECS.get(kind, f"{kind}:{{missing}}")
         base = _with_model(bases[("run",)], spec)
