@@ -2,10 +2,9 @@
 
 Every command and option is read from the typer/click command tree and from the ``opt(...)`` dataclasses
 behind it (every task's and model kind's options with ``run``, the task options with ``reparse``, the
-``bordia`` option sets),
-so an option added later is fuzzed without touching this file. A :class:`Target` is one option (or
-positional argument) of one command with a valid command line around it; :func:`invoke` runs
-``genderscope.cli.main`` on a command line and returns what a user would see.
+``bordia`` option sets), so an option added later is fuzzed without touching this file. A
+:class:`Target` is one option (or positional argument) of one command with a valid command line around
+it; :func:`invoke` runs ``genderscope.cli.main`` on a command line and returns what a user would see.
 """
 
 from __future__ import annotations
