@@ -320,7 +320,8 @@ def test_results_json_is_readable_by_report_compare_export(tmp_path, data_regist
 
     block = run.results.tasks["bordia-score"]
     ev = evidence("bordia-score", block)
-    assert (ev.n_items, ev.unit) == (block.metrics["fixed.n_scored"].value, "scored words") and ev.n_items > 100
+    assert (ev.n_items, ev.unit) == (block.metrics["fixed.n_scored"].value, "scored words")
+    assert ev.n_items > 100
     assert renderer_module("bordia-sweep") == "genderscope.commands.bordia.report"
     assert run.model == "corpus:ptb:valid" and "bordia-score" in run.tasks
     r = invoke(["compare", str(outs[0]), str(outs[1])])
@@ -479,6 +480,7 @@ def test_bordia_demo_score_step_uses_the_library(tmp_path, data_registry):
 def test_bordia_flags_route_like_run_options():
     """Every `bordia` option is an opt() field reached as --name, its alias (-k, -W, -o) or --no-name."""
     from genderscope.commands.bordia.options import CorpusScoreOptions, SweepOptions, TrainOptions
+    from genderscope.core.errors import UsageError
     from genderscope.core.options import options_from_command_line
 
     o = options_from_command_line(
@@ -492,7 +494,9 @@ def test_bordia_flags_route_like_run_options():
     assert s.lambdas == (0.0, 0.1) and s.null_baseline is False
     t = options_from_command_line(TrainOptions, ["--lambda", "0.1", "--untied", "--out", "r"], "bordia train")
     assert t.lam == 0.1 and t.overrides() == {"tie_weights": False}
-    assert options_from_command_line(CorpusScoreOptions, ["a", "--smoothing", "-1"], "s").smoothing == -1.0
+    # "-1" after an option is its value (read, then refused by the option's bound), not a flag
+    with pytest.raises(UsageError, match="--smoothing -1.0: give a number ≥ 0"):
+        options_from_command_line(CorpusScoreOptions, ["a", "--smoothing", "-1"], "s")
 
 
 def test_run_routes_the_same_names_to_a_task():

@@ -449,3 +449,47 @@ def test_smollm2_gguf_generate_continues_ptb_prefixes(data_registry) -> None:
         assert g["n_tokens"] == 12 and tok.decode(new, skip_special_tokens=True).strip() == g["text"].strip()
     sampled = [_gp(p, 12, seed=i, temperature=1.0) for i, p in enumerate(prompts)]
     assert _generate(be1, sampled) == _generate(be1, sampled) != one
+
+
+def test_cli_run_prints_no_library_deprecation_warning(tiny_chat: Path, tmp_path: Path) -> None:
+    """Issue 27: every hf-causal generation printed transformers' `past_key_values` deprecation (a
+    FutureWarning and a logged warning); the KV cache now goes by the name the model's forward takes.
+    The run goes through the CLI entry point; warnings are recorded however often they were shown."""
+    import logging
+    import warnings
+
+    from cli_fuzz import invoke
+
+    logged: list[str] = []
+
+    class Record(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    hf_logger = logging.getLogger("transformers")
+    handler = Record(level=logging.WARNING)
+    hf_logger.addHandler(handler)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        once = getattr(hf_logging, "warning_once", None)  # transformers logs some warnings once per process
+        if hasattr(once, "cache_clear"):
+            once.cache_clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outcome = invoke(
+                ["run", "gest", "--model", f"hf-causal:{tiny_chat}", "--limit", "2", "--trials", "1",
+                 "--max-tokens", "6", "--num-reorderings", "1", "--no-cache", "--no-progress",
+                 "--out", str(tmp_path / "run")]
+            )  # fmt: skip
+    finally:
+        hf_logger.removeHandler(handler)
+    assert outcome.code == 0 and outcome.problem() is None, outcome.stderr
+    assert "Warning" not in outcome.stderr and "deprecat" not in outcome.stderr.lower(), outcome.stderr
+    library = [
+        f"{w.category.__name__}: {w.message} ({w.filename})"
+        for w in caught
+        if issubclass(w.category, (DeprecationWarning, FutureWarning)) and "genderscope" not in w.filename
+    ]
+    assert not library, library
+    assert not [m for m in logged if "deprecat" in m.lower()], logged

@@ -140,3 +140,31 @@ def test_auto_resolution_lives_on_the_task_base_class() -> None:
     assert compat.options.scoring == "cross-entropy"
     with pytest.raises(UsageError, match="needs a masked LM"):
         compat.check_model()
+
+
+def test_long_table_puts_not_meaningful_kinds_in_the_model_kind_column() -> None:
+    """Issue 27: the narrow layout's "not meaningful" row had the verdict under "model kind" and the kinds
+    under "how it measures"; each task's rows now name every model kind in the model-kind column."""
+    from rich.text import Text
+
+    from genderscope.core.matrix import backend_request_kinds, matrix_table
+
+    table = matrix_table(width=60)
+    assert [c.header for c in table.columns] == ["task", "model kind", "how it measures"]
+    kinds = set(backend_request_kinds())
+
+    def plain(cell: object) -> str:
+        return Text.from_markup(cell).plain if isinstance(cell, str) else str(cell)
+
+    tasks, kind_cells, how_cells = (list(map(plain, c._cells)) for c in table.columns)
+    for i, how in enumerate(how_cells):
+        assert not set(how.replace(",", " ").split()) & kinds - {"random", "replay"}, (tasks[i], how)
+        assert set(kind_cells[i].splitlines()) <= kinds, (tasks[i], kind_cells[i])
+    per_task: dict[str, set[str]] = {}
+    current = ""
+    for task, kind in zip(tasks, kind_cells):
+        current = task or current
+        per_task.setdefault(current, set()).update(kind.splitlines())
+    assert all(found == kinds for found in per_task.values()), per_task
+    verdicts = [i for i, how in enumerate(how_cells) if "not meaningful" in how]
+    assert verdicts and all(kind_cells[i] for i in verdicts)

@@ -110,7 +110,11 @@ def run(
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
     seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
     out_dir: Optional[Path] = typer.Option(
-        None, "--out", "-o", help="output folder (default: a new folder in runs/, named as above)"
+        None,
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="output folder (default: a new folder in runs/, named as above)",
     ),
     label: Optional[str] = typer.Option(
         None, "--label", help="short name of this run in reports and comparisons (stored in run.json)"
@@ -217,7 +221,9 @@ def reparse_cmd(
     run_dir: Path = typer.Argument(
         ..., metavar="RUN_DIR", help="a run folder with run.json and attempts.jsonl"
     ),
-    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="new folder (default RUN_DIR-reparsed)"),
+    out_dir: Optional[Path] = typer.Option(
+        None, "--out", "-o", metavar="DIR", help="new folder (default RUN_DIR-reparsed)"
+    ),
 ) -> None:
     """Recompute a run's results from its recorded answers with changed task options (no model calls).
 
@@ -226,9 +232,10 @@ def reparse_cmd(
     A run of several tasks is reparsed into one subfolder per task.
     """
     from genderscope.core.reparse import reparse_run
+    from genderscope.core.validate import writable_path
 
     changes = parse_extra(list(ctx.args))
-    target = out_dir or Path(str(run_dir).rstrip("/") + "-reparsed")
+    target = writable_path("--out", out_dir or Path(str(run_dir).rstrip("/") + "-reparsed"), folder=True)
     for output in reparse_run(run_dir, changes, target):
         for r in output.runs:
             out.print(r.task.render(r.result))
@@ -328,14 +335,16 @@ def _demo_help() -> str:
     "(runs/demo/report.html).",
 )
 def demo(
-    out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="output folder"),
+    out_dir: Path = typer.Option(Path("runs/demo"), "--out", "-o", metavar="DIR", help="output folder"),
     quick: bool = typer.Option(
         False, "--quick", help="only the null-model and tiny-model steps, on fewer items"
     ),
 ) -> None:
     """Run the offline demo (the help text is built from the demo's steps)."""
+    from genderscope.core.validate import writable_path
     from genderscope.demo import run_demo
 
+    writable_path("--out", out_dir, folder=True)
     outcome = run_demo(out_dir, quick=quick, console=out)
     if not outcome.ok:
         from rich.markup import escape
@@ -357,9 +366,7 @@ def main() -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except GenderscopeError as exc:
-        from rich.markup import escape
-
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        _error_line(str(exc))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print(
@@ -375,18 +382,91 @@ def main() -> None:
         extra = _EXTRA_FOR_MODULE.get((exc.name or "").split(".")[0])
         if extra is None:
             raise
-        err.print(
-            f"[red]error:[/red] this needs the optional package {exc.name!r}: "
-            f"pip install 'genderscope\\[{extra}]'",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _error_line(f"this needs the optional package {exc.name!r}: pip install 'genderscope[{extra}]'")
+        sys.exit(2)
+    except OSError as exc:  # a path the file system refuses (a file named like a folder, no permission...)
+        _error_line(_os_error_line(exc))
         sys.exit(2)
     except Exception as exc:  # click usage errors (typer may vendor click, so test by shape)
-        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
-            sys.exit(exc.exit_code)
+        if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
+            if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help screen
+                exc.show()  # type: ignore[attr-defined]
+            else:
+                _error_line(_click_error_line(exc, sys.argv[1:]))
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         raise
+
+
+def _error_line(message: str) -> None:
+    """``error: MESSAGE`` on stderr, one line however wide the terminal."""
+    from rich.markup import escape
+
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
+
+
+def _os_error_line(exc: OSError) -> str:
+    """An operating-system error as one line: the path, what the system said, the fix."""
+    import errno
+
+    path = exc.filename if exc.filename is not None else ""
+    why = (exc.strerror or str(exc)).lower()
+    if not path:
+        return f"{why} (check the paths given)"
+    if exc.errno in (errno.EEXIST, errno.EISDIR):
+        fix = "give the path of a new file, or of a folder where a folder is written"
+    elif exc.errno == errno.ENAMETOOLONG:
+        fix = "give a shorter path"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "give a path you can read or write"
+    else:
+        fix = "check the path given"
+    return f"{str(path)[:200]}: {why} ({fix})"
+
+
+def _click_error_line(exc: Any, argv: list[str]) -> str:
+    """A click usage error (bad value, unknown option, missing argument) as one line: the option, the
+    value given and where the fix is (the command's --help)."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    param = getattr(exc, "param", None)
+    opts = [name for name in getattr(param, "opts", None) or () if name.startswith("-")]
+    value = None
+    for i, tok in enumerate(argv):
+        for name in opts:
+            if tok == name and i + 1 < len(argv):
+                value = argv[i + 1]
+            elif tok.startswith(name + "="):
+                value = tok.split("=", 1)[1]
+    if value is not None and opts:
+        reason = " ".join(str(getattr(exc, "message", "") or message).split()).rstrip(".")
+        for says, fix in _CLICK_TYPE_FIXES.items():
+            if says in reason.lower():
+                reason = fix
+        message = f"{max(opts, key=len)} {value!r}: {reason}"
+    return f"{message}; see `{' '.join(['genderscope', *_command_names(argv)])} --help`"
+
+
+#: click's type errors (as the words that identify them) -> what to give instead
+_CLICK_TYPE_FIXES = {
+    "valid integer": "give a whole number, e.g. 10",
+    "valid number": "give a number, e.g. 0.5",
+    "valid float": "give a number, e.g. 0.5",
+    "valid boolean": "give true or false",
+}
+
+
+def _command_names(argv: list[str]) -> list[str]:
+    """The command path at the start of ``argv`` (``["data", "list"]``) as far as the app knows it."""
+    import typer.main
+
+    names: list[str] = []
+    group: Any = typer.main.get_command(app)
+    for tok in argv:
+        sub = (getattr(group, "commands", None) or {}).get(tok)
+        if sub is None:
+            break
+        names.append(tok)
+        group = sub
+    return names
 
 
 _EXTRA_FOR_MODULE = {

@@ -32,7 +32,7 @@ def batch_write(
     ctx: typer.Context,
     tasks: List[str] = typer.Argument(..., metavar="TASK", help="task names (as for `genderscope run`)"),
     model: str = typer.Option(..., "--model", "-m", help="openai:MODEL or openai-completions:MODEL"),
-    out_file: Path = typer.Option(..., "--out", "-o", help="the JSONL file to write"),
+    out_file: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="the JSONL file to write"),
     trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items"),
     seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
@@ -46,7 +46,9 @@ def batch_write(
     lacks; after `batch read`, write again for the next round.
     """
     from genderscope.core.batchfile import write_requests
+    from genderscope.core.validate import writable_path
 
+    writable_path("--out", out_file, folder=False)
     tasks, options = _split(list(tasks) + list(ctx.args))
     summary = write_requests(
         tasks,

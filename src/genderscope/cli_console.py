@@ -24,23 +24,61 @@ def fold_table(table: Any) -> Any:
 
 
 def quiet_flag_types() -> None:
-    """Help screens: no type column (``<bool>``) for on/off flags such as ``--no-cache`` and ``--help``.
+    """Help screens: readable metavars (``RUN_DIR...``, ``PATH``, ``N``) instead of typer's types
+    (``<list[Path]>``, ``<int>``), and no type at all for on/off flags such as ``--no-cache``.
 
-    Recent typer versions print a type for every option; for a flag it is noise.  A typer without
-    ``TyperOption.display_type_rich`` is left as it is.
+    An option shows its ``metavar`` when it has one, else one derived from its type: ``N`` (whole
+    number), ``NUMBER``, ``PATH``, ``a|b`` (choices) or its own name in capitals (``--model MODEL``);
+    an argument shows its metavar in the name column (``...`` when it takes several values) and no type.
+    A typer without this layout (``TyperOption.display_type_rich``) is left as it is.
     """
     try:
-        from typer.core import TyperOption
+        from typer.core import TyperArgument, TyperOption
     except ImportError:  # pragma: no cover - an older or newer typer layout
         return
     shown = getattr(TyperOption, "display_type_rich", None)
     if shown is None or getattr(shown, "_genderscope_quiet", False):
         return
 
-    def display_type_rich(self: Any, ctx: Any) -> str | None:
+    def option_type(self: Any, ctx: Any) -> str | None:
         if getattr(self, "is_flag", False) and not getattr(self, "count", False):
             return None
-        return shown(self, ctx)
+        if self.metavar is not None:
+            return self.metavar
+        return readable_metavar(self)
 
-    display_type_rich._genderscope_quiet = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    def argument_name(self: Any) -> str:
+        name = self.metavar or (self.name or "").upper()
+        return f"{name}..." if self.nargs != 1 and not name.endswith("...") else name
+
+    def argument_usage(self: Any) -> str:
+        name = argument_name(self)
+        return name if self.required else f"[{name}]"
+
+    option_type._genderscope_quiet = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = option_type  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    TyperArgument.display_name_raw = property(argument_name)  # type: ignore[assignment, method-assign]
+    TyperArgument._usage_display_name = argument_usage  # type: ignore[method-assign]
+
+
+def readable_metavar(param: Any) -> str:
+    """``N``, ``NUMBER``, ``PATH``, ``a|b`` or the option's name in capitals, from typer's description
+    of the option's type."""
+    import typing
+    from pathlib import Path
+
+    desc = getattr(param, "type_descriptor", None)
+    annotation = getattr(desc, "annotation", None)
+    if typing.get_origin(annotation) in (list, tuple):
+        annotation = (typing.get_args(annotation) or (str,))[0]
+    if getattr(desc, "is_choice", False):
+        return "|".join(str(c) for c in getattr(desc, "choices", None) or ())
+    if annotation is int:
+        return "N"
+    if annotation is float:
+        return "NUMBER"
+    if getattr(desc, "is_path", False) or annotation is Path:
+        return "PATH"
+    longest = max(getattr(param, "opts", None) or [param.name or "value"], key=len)
+    return longest.lstrip("-").replace("-", "_").upper()

@@ -76,6 +76,7 @@ def routed_command(
         command.__annotations__ = {p.name: p.annotation for p in params}
         command.__name__ = body.__name__
         doc = inspect.cleandoc(body.__doc__ or "") + "\n\n**Options**\n\n" + options_help(options_cls)
+        command.options_cls = options_cls  # type: ignore[attr-defined]  (tests enumerate every option)
         app.command(name, context_settings=ROUTED_SETTINGS, help=doc)(command)
         return body
 

@@ -17,7 +17,9 @@ def report(
     run_dirs: List[Path] = typer.Argument(
         ..., metavar="RUN_DIR", help="run folders (each with results.json)"
     ),
-    output: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write"),
+    output: Path = typer.Option(
+        Path("report.html"), "--out", "-o", metavar="FILE", help="HTML file to write"
+    ),
     title: str = typer.Option("genderscope report", help="page title"),
 ) -> None:
     """Write one self-contained HTML report (figures, tables, manifest, comparison) over RUN_DIR...
@@ -26,8 +28,10 @@ def report(
     """
     from genderscope.report.genderbench import genderbench_section, rich_section
     from genderscope.report.html import write_report
+    from genderscope.core.validate import writable_path
     from genderscope.report.runs import load_runs
 
+    writable_path("--out", output, folder=False)
     path = write_report(list(run_dirs), output, title)
     section = genderbench_section(load_runs(list(run_dirs)))
     if section is not None:
@@ -70,9 +74,11 @@ def compare(
 
 def export(
     run_dirs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="run folders"),
-    fmt: str = typer.Option("csv", "--format", "-f", help="csv, parquet or model-card"),
+    fmt: str = typer.Option(
+        "csv", "--format", "-f", metavar="csv|parquet|model-card", help="csv, parquet or model-card"
+    ),
     out_dir: Optional[Path] = typer.Option(
-        None, "--out", "-o", help="folder (default RUN_DIR/export, RUN_DIR/model-card)"
+        None, "--out", "-o", metavar="DIR", help="folder (default RUN_DIR/export, RUN_DIR/model-card)"
     ),
     no_attempts: bool = typer.Option(False, "--no-attempts", help="leave out attempts.jsonl"),
 ) -> None:
@@ -85,8 +91,11 @@ def export(
     `genderscope export runs/gest runs/winobias --format model-card -o card`
     """
     from genderscope.core.errors import UsageError
+    from genderscope.core.validate import writable_path
     from genderscope.report.export import FORMATS, export_run
 
+    if out_dir is not None:
+        writable_path("--out", out_dir, folder=True)
     if fmt == "model-card":
         from genderscope.report.model_card import export_model_cards
 
@@ -111,6 +120,7 @@ def check(
     fail_on: List[str] = typer.Option(
         ["biased"],
         "--fail-on",
+        metavar="STATES",
         help="summary states that fail a test, comma-separated: biased, anti-stereotypical, "
         "not-enough-evidence, no-evidence, descriptive (none = no state rule)",
     ),
@@ -136,8 +146,11 @@ def check(
     """
     from rich.markup import escape
 
+    from genderscope.core.validate import writable_path
     from genderscope.report.gate import check_dirs, junit_xml
 
+    if junit is not None:
+        writable_path("--junit", junit, folder=False)
     result = check_dirs(list(run_dirs), fail_on, maximum, minimum, strict)
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)

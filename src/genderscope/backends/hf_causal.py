@@ -38,8 +38,12 @@ from genderscope.core.requests import Job, Outcome
 
 @dataclass
 class CausalOptions(HFOptions):
-    batch_tokens: int = opt(2048, "token budget per forward pass: batch size x padded length")
-    gen_batch_size: int = opt(16, "chat/generate: prompts generated together (left-padded batch)")
+    batch_tokens: int = opt(
+        2048, "token budget per forward pass: batch size x padded length", minimum=1, maximum=10**9
+    )
+    gen_batch_size: int = opt(
+        16, "chat/generate: prompts generated together (left-padded batch)", minimum=1, maximum=10**6
+    )
 
 
 class HFCausalLMBackend(HFBackendBase):

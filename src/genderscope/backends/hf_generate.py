@@ -99,6 +99,24 @@ def pick_tokens(logits: Any, temps: list[float], top_ps: list[float], gens: list
     return out
 
 
+def _cache_name(model: Any) -> str:
+    """The keyword a model's ``forward`` takes its KV cache by: ``cache`` (transformers 5.x, where
+    ``past_key_values`` is deprecated and warns) or ``past_key_values`` (4.x)."""
+    import inspect
+
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a forward without a signature
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _cache_of(out: Any) -> Any:
+    """The KV cache a forward pass returned, read by its current name (no deprecation warning)."""
+    cache = out.get("cache") if hasattr(out, "get") else None
+    return cache if cache is not None else out.past_key_values
+
+
 def _forward(model: Any, **kw: Any) -> Any:
     try:
         return model(logits_to_keep=1, **kw)
@@ -173,6 +191,7 @@ def generate_batch(
     pad = backend.tok.pad_token_id if backend.tok.pad_token_id is not None else (stops[0] if stops else 0)
     n = len(rows)
     counters = getattr(backend, "counters", {})
+    cache_name = _cache_name(model)
     past = None
     shared = shared_prefix(rows)
     ids, attn = _left_pad([r[shared:] for r in rows], pad)
@@ -187,7 +206,7 @@ def generate_batch(
                 position_ids=torch.arange(shared, device=device)[None],
                 use_cache=True,
             )
-        past = _repeat_rows(out.past_key_values, n)
+        past = _repeat_rows(_cache_of(out), n)
         attn = torch.cat([torch.ones((n, shared), dtype=attn.dtype, device=device), attn], dim=1)
         if "forward_passes" in counters:
             counters["forward_passes"] += 1
@@ -209,13 +228,13 @@ def generate_batch(
                 input_ids=cur,
                 attention_mask=attn,
                 position_ids=cur_pos,
-                past_key_values=past,
                 use_cache=True,
+                **{cache_name: past},
             )
             if "forward_passes" in counters:
                 counters["forward_passes"] += 1
                 counters["sequences"] += len(live)
-            past = out.past_key_values
+            past = _cache_of(out)
             nxt = pick_tokens(
                 out.logits[:, -1, :].float(),
                 [temps[i] for i in live],

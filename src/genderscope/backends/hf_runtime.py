@@ -25,11 +25,14 @@ class HFOptions:
     dtype: str = opt(
         "float32", "weights/compute dtype (reduced precision is recorded in the fingerprint)", DTYPES
     )
-    batch_tokens: int = opt(4096, "token budget per forward pass: batch size x padded length")
+    batch_tokens: int = opt(
+        4096, "token budget per forward pass: batch size x padded length", minimum=1, maximum=10**9
+    )
     threads: int | None = opt(
         None,
         "torch CPU threads (default: env GENDERSCOPE_TORCH_THREADS, else all available cores; "
         "0 = the cores not kept busy by other processes)",
+        maximum=4096,
     )
     gguf: str | None = opt(None, "GGUF file name inside the model directory")
     revision: str | None = opt(None, "model revision (hub models already in the local HF cache)")

@@ -54,9 +54,14 @@ class HTTPOptions:
         "http://10.0.0.1:8000/v1,http://10.0.0.2:8000/v1 (default: $OPENAI_BASE_URL, else "
         "https://api.openai.com/v1)",
     )
-    concurrency: int = opt(16, "requests in flight at once, per server")
+    concurrency: int = opt(16, "requests in flight at once, per server", minimum=1, maximum=100_000)
     timeout: float = opt(60.0, "seconds per request before it counts as timed out (then retried)")
-    max_retries: int = opt(6, "retries per request for 429, 5xx, timeouts, connection errors, garbage bodies")
+    max_retries: int = opt(
+        6,
+        "retries per request for 429, 5xx, timeouts, connection errors, garbage bodies",
+        minimum=0,
+        maximum=1000,
+    )
     backoff_base: float = opt(0.5, "seconds: retry n waits uniform(0, min(backoff_max, backoff_base * 2^n))")
     backoff_max: float = opt(30.0, "seconds: the longest backoff wait (Retry-After may ask for longer)")
     pause_after: int = opt(3, "several servers: pause a server after this many failures in a row")

@@ -45,7 +45,9 @@ from genderscope.core.requests import Job, Outcome
 
 @dataclass
 class RandomOptions:
-    null_seed: int = opt(0, "seed of the random null model (also settable as random:SEED)")
+    null_seed: int = opt(
+        0, "seed of the random null model (also settable as random:SEED)", minimum=0, maximum=2**63 - 1
+    )
     unigram: str = opt(
         "",
         "generate: corpus whose unigram distribution is sampled (ptb:valid, a file or a folder; "
@@ -223,7 +225,12 @@ class RandomBackend(Backend):
 
     def __init__(self, target: str, options: RandomOptions):
         super().__init__(target, options)
-        self.seed = int(target) if target else options.null_seed
+        if target:  # random:SEED
+            from genderscope.core.validate import whole_number
+
+            self.seed = whole_number("--model random:SEED", target, minimum=None, fix="e.g. --model random:3")
+        else:
+            self.seed = options.null_seed
         self._unigrams: dict[str, Unigram] = {}
 
     @property

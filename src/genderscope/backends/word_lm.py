@@ -44,8 +44,15 @@ MIN_SAMPLING_TEMPERATURE = 1e-3
 @dataclass
 class WordLMOptions:
     device: str = opt("cpu", "torch device of the word-level LM (cpu, cuda, cuda:1, ...)")
-    word_batch_size: int = opt(100, "word-lm: samples generated together (one batched step per word)")
-    threads: int = opt(1, "torch CPU threads (env GENDERSCOPE_TORCH_THREADS wins; 0 = torch's default)")
+    word_batch_size: int = opt(
+        100, "word-lm: samples generated together (one batched step per word)", minimum=1, maximum=10**6
+    )
+    threads: int = opt(
+        1,
+        "torch CPU threads (env GENDERSCOPE_TORCH_THREADS wins; 0 = torch's default)",
+        minimum=0,
+        maximum=4096,
+    )
 
 
 def load_word_lm(target: str, device: str = "cpu") -> Any:

@@ -27,8 +27,8 @@ def parse_max_distance(value: str) -> int | None:
         d = int(value)
     except ValueError:
         raise UsageError(f"--max-distance must be an integer or 'none', got {value!r}") from None
-    if d < 1:
-        raise UsageError(f"--max-distance must be ≥ 1, got {d}")
+    if not 1 <= d <= 10**9:
+        raise UsageError(f"--max-distance must be from 1 to 1,000,000,000 or 'none' (no cut-off), got {d}")
     return d
 
 
@@ -49,11 +49,15 @@ class CountingOptions:
         "paper (the paper's definitions) | reference (the authors' scripts' window geometry)",
         MODES,
     )
-    k: int = opt(10, "paper fixed window: k words on each side", aliases=("-k",))
+    k: int = opt(10, "paper fixed window: k words on each side", aliases=("-k",), minimum=1, maximum=10**6)
     W: Optional[int] = opt(
-        None, "reference window: n-gram length (default 21 fixed, 201 infinite)", aliases=("-W",)
+        None,
+        "reference window: n-gram length (default 21 fixed, 201 infinite)",
+        aliases=("-W",),
+        minimum=1,
+        maximum=10**6,
     )
-    beta: float = opt(0.95, "infinite context: decay ρ per word of distance")
+    beta: float = opt(0.95, "infinite context: decay ρ per word of distance", minimum=0, maximum=1)
     max_distance: str = opt("100", "paper infinite: cut-off D in words, or 'none'")
     boundary: str = opt(
         "document",
@@ -70,12 +74,14 @@ class CountingOptions:
     )
     stopwords: str = opt("nltk", "nltk (pinned 178 words) | none | FILE")
     exclude: Optional[str] = opt(None, "comma list of extra words not to score")
-    min_count: int = opt(1, "score only words with at least this frequency")
+    min_count: int = opt(1, "score only words with at least this frequency", minimum=0)
     drop_non_alpha: bool = opt(False, "do not score tokens without a letter")
     normalise_over: str = opt("eligible", "eligible | scored | all", ("eligible", "scored", "all"))
     paper_formula_shift: bool = opt(False, "add ln(n_M/n_F) to every bias (the paper's printed formula)")
-    smoothing: float = opt(0.0, "add-α smoothing of the counts (0 = off)")
-    bootstrap: int = opt(1000, "bootstrap resamples for μ, σ and β intervals (0 = off)")
+    smoothing: float = opt(0.0, "add-α smoothing of the counts (0 = off)", minimum=0)
+    bootstrap: int = opt(
+        1000, "bootstrap resamples for μ, σ and β intervals (0 = off)", minimum=0, maximum=10**6
+    )
 
     def count_config(self) -> CountConfig:
         """The base :class:`CountConfig` (context filled in per context type)."""

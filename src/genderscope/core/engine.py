@@ -100,6 +100,28 @@ class PreparedRun:
         return self.backend_cls(self.target, self.backend_options)
 
 
+#: the largest --trials (repetitions per prompt) a run accepts
+MAX_TRIALS = 10_000
+
+
+def check_run_values(
+    *, trials: Any, limit: Any, seed: Any, temperature: Any = None, max_tokens: Any = None
+) -> None:
+    """One :class:`UsageError` line for a bad ``--trials``, ``--limit``, ``--seed``, ``--temperature`` or
+    ``--max-tokens`` (None: the task's default), before any data or model is loaded."""
+    from genderscope.core import validate
+
+    validate.whole_number(
+        "--trials", trials, maximum=MAX_TRIALS, fix="repetitions per prompt; omit it for the task's default"
+    )
+    validate.whole_number("--limit", limit, fix="the number of items to evaluate; omit it for all items")
+    validate.whole_number("--seed", seed, minimum=0, maximum=2**63 - 1, fix="e.g. --seed 123")
+    validate.real_number(
+        "--temperature", temperature, minimum=0, fix="0 = greedy; omit it for the task's default"
+    )
+    validate.whole_number("--max-tokens", max_tokens, fix="new tokens per answer; omit it for the default")
+
+
 def prepare_run(
     tasks: Sequence[str],
     model: str,
@@ -117,6 +139,7 @@ def prepare_run(
 
     if not tasks:
         raise UsageError("name at least one task or suite (see `genderscope tasks`)")
+    check_run_values(trials=trials, limit=limit, seed=seed, temperature=temperature, max_tokens=max_tokens)
     backend_cls = registry.backend_class(model)
     kind, target = registry.parse_model_spec(model)
     named = list(tasks)
@@ -172,7 +195,10 @@ def run_tasks(
     ``label``: a short name for the run, stored in run.json (reports show it instead of the model spec).
     """
     from genderscope.core.progress import make_progress
+    from genderscope.core.validate import writable_path
 
+    if out:
+        writable_path("--out", out, folder=True)
     prep = prepare_run(
         tasks,
         model,

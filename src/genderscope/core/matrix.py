@@ -142,8 +142,12 @@ def _long_table(kinds: list[str], rows: list[dict[str, Any]]) -> Any:
         not_meaningful = [k for k in kinds if not r["cells"][k]]
         for i, k in enumerate(works):
             table.add_row(r["task"] if i == 0 else "", k, r["cells"][k])
-        if not_meaningful:
-            table.add_row("", "[dim]not meaningful[/dim]", "[dim]" + ", ".join(not_meaningful) + "[/dim]")
+        if not_meaningful:  # the kinds in the model-kind column, one per line; the verdict beside them
+            table.add_row(
+                r["task"] if not works else "",
+                "[dim]" + "\n".join(not_meaningful) + "[/dim]",
+                "[dim]— not meaningful[/dim]",
+            )
         table.add_section()
     return table
 

@@ -27,14 +27,24 @@ def opt(
     aliases: tuple[str, ...] = (),
     argument: bool = False,
     required: bool = False,
+    minimum: float | None = None,
+    maximum: float | None = None,
 ) -> Any:
     """A dataclass field with help text (and optional choices) for the CLI and docs.
 
     ``aliases``: further command-line names (``("-k",)``); ``argument``: a required positional argument
     of a command; ``required``: a required option (for both, ``default`` is ignored and the dataclass
-    must be ``kw_only``).
+    must be ``kw_only``); ``minimum``/``maximum``: inclusive bounds of a number (a float option is
+    always finite).
     """
-    meta = {"help": help, "choices": choices, "aliases": tuple(aliases), "argument": argument}
+    meta = {
+        "help": help,
+        "choices": choices,
+        "aliases": tuple(aliases),
+        "argument": argument,
+        "minimum": minimum,
+        "maximum": maximum,
+    }
     if argument or required:
         meta["required"] = True
         return dataclasses.field(metadata=meta)
@@ -49,13 +59,30 @@ def flag_of(f: dataclasses.Field) -> str:
 
 
 def check_choices(options: Any) -> None:
-    """Raise :class:`UsageError` when a field with ``choices`` holds another value (options built in
-    Python, not through :func:`build_options`)."""
+    """Raise :class:`UsageError` when a field with ``choices`` holds another value or a number is out of
+    its bounds (options built in Python, not through :func:`build_options`)."""
     for f in dataclasses.fields(options):
         choices = f.metadata.get("choices")
         value = getattr(options, f.name)
         if choices and value not in choices:
             raise UsageError(f"{flag_of(f)} must be {' or '.join(choices)}, got {value!r}")
+        check_bounds(f, value)
+
+
+def check_bounds(f: dataclasses.Field, value: Any) -> Any:
+    """``value`` of field ``f`` if it is within the field's ``minimum``/``maximum`` (and finite, for a
+    float), else one :class:`UsageError` line naming the option, the value and the range."""
+    from genderscope.core import validate
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    low, high = f.metadata.get("minimum"), f.metadata.get("maximum")
+    fix = f.metadata.get("help", "")
+    if isinstance(value, float):
+        validate.real_number(flag_of(f), value, minimum=low, maximum=high, fix=fix)
+    else:
+        validate.whole_number(flag_of(f), value, minimum=low, maximum=high, fix=fix)
+    return value
 
 
 def describe(options_cls: type) -> list[dict[str, Any]]:
@@ -87,6 +114,10 @@ def describe(options_cls: type) -> list[dict[str, Any]]:
 
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+#: what a value of a type looks like, for error messages
+_WANTED = {int: "give a whole number, e.g. 10", float: "give a number, e.g. 0.5", bool: "give true or false"}
 
 
 def _convert(name: str, raw: Any, tp: Any, choices: tuple[str, ...] | None) -> Any:
@@ -122,9 +153,10 @@ def _convert(name: str, raw: Any, tp: Any, choices: tuple[str, ...] | None) -> A
         if tp is Path:
             return Path(raw)
         value = str(raw) if tp is str else raw
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        want = _WANTED.get(tp, f"give a {_type_name(tp)}")
         raise UsageError(
-            f"option --{name.replace('_', '-')}: cannot read {raw!r} as {_type_name(tp)}"
+            f"option --{name.replace('_', '-')}: cannot read {raw!r} as {_type_name(tp)}; {want}"
         ) from None
     if choices and value not in choices:
         raise UsageError(f"option --{name.replace('_', '-')}: {value!r} is not one of {', '.join(choices)}")
@@ -161,7 +193,10 @@ def build_options(options_cls: type, values: dict[str, Any], owner: str) -> Any:
         name, forced = found
         if forced is not None:
             raw = forced if _convert(key, raw, bool, None) else not forced
-        kwargs[name] = _convert(name, raw, hints[name], fields[name].metadata.get("choices"))
+        value = _convert(name, raw, hints[name], fields[name].metadata.get("choices"))
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            check_bounds(fields[name], item)
+        kwargs[name] = value
     missing = [
         f.name.upper() if f.metadata.get("argument") else flag_of(f)
         for f in fields.values()

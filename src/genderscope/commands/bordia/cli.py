@@ -21,6 +21,7 @@ from genderscope.commands.bordia.options import (
     TrainOptions,
 )
 from genderscope.core.errors import UsageError
+from genderscope.core.validate import writable_path
 
 bordia_app = typer.Typer(
     no_args_is_help=True,
@@ -53,6 +54,7 @@ def score_cmd(options: CorpusScoreOptions, top: int) -> None:
     from genderscope.bordia.tables import print_scores
     from genderscope.commands.bordia.score import score_corpus
 
+    writable_path("--out", options.out, folder=True)
     scores = score_corpus(options)
     print_scores(scores, top, out)
     out.print(f"results in [bold]{options.out}[/bold]")
@@ -109,6 +111,7 @@ def sweep_cmd(options: SweepOptions, published: bool) -> None:
     from genderscope.bordia.tables import print_sweep_table
     from genderscope.commands.bordia.sweep import run_sweep
 
+    writable_path("--out", options.out, folder=True)
     result = run_sweep(options, log=lambda s: err.print(f"[dim]{s}[/dim]"))
     print_sweep_table(result.rows, result.plan.dataset, out, published=published)
     out.print(f"results in [bold]{options.out}[/bold] (results.json, results.csv, table.md)")
@@ -134,6 +137,7 @@ def train_cmd(options: TrainOptions) -> None:
     from genderscope.bordia.pairs import DATASET_PAIRS
 
     o = options
+    writable_path("--out", o.out, folder=True)
     label, tr, va, te = resolve_splits(o.dataset, o.train, o.valid, o.test)
     pairs = o.pairs or DATASET_PAIRS.get(label) or ("penn" if o.lam == 0 else None)
     if pairs is None:
@@ -183,7 +187,7 @@ def generate_cmd(options: GenerateOptions) -> None:
     from genderscope.bordia.lm.generate import generate_samples
 
     o = options
-    target = o.out or o.run_dir / "samples"
+    target = writable_path("--out", o.out or o.run_dir / "samples", folder=True)
     generate_samples(
         o.run_dir, target, o.samples, o.words, o.temperature, o.seed_offset, o.batch, o.device, force=o.force
     )

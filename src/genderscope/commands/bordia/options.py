@@ -17,6 +17,16 @@ from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
 
 DEFAULT_LAMBDAS = (0.0, 0.001, 0.01, 0.1, 0.5, 0.8, 1.0)
+#: the training presets of ``genderscope.bordia.lm.config.PRESETS`` (named here: that module imports torch)
+PRESET_NAMES = ("tiny", "paper", "reproduction")
+
+
+def check_device(device: str) -> None:
+    """ValueError unless ``device`` reads as a torch device this command accepts: cpu, cuda, cuda:N."""
+    import re
+
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        raise ValueError(f"--device {device!r}: give cpu, cuda or cuda:N")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,22 +93,28 @@ class SweepOptions(CountingOptions):
     train: Optional[str] = opt(None, "training text (file or registry name, e.g. wikitext-2:valid)")
     valid: Optional[str] = opt(None, "validation text")
     test: Optional[str] = opt(None, "test text (default: the validation text)")
-    lambdas: Tuple[float, ...] = opt(DEFAULT_LAMBDAS, "comma-separated λ values ≥ 0")
-    preset: str = opt("tiny", "tiny (CPU, ~1 min) | paper | reproduction")
+    lambdas: Tuple[float, ...] = opt(DEFAULT_LAMBDAS, "comma-separated λ values ≥ 0", minimum=0)
+    preset: str = opt("tiny", "tiny (CPU, ~1 min) | paper | reproduction", PRESET_NAMES)
     kappa: Optional[str] = opt(
         None,
         "variance (κ by explained variance, default) | reference (κ = 1, the authors' code) | an integer; "
         "--mode reference sets reference unless given",
     )
-    epochs: Optional[int] = opt(None, "training epochs (default: the preset's)")
-    batch_size: Optional[int] = opt(None, "training batch size (default: the preset's)")
-    eval_batch_size: Optional[int] = opt(None, "validation batch size (default: the preset's)")
-    test_batch_size: Optional[int] = opt(None, "test batch size (default: the preset's)")
-    seed: Optional[int] = opt(None, "training seed (default: the preset's)")
-    samples: int = opt(2000, "generated samples per λ")
-    words: int = opt(500, "words per sample")
-    temperature: float = opt(1.0, "sampling temperature")
-    seed_offset: int = opt(500, "sample j uses seed seed_offset + j")
+    epochs: Optional[int] = opt(None, "training epochs (default: the preset's)", minimum=1, maximum=10**6)
+    batch_size: Optional[int] = opt(
+        None, "training batch size (default: the preset's)", minimum=1, maximum=10**6
+    )
+    eval_batch_size: Optional[int] = opt(
+        None, "validation batch size (default: the preset's)", minimum=1, maximum=10**6
+    )
+    test_batch_size: Optional[int] = opt(
+        None, "test batch size (default: the preset's)", minimum=1, maximum=10**6
+    )
+    seed: Optional[int] = opt(None, "training seed (default: the preset's)", minimum=0, maximum=2**63 - 1)
+    samples: int = opt(2000, "generated samples per λ", minimum=1, maximum=10**7)
+    words: int = opt(500, "words per sample", minimum=1, maximum=10**7)
+    temperature: float = opt(1.0, "sampling temperature", minimum=0.001)
+    seed_offset: int = opt(500, "sample j uses seed seed_offset + j", minimum=0, maximum=2**62)
     outliers: str = opt("none", "none | residual (drop |residual| > 3 sd, refit once)", ("none", "residual"))
     null_baseline: bool = opt(
         True,
@@ -108,6 +124,9 @@ class SweepOptions(CountingOptions):
     device: str = opt("cpu", "cpu | cuda | cuda:N")
     force: bool = opt(False, "retrain λ runs / regenerate samples whose configuration changed")
     out: Path = opt(Path("runs/bordia-sweep"), "output folder", aliases=("-o",))
+
+    def __post_init__(self) -> None:
+        check_device(self.device)
 
     def lambda_values(self) -> list[float]:
         """The λ grid as floats (at least one, all ≥ 0)."""
@@ -139,31 +158,46 @@ class TrainOptions:
     valid: Optional[str] = opt(None, "validation text")
     test: Optional[str] = opt(None, "test text (default: the validation text)")
     pairs: Optional[str] = opt(None, "penn | wiki | dm | FILE (for the regulariser)")
-    lam: float = opt(0.0, "weight λ of the debiasing regulariser (0 = plain AWD-LSTM)", aliases=("--lambda",))
-    preset: str = opt("tiny", "tiny (CPU, ~1 min) | paper | reproduction")
+    lam: float = opt(
+        0.0, "weight λ of the debiasing regulariser (0 = plain AWD-LSTM)", aliases=("--lambda",), minimum=0
+    )
+    preset: str = opt("tiny", "tiny (CPU, ~1 min) | paper | reproduction", PRESET_NAMES)
     kappa: Optional[str] = opt(
         None,
         "variance (κ by explained variance, default) | reference (κ = 1, the authors' code) | an integer",
     )
-    var_ratio: Optional[float] = opt(None, "τ for κ by explained variance (0.5)")
+    var_ratio: Optional[float] = opt(None, "τ for κ by explained variance (0.5)", minimum=0, maximum=1)
     detach_subspace: bool = opt(False, "no gradient through the SVD")
     unnorm_bias: bool = opt(False, "do not L2-normalise embedding rows in L_B")
     untied: bool = opt(False, "do not tie decoder and embedding weights")
     debias: Optional[str] = opt(None, "encoder | decoder | both")
-    epochs: Optional[int] = opt(None, "training epochs (default: the preset's)")
-    batch_size: Optional[int] = opt(None, "training batch size (default: the preset's)")
-    bptt: Optional[int] = opt(None, "back-propagation-through-time length (default: the preset's)")
-    emsize: Optional[int] = opt(None, "embedding size (default: the preset's)")
-    nhid: Optional[int] = opt(None, "hidden size (default: the preset's)")
-    nlayers: Optional[int] = opt(None, "LSTM layers (default: the preset's)")
-    lr: Optional[float] = opt(None, "learning rate (default: the preset's)")
-    seed: Optional[int] = opt(None, "training seed (default: the preset's)")
-    patience: Optional[int] = opt(None, "early stopping after this many epochs without improvement")
-    eval_batch_size: Optional[int] = opt(None, "validation batch size (default: the preset's)")
-    test_batch_size: Optional[int] = opt(None, "test batch size (default: the preset's)")
-    threads: Optional[int] = opt(None, "torch CPU threads")
+    epochs: Optional[int] = opt(None, "training epochs (default: the preset's)", minimum=1, maximum=10**6)
+    batch_size: Optional[int] = opt(
+        None, "training batch size (default: the preset's)", minimum=1, maximum=10**6
+    )
+    bptt: Optional[int] = opt(
+        None, "back-propagation-through-time length (default: the preset's)", minimum=1, maximum=10**6
+    )
+    emsize: Optional[int] = opt(None, "embedding size (default: the preset's)", minimum=1, maximum=10**6)
+    nhid: Optional[int] = opt(None, "hidden size (default: the preset's)", minimum=1, maximum=10**6)
+    nlayers: Optional[int] = opt(None, "LSTM layers (default: the preset's)", minimum=1, maximum=1000)
+    lr: Optional[float] = opt(None, "learning rate (default: the preset's)", minimum=0)
+    seed: Optional[int] = opt(None, "training seed (default: the preset's)", minimum=0, maximum=2**63 - 1)
+    patience: Optional[int] = opt(
+        None, "early stopping after this many epochs without improvement", minimum=0, maximum=10**6
+    )
+    eval_batch_size: Optional[int] = opt(
+        None, "validation batch size (default: the preset's)", minimum=1, maximum=10**6
+    )
+    test_batch_size: Optional[int] = opt(
+        None, "test batch size (default: the preset's)", minimum=1, maximum=10**6
+    )
+    threads: Optional[int] = opt(None, "torch CPU threads", minimum=1, maximum=4096)
     device: str = opt("cpu", "cpu | cuda | cuda:N")
     out: Path = opt(None, "run directory (resumes from last.pt if present)", aliases=("-o",), required=True)
+
+    def __post_init__(self) -> None:
+        check_device(self.device)
 
     def overrides(self) -> dict[str, Any]:
         """TrainConfig overrides (None = keep the preset); the three flags map to ``detach_subspace=True``,
@@ -190,17 +224,23 @@ class EvalOptions:
     test: Optional[str] = opt(None, "another test text (same vocabulary)")
     device: str = opt("cpu", "cpu | cuda | cuda:N")
 
+    def __post_init__(self) -> None:
+        check_device(self.device)
+
 
 @dataclass(frozen=True, kw_only=True)
 class GenerateOptions:
     """``bordia generate``: samples of a run's best checkpoint (spec §8)."""
 
     run_dir: Path = opt(None, "a run directory with best.pt", argument=True)
-    samples: int = opt(2000, "number of samples")
-    words: int = opt(500, "words per sample")
-    temperature: float = opt(1.0, "sampling temperature")
-    seed_offset: int = opt(500, "sample j uses seed seed_offset + j")
-    batch: int = opt(100, "samples computed in parallel")
+    samples: int = opt(2000, "number of samples", minimum=1, maximum=10**7)
+    words: int = opt(500, "words per sample", minimum=1, maximum=10**7)
+    temperature: float = opt(1.0, "sampling temperature", minimum=0.001)
+    seed_offset: int = opt(500, "sample j uses seed seed_offset + j", minimum=0, maximum=2**62)
+    batch: int = opt(100, "samples computed in parallel", minimum=1, maximum=10**6)
     device: str = opt("cpu", "cpu | cuda | cuda:N")
     force: bool = opt(False, "replace existing samples made with other --words/--temperature/--seed-offset")
     out: Optional[Path] = opt(None, "output folder (default RUN_DIR/samples)", aliases=("-o",))
+
+    def __post_init__(self) -> None:
+        check_device(self.device)

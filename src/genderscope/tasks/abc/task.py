@@ -100,8 +100,10 @@ class ABCOptions:
         "cross-entropy; auto picks by model",
         ("auto", PLL, LOGLIK, CROSS_ENTROPY),
     )
-    n_boot: int = opt(1000, "bootstrap resamples (default mode; 0 = no CIs)")
-    bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
+    n_boot: int = opt(1000, "bootstrap resamples (default mode; 0 = no CIs)", minimum=0, maximum=10**6)
+    bootstrap_seed: int = opt(
+        0, "seed of numpy.random.default_rng for the bootstrap", minimum=0, maximum=2**63 - 1
+    )
     confidence_level: float = opt(0.95, "confidence level of the intervals")
 
     def __post_init__(self) -> None:

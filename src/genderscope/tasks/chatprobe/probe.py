@@ -43,10 +43,15 @@ class ProbeOptions:
     ci_method: str = opt(
         "percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal")
     )
-    bootstrap_cycles: int = opt(1000, "bootstrap resamples (0 = no CIs; marks then use the point value)")
+    bootstrap_cycles: int = opt(
+        1000,
+        "bootstrap resamples (0 = no CIs; marks then use the point value)",
+        minimum=0,
+        maximum=10**6,
+    )
     confidence_level: float = opt(0.95, "confidence level of the intervals")
-    temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)")
-    max_tokens: int = opt(300, "maximum answer tokens (GenderBench default 300)")
+    temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)", minimum=0)
+    max_tokens: int = opt(300, "maximum answer tokens (GenderBench default 300)", minimum=1, maximum=10**7)
 
     def __post_init__(self) -> None:
         if not 0 < self.confidence_level < 1:

@@ -31,8 +31,12 @@ class CooccurrenceOptions(CountingOptions):
         "output folder of `genderscope bordia audit`: its corpus statistics are the x of β instead of "
         "counting --bias-corpus (same --pairs and counting options; e.g. the model's pretraining corpus)",
     )
-    samples: int = opt(200, "generated samples (one prefix each; --limit caps it too)")
-    prefix_tokens: int = opt(20, "corpus words in each prompt (0 = unconditional generation)")
+    samples: int = opt(
+        200, "generated samples (one prefix each; --limit caps it too)", minimum=1, maximum=10**7
+    )
+    prefix_tokens: int = opt(
+        20, "corpus words in each prompt (0 = unconditional generation)", minimum=0, maximum=10**5
+    )
     prefix_start: str = opt(
         "line", "prefixes start at a line start (line) or at any word (any)", ("line", "any")
     )
@@ -44,8 +48,12 @@ class CooccurrenceOptions(CountingOptions):
         STYLES,
     )
     outliers: str = opt("none", "none | residual (drop |residual| > 3 sd, refit once)", ("none", "residual"))
-    bootstrap_seed: int = opt(0, "seed of the μ, σ and β bootstraps (NumPy PCG64)")
-    scatter_words: int = opt(1500, "words kept for the report's scatter plot (most frequent first)")
+    bootstrap_seed: int = opt(
+        0, "seed of the μ, σ and β bootstraps (NumPy PCG64)", minimum=0, maximum=2**63 - 1
+    )
+    scatter_words: int = opt(
+        1500, "words kept for the report's scatter plot (most frequent first)", minimum=0, maximum=10**7
+    )
 
     def __post_init__(self) -> None:
         if self.samples < 1:

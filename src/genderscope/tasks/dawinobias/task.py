@@ -55,8 +55,12 @@ class DaWinoBiasOptions:
         "genda-lens mode: drop the space before a '<mask>' token, as GenDa Lens does for vesteinn/DanskBert "
         "only (set it to reproduce GenDa Lens on that model)",
     )
-    n_boot: int = opt(1000, "bootstrap resamples of line pairs (default mode; 0 = no CIs)")
-    bootstrap_seed: int = opt(0, "seed of numpy.random.default_rng for the bootstrap")
+    n_boot: int = opt(
+        1000, "bootstrap resamples of line pairs (default mode; 0 = no CIs)", minimum=0, maximum=10**6
+    )
+    bootstrap_seed: int = opt(
+        0, "seed of numpy.random.default_rng for the bootstrap", minimum=0, maximum=2**63 - 1
+    )
     confidence_level: float = opt(0.95, "confidence level of the intervals")
 
     def __post_init__(self) -> None:

@@ -59,7 +59,7 @@ class GestLikelihoodOptions:
     template: str = opt("all", "template ids to run, e.g. 0,2 (with --scores: the id of each file, in order)")
     scores: str = opt("", "per-sentence score file(s), comma-separated: one float per dataset row; no model")
     ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
-    bootstrap_cycles: int = opt(1000, "bootstrap resamples of rows (0 = no CIs)")
+    bootstrap_cycles: int = opt(1000, "bootstrap resamples of rows (0 = no CIs)", minimum=0, maximum=10**6)
     confidence_level: float = opt(0.95, "confidence level of the intervals")
 
     def __post_init__(self) -> None:

@@ -77,7 +77,7 @@ def role_key(role: str) -> str:
 
 @dataclass
 class HiringBloombergOptions(ProbeOptions):
-    num_reorders: int = opt(250, "items per role x race (GenderBench default 250)")
+    num_reorders: int = opt(250, "items per role x race (GenderBench default 250)", minimum=1, maximum=10**6)
 
     def __post_init__(self) -> None:
         super().__post_init__()

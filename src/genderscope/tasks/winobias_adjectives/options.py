@@ -49,8 +49,10 @@ class WinoBiasAdjectivesOptions:
         None, "comma-separated flags whose pairs are dropped, or none (default not_minimal_pair)"
     )
     on_parse_error: str = opt("raise", "what to do with unparseable lines", ("raise", "exclude"))
-    bootstrap_samples: int = opt(10_000, "item-level paired bootstrap replicates (0 = no CIs)")
-    bootstrap_seed: int = opt(0, "seed of the bootstrap (NumPy PCG64)")
+    bootstrap_samples: int = opt(
+        10_000, "item-level paired bootstrap replicates (0 = no CIs)", minimum=0, maximum=10**6
+    )
+    bootstrap_seed: int = opt(0, "seed of the bootstrap (NumPy PCG64)", minimum=0, maximum=2**63 - 1)
     alpha: float = opt(0.05, "significance level")
     map_adjective_echo: bool = opt(False, "robust parser: map an echoed adjective to the entity carrying it")
 

@@ -40,7 +40,9 @@ class WinoBiasLMOptions:
         ("auto", TOP1, CANDIDATES, LOGLIK, PLL),
     )
     ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
-    bootstrap_cycles: int = opt(1000, "bootstrap resamples of line pairs (0 = no CIs)")
+    bootstrap_cycles: int = opt(
+        1000, "bootstrap resamples of line pairs (0 = no CIs)", minimum=0, maximum=10**6
+    )
     confidence_level: float = opt(0.95, "confidence level of the intervals")
 
     def __post_init__(self) -> None:
