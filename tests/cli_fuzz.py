@@ -237,7 +237,8 @@ def fill(argv: list[str], places: dict[str, Callable[[], str]]) -> list[str]:
 
 
 def stub_heavy_steps(monkeypatch: Any) -> None:
-    """Training, sampling, evaluating word-level LMs and the demo raise :class:`Reached` instead of
+    """Training, sampling, evaluating word-level LMs, loading a model to debias and the demo raise
+    :class:`Reached` instead of
     running (the fuzz checks the command lines, not minutes of training)."""
 
     def reached(*_a: Any, **_k: Any) -> Any:
@@ -246,6 +247,9 @@ def stub_heavy_steps(monkeypatch: Any) -> None:
     import genderscope.demo
 
     monkeypatch.setattr(genderscope.demo, "run_demo", reached)
+    import genderscope.commands.debias.run as debias_run
+
+    monkeypatch.setattr(debias_run, "load_model", reached)
     with contextlib.suppress(ImportError):
         import genderscope.bordia.lm.evaluation as evaluation
         import genderscope.bordia.lm.generate as generate

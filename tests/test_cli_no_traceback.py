@@ -52,6 +52,8 @@ BASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("bordia", "train"): ("--train", "{corpus}", "--valid", "{corpus}", "--out", "{new}"),
     ("bordia", "eval"): ("@{lm_run}",),
     ("bordia", "generate"): ("@{lm_run}", "--out", "{new}"),
+    ("bordia", "audit"): ("@{corpus}", "--pairs", "penn", "--out", "{new}"),
+    ("debias",): ("@cda", "--model", "hf-causal:{empty_dir}", "--corpus", "{corpus}", "--out", "{new}"),
 }
 
 

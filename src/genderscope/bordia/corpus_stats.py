@@ -41,7 +41,8 @@ def _write_table(path: Path, columns: dict[str, Any]) -> Path:
 
         target = path.with_suffix(".parquet")
         tmp = target.with_name(f".{target.name}.tmp")
-        pq.write_table(pa.table({k: (list(v) if k == "word" else v) for k, v in columns.items()}), tmp)
+        with open(tmp, "wb") as fh:  # a file object: pyarrow would read "x:/..." in a path as a URI scheme
+            pq.write_table(pa.table({k: (list(v) if k == "word" else v) for k, v in columns.items()}), fh)
         tmp.replace(target)
         return target
     target = path.with_suffix(".tsv")
@@ -108,7 +109,8 @@ def _read_table(stem: Path) -> dict[str, list[Any]]:
             raise DataError(
                 f"{pq_path}: reading Parquet needs pyarrow (pip install 'genderscope[report]')"
             ) from None
-        return pq.read_table(pq_path).to_pydict()
+        with open(pq_path, "rb") as fh:  # a file object, as when writing
+            return pq.read_table(fh).to_pydict()
     if tsv_path.exists():
         with open(tsv_path, encoding="utf-8", newline="") as fh:
             rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))

@@ -57,7 +57,10 @@ class CorpusAuditOptions(CountingOptions):
     context: str = opt("both", "fixed | infinite | both", CONTEXTS)
     text_field: str = opt("text", "JSONL field / Parquet column holding a document's text")
     workers: int = opt(
-        1, "processes counting shards (local executor); Ray: tasks in flight (default 2 × CPUs)"
+        1,
+        "processes counting shards (local executor); Ray: tasks in flight (default 2 × CPUs)",
+        minimum=1,
+        maximum=4096,
     )
     executor: str = opt(
         "local", "local (processes on this machine) | ray (tasks on a Ray cluster)", ("local", "ray")
@@ -67,8 +70,12 @@ class CorpusAuditOptions(CountingOptions):
     max_tokens: Optional[int] = opt(None, "estimate: stop starting shards after this many tokens")
     sample_shards: Optional[int] = opt(None, "estimate: count this many randomly chosen shards")
     sample_seed: int = opt(0, "seed of the shard order of estimates and of the shard bootstrap")
-    top: int = opt(20, "most male/female words listed per context in results.json and the terminal")
-    batch_chars: int = opt(4_000_000, "characters of documents counted at once (bounds memory)")
+    top: int = opt(
+        20, "most male/female words listed per context in results.json and the terminal", minimum=0, maximum=10**6
+    )
+    batch_chars: int = opt(
+        4_000_000, "characters of documents counted at once (bounds memory)", minimum=1, maximum=10**12
+    )
     fresh: bool = opt(False, "recount every shard (default: reuse finished shards' partial counts)")
     out: Path = opt(Path("runs/bordia-audit"), "output folder", aliases=("-o",))
 
