@@ -71,7 +71,10 @@ class CorpusAuditOptions(CountingOptions):
     sample_shards: Optional[int] = opt(None, "estimate: count this many randomly chosen shards")
     sample_seed: int = opt(0, "seed of the shard order of estimates and of the shard bootstrap")
     top: int = opt(
-        20, "most male/female words listed per context in results.json and the terminal", minimum=0, maximum=10**6
+        20,
+        "most male/female words listed per context in results.json and the terminal",
+        minimum=0,
+        maximum=10**6,
     )
     batch_chars: int = opt(
         4_000_000, "characters of documents counted at once (bounds memory)", minimum=1, maximum=10**12
