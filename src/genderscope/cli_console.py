@@ -2,16 +2,41 @@
 help-screen cosmetics.
 
 Width: rich takes it from ``COLUMNS``, else from the terminal (stdin, stdout or stderr), else 80 columns.
+Both write through :class:`NoMachinePaths`: no absolute path under site-packages, the cwd or the home
+folder reaches the terminal (:func:`genderscope.core.paths.scrub_paths`).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rich.console import Console
 
-out = Console()
-err = Console(stderr=True)
+
+
+class NoMachinePaths:
+    """A text stream writing to ``sys.<name>`` as it is at each write (pytest and typer's test runner
+    swap it), with machine paths shortened; everything else (isatty, fileno, encoding) is the stream's."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def stream(self) -> Any:
+        return getattr(sys, self.name)
+
+    def write(self, text: str) -> int:
+        from genderscope.core.paths import scrub_paths
+
+        return self.stream.write(scrub_paths(text))
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.stream, attr)
+
+
+out = Console(file=NoMachinePaths("stdout"))
+err = Console(file=NoMachinePaths("stderr"), stderr=True)
 
 
 def fold_table(table: Any) -> Any:

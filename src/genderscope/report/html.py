@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from genderscope.core.paths import scrub_paths
 from genderscope.core.runlog import TaskResults
 from genderscope.data.licences import recorded_licences, restricted_notice
 from genderscope.report.attempts import SAMPLE as ATTEMPT_SAMPLE
@@ -186,7 +187,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
 
 
 def render_html(runs: list[RunData], title: str = "genderscope report") -> str:
-    """The report as one HTML string (jinja2, autoescape on)."""
+    """The report as one HTML string (jinja2, autoescape on; no machine path: :func:`scrub_paths`)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(
@@ -195,7 +196,7 @@ def render_html(runs: list[RunData], title: str = "genderscope report") -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    return env.get_template("report.html.j2").render(**build_context(runs, title))
+    return scrub_paths(env.get_template("report.html.j2").render(**build_context(runs, title)))
 
 
 def write_report(run_dirs: list[str | Path], out: str | Path, title: str = "genderscope report") -> Path:
