@@ -21,6 +21,7 @@ from genderscope.report.forest import comparison_blocks
 from genderscope.report.genderbench import genderbench_section
 from genderscope.report.glossary import glossary_rows, metric_anchor
 from genderscope.report.reasons import clean_text, no_ci_sentence
+from genderscope.report.overview import overview
 from genderscope.report.renderers import render_task
 from genderscope.report.runs import RunData, load_runs
 from genderscope.report.summary import summary_table
@@ -178,6 +179,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
         "runs": run_views,
         "licence_notice": restricted_notice(every_licence),
         "summary": summary,
+        "overview": overview(summary, runs),
         "genderbench": genderbench_section(runs),
         "test_anchor": sections,
         "tests": blocks,
