@@ -179,7 +179,7 @@ def many_model_runs(root: Path, extra_tests: int = 10) -> list[Path]:
             "schema_version": 1,
             "created": "2026-01-01T00:00:00",
             "label": label,
-            "model": {"spec": "random", "kind": "random", "target": "", "options": {}, "fingerprint": "random"},
+            "model": {"spec": "random", "kind": "random", "target": "", "options": {}, "fingerprint": "r"},
             "tasks": {t: {"options": {}} for t in tasks},
         }
         (folder / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
