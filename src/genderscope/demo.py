@@ -60,6 +60,9 @@ class Step:
     tasks: tuple[str, ...] = field(default_factory=tuple)
     #: wall seconds on an otherwise idle 2-core machine (measured; the start line's estimate)
     expect_s: float = 5.0
+    #: the run label (``run --label``) of a step that runs tasks on one model; distinct among steps
+    #: sharing a task, so that every run has its own column in the report
+    label: str = ""
 
 
 def find_gguf(module: str) -> Path | None:
@@ -155,9 +158,10 @@ def _tasks_step(
     """A step running ``tasks`` on ``model`` (:func:`_run`; ``label`` names the run, ``kw`` go to the
     engine); ``needs`` / ``in_quick`` / ``expect_s`` as in :class:`Step`."""
     run = _run(list(tasks), model, console, label=label, **kw)
-    if needs is None:
-        return Step(name, title, run, in_quick=in_quick, tasks=tasks, expect_s=expect_s)
-    return Step(name, title, run, needs=needs, in_quick=in_quick, tasks=tasks, expect_s=expect_s)
+    step = Step(name, title, run, in_quick=in_quick, tasks=tasks, expect_s=expect_s, label=label)
+    if needs is not None:
+        step.needs = needs
+    return step
 
 
 def _bordia_score(console: Console) -> Callable[[Path, bool], Path]:
