@@ -72,5 +72,6 @@ def scrub_paths(text: str) -> str:
             continue
         inside = re.compile(_BEFORE + re.escape(folder) + "/")
         text = inside.sub("" if shown == "." else (shown + "/" if shown else ""), text)
-        text = re.sub(_BEFORE + re.escape(folder) + r"(?![\w-]|\.\w)", shown or ".", text)
+        bare = shown or Path(folder).name  # a site-packages folder itself: "site-packages"
+        text = re.sub(_BEFORE + re.escape(folder) + r"(?![\w-]|\.\w)", bare, text)
     return text
