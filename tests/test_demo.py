@@ -113,7 +113,7 @@ def test_demo_start_line_and_step_times(tmp_path: Path, monkeypatch: pytest.Monk
     console = Console(record=True, width=200)
     outcome = demo.run_demo(tmp_path / "demo", console=console)
     text = console.export_text()
-    assert text.startswith("genderscope demo: 2 steps, about 2 min") and "slow the model steps" in text
+    assert text.startswith("genderscope demo: 2 steps, about 2.5 min") and "slow the model steps" in text
     assert set(outcome.times) == {"gest-random", "b"}
     assert all(wall > 0 and cpu > 0 for wall, cpu in outcome.times.values())
     assert "gest-random:" in text and " s CPU" in text and "total" in text.split("step times:")[1]

@@ -237,6 +237,7 @@ def demo_steps(console: Console) -> list[Step]:
             "GEST on the random null model (full dataset, 21,390 attempts; 500 sentences with --quick)",
             ("gest",),
             quick_limit=500,
+            expect_s=1.5,
         ),
         on_random(
             "winobias-adjectives-random",
@@ -245,6 +246,7 @@ def demo_steps(console: Console) -> list[Step]:
             ("winobias-adjectives",),
             limit=100,
             quick_limit=40,
+            expect_s=1,
         ),
         on_random(
             "lm-scoring-random",
@@ -252,6 +254,7 @@ def demo_steps(console: Console) -> list[Step]:
             "on the random null model (200 items each with --quick)",
             ("gest-likelihood", "winobias-lm"),
             quick_limit=200,
+            expect_s=4,
         ),
         on_random(
             "genderbench-random",
@@ -261,6 +264,7 @@ def demo_steps(console: Console) -> list[Step]:
             label="random · GenderBench suite",  # its gest probe would clash with the GEST step's run
             limit=300,
             quick_limit=60,
+            expect_s=8,
         ),
         on_smollm2(
             "gest-smollm2",
@@ -269,6 +273,7 @@ def demo_steps(console: Console) -> list[Step]:
             limit=20,
             max_tokens=8,
             options={"num_reorderings": "2"},
+            expect_s=12,
         ),
         on_smollm2(
             "winobias-adjectives-smollm2",
@@ -278,6 +283,7 @@ def demo_steps(console: Console) -> list[Step]:
             limit=12,
             trials=2,
             options={"conditions": "arrogant_responsive"},
+            expect_s=40,
         ),
         on_smollm2(
             "lm-scoring-smollm2",
@@ -285,6 +291,7 @@ def demo_steps(console: Console) -> list[Step]:
             f"log-probabilities, {LM_SCORING_LIMIT} sentences / pairs)",
             ("gest-likelihood", "winobias-lm"),
             limit=LM_SCORING_LIMIT,
+            expect_s=12,
         ),
         _tasks_step(
             "genda-lens-gemma3",
@@ -296,6 +303,7 @@ def demo_steps(console: Console) -> list[Step]:
             needs=gemma_ready,
             in_quick=False,
             limit=80,
+            expect_s=95,
         ),
         Step(
             "genda-lens-tiny-mlm",
@@ -304,12 +312,14 @@ def demo_steps(console: Console) -> list[Step]:
             _genda_tiny_mlm(console),
             needs=_packages_missing(*HF, "tokenizers"),
             tasks=("dawinobias", "abc"),
+            expect_s=22,
         ),
         Step(
             "bordia-score-wikitext2",
             "Bordia & Bowman: word bias of the WikiText-2 validation text",
             _bordia_score(console),
             tasks=("bordia-score",),
+            expect_s=1,
         ),
         Step(
             "bordia-sweep-wikitext2",
@@ -318,6 +328,7 @@ def demo_steps(console: Console) -> list[Step]:
             needs=_packages_missing("torch"),
             in_quick=False,
             tasks=("bordia-sweep",),
+            expect_s=9,
         ),
     ]
     if "cooccurrence-amplification" in registry.TASKS:
@@ -329,6 +340,7 @@ def demo_steps(console: Console) -> list[Step]:
                 ("cooccurrence-amplification",),
                 max_tokens=100,
                 options={"corpus": "wikitext-2:valid", "samples": "100"},
+                expect_s=1,
             )
         )
     return steps
@@ -355,11 +367,14 @@ def expectation(steps: list[Step], quick: bool) -> str:
     """The line the demo starts with: how many steps, roughly how long, and what slows it down."""
     todo = [s for s in steps if not (quick and not s.in_quick)]
     minutes = sum(s.expect_s for s in todo) / 60
-    about = f"about {minutes:.0f} min" if minutes >= 1.5 else "about a minute or less"
+    about = f"about {round(minutes * 2) / 2:g} min" if minutes >= 1.5 else "about a minute or less"
+    gemma = any("gemma" in s.name for s in todo)
+    once = " (the first run also converts the Gemma model once)" if gemma else ""
     return (
-        f"genderscope demo: {len(todo)} steps, {about} on an otherwise idle 2-core machine (more cores: "
-        "less). Other busy processes on the machine slow the model steps several-fold. Each step prints "
-        "its wall and CPU time; CPU seconds do not grow with the load."
+        f"genderscope demo: {len(todo)} steps, {about} on an otherwise idle 2-core machine{once}. "
+        "Other busy processes on the machine slow the model steps "
+        "several-fold; each step prints its wall and CPU seconds, and CPU seconds grow far less with the "
+        "load."
     )
 
 
