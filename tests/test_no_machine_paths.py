@@ -30,6 +30,10 @@ def test_display_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert scrub_paths(f"hf-causal:{SITE}/{GGUF}, see {tmp_path}/runs.") == f"hf-causal:{GGUF}, see runs."
     other = f"{tmp_path}-other/x"  # a sibling folder is not the cwd
     assert scrub_paths(other) == other
+    monkeypatch.setenv("GENDERSCOPE_DATA_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("GENDERSCOPE_HOME", str(tmp_path / "home"))
+    assert display_path(tmp_path / "mirror" / "gest" / "gest.csv") == "(data mirror)/gest/gest.csv"
+    assert display_path(tmp_path / "home" / "models" / "m") == "$GENDERSCOPE_HOME/models/m"
 
 
 def test_stream_wrapper_shortens_what_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

