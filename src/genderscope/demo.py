@@ -356,7 +356,7 @@ def describe_steps() -> str:
 
 def cpu_seconds() -> float:
     """CPU seconds (user + system) used so far by this process and its finished children: unlike wall
-    time, it does not grow when other processes share the cores."""
+    time, it grows much less when other processes share the cores."""
     import resource
 
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -373,8 +373,8 @@ def expectation(steps: list[Step], quick: bool) -> str:
     return (
         f"genderscope demo: {len(todo)} steps, {about} on an otherwise idle 2-core machine{once}. "
         "Other busy processes on the machine slow the model steps "
-        "several-fold; each step prints its wall and CPU seconds, and CPU seconds grow far less with the "
-        "load."
+        "several-fold; each step prints its wall and CPU seconds (CPU seconds grow much less with the "
+        "load)."
     )
 
 
