@@ -124,3 +124,65 @@ def demo_like_runs(root: Path) -> list[Path]:
         out.append(root / name)
     out.append(fixture_run("bordia-sweep", root / "bordia-sweep"))
     return out
+
+
+#: model labels of :func:`many_model_runs`: long and short, some alike (the columns of a 12-model audit)
+MANY_MODELS = [
+    "Llama-3.1-70B-Instruct",
+    "Llama-3.1-8B-Instruct",
+    "gpt-4o-mini-2024-07-18",
+    "gpt-4o",
+    "Qwen2.5-0.5B-Instruct (temperature 0.7)",
+    "Qwen2.5-7B-Instruct",
+    "SmolLM2-135M-Instruct",
+    "gemma-3-270m-it",
+    "Mistral-7B-Instruct-v0.3",
+    "Phi-3.5-mini-instruct",
+    "random",
+    "my-finetune@a1b2c3d",
+]
+
+
+def _shifted(block: dict, shift: float, widen: float) -> dict:
+    """A results block with every metric's value and interval moved by ``shift``, the interval widened."""
+    out = json.loads(json.dumps(block))
+    for m in out.get("metrics", {}).values():
+        if isinstance(m.get("value"), (int, float)):
+            m["value"] += shift
+        if isinstance(m.get("ci_low"), (int, float)) and isinstance(m.get("ci_high"), (int, float)):
+            m["ci_low"] += shift - widen
+            m["ci_high"] += shift + widen
+    return out
+
+
+def many_model_runs(root: Path, extra_tests: int = 10) -> list[Path]:
+    """One run folder per :data:`MANY_MODELS` label, each with every task of ``run all`` (the summary
+    entries of a real random-model run, tests/fixtures/report/all-random-summary.json, moved per model so
+    that every state shows) plus ``extra_tests`` tests no registry knows (descriptive), and the
+    bordia-sweep fixture: 12 models × 31 tests (cheap: no model runs)."""
+    fixture = json.loads((FIXTURES / "all-random-summary.json").read_text(encoding="utf-8"))
+    out = []
+    for k, label in enumerate(MANY_MODELS):
+        shift, widen = (k % 5 - 2) * 0.06, (k % 3) * 0.05
+        tasks = {t: _shifted(b, shift, widen) for t, b in fixture["tasks"].items()}
+        for i in range(extra_tests):
+            value = round(0.1 * i + shift, 3)
+            tasks[f"custom-probe-{i + 1:02d}"] = {
+                "metrics": {"score": {"value": value, "ci_low": value - 0.05, "ci_high": value + 0.05}},
+                "headline": ["score"],
+            }
+        folder = root / f"model-{k:02d}"
+        folder.mkdir(parents=True)
+        results = {"schema_version": fixture["schema_version"], "model": "random", "tasks": tasks}
+        (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
+        manifest = {
+            "schema_version": 1,
+            "created": "2026-01-01T00:00:00",
+            "label": label,
+            "model": {"spec": "random", "kind": "random", "target": "", "options": {}, "fingerprint": "r"},
+            "tasks": {t: {"options": {}} for t in tasks},
+        }
+        (folder / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+        out.append(folder)
+    out.append(fixture_run("bordia-sweep", root / "bordia-sweep"))
+    return out

@@ -96,3 +96,24 @@ def test_demo_runs_every_task_and_its_help_says_so() -> None:
     text = " ".join(res.output.split())
     for s in steps:
         assert " ".join(s.title.split()) in text, s.title
+
+
+def test_demo_runs_sharing_a_test_have_distinct_labels() -> None:
+    steps = [s for s in demo.demo_steps(Console(quiet=True)) if s.label]
+    assert len(steps) >= 8
+    for i, a in enumerate(steps):
+        for b in steps[i + 1 :]:
+            if set(a.tasks) & set(b.tasks):
+                assert a.label != b.label, (a.name, b.name)
+
+
+def test_demo_start_line_and_step_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = [demo.Step("gest-random", "GEST", _ok, expect_s=100), demo.Step("b", "B", _ok, expect_s=50)]
+    monkeypatch.setattr(demo, "demo_steps", lambda console: steps)
+    console = Console(record=True, width=200)
+    outcome = demo.run_demo(tmp_path / "demo", console=console)
+    text = console.export_text()
+    assert text.startswith("genderscope demo: 2 steps, about 2.5 min") and "slow the model steps" in text
+    assert set(outcome.times) == {"gest-random", "b"}
+    assert all(wall > 0 and cpu > 0 for wall, cpu in outcome.times.values())
+    assert "gest-random:" in text and " s CPU" in text and "total" in text.split("step times:")[1]

@@ -2,7 +2,8 @@
 from a file:// URL with no network request and no console error, every figure is drawn, and malicious
 model answers are shown as text (no dialog, no element created from them).  At 1400 px, a demo-like
 report's first screen shows the summary, the page (details closed) is under 15 screens and no label
-is clipped; screenshots are written to the test's tmp folder (path printed)."""
+is clipped; at 1280 and 1920 px no two text boxes of the summary of 12 models × 31 tests overlap.
+Screenshots are written to the test's tmp folder (path printed)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from report_runs import MALICIOUS, demo_like_runs, fixture_run, gest_run, poison_attempts
+from report_runs import MALICIOUS, demo_like_runs, fixture_run, gest_run, many_model_runs, poison_attempts
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -126,12 +127,16 @@ def _layout_problems(page: Any) -> list[str]:
                 if (out) bad.push('svg text: ' + t.textContent);
             }
         }
-        const cells = 'table.summary th, table.summary td, table.compare-table th';
+        const cells = 'table.overview th, table.overview td, table.summary th, table.summary td, '
+            + 'table.compare-table th';
         for (const c of document.querySelectorAll(cells)) {
             if (c.offsetWidth && c.scrollWidth > c.clientWidth + 1) bad.push('cell: ' + c.textContent.trim());
         }
         for (const s of document.querySelectorAll('#summary .scroll, #tests .scroll')) {
-            if (s.scrollWidth > s.clientWidth + 1) bad.push('table too wide: ' + s.textContent.slice(0, 60));
+            if (s.scrollWidth > s.clientWidth + 1) {
+                const where = s.closest('#summary') ? '#summary' : '#tests';
+                bad.push('table too wide (' + where + '): ' + s.textContent.slice(0, 60));
+            }
         }
         return bad;
     }"""
@@ -149,8 +154,8 @@ def _check_first_screen_and_length(report: Path, shots: Path) -> dict[str, float
             page.screenshot(path=str(shots / "first-screen.png"))
             page.screenshot(path=str(shots / "full-page.png"), full_page=True)
             print(f"screenshots of {report}: {shots}")
-            summary = page.locator("table.summary").bounding_box()
-            first_cell = page.locator("table.summary td.cell").first.bounding_box()
+            summary = page.locator("table.overview").bounding_box()
+            first_cell = page.locator("table.overview td.chip-cell").first.bounding_box()
             height = page.evaluate("document.documentElement.scrollHeight")
             width = page.evaluate("document.documentElement.scrollWidth")
             problems = _layout_problems(page)
@@ -195,3 +200,76 @@ def test_real_demo_report_layout(tmp_path: Path) -> None:
     report = write_report(folders, tmp_path / "report.html", title="genderscope demo report")
     out = _check_first_screen_and_length(report, tmp_path / "screenshots")
     print(f"demo report: {out['screens']:.1f} screens at {WIDTH} px")
+
+
+#: every text box of the summary section (one per line of each text node), and the pairs that overlap
+_OVERLAPS = """() => {
+    const boxes = [];
+    const walker = document.createTreeWalker(document.querySelector('#summary'), NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!n.textContent.trim() || !n.parentElement.checkVisibility()) continue;  // e.g. a closed <details>
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        for (const r of range.getClientRects()) {
+            if (r.width > 0.5 && r.height > 0.5) boxes.push({n, r, text: n.textContent.trim().slice(0, 40)});
+        }
+    }
+    const bad = [];
+    for (let i = 0; i < boxes.length; i++) {
+        for (let j = i + 1; j < boxes.length; j++) {
+            const a = boxes[i].r, b = boxes[j].r;
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > 1 && h > 1) bad.push(boxes[i].text + ' / ' + boxes[j].text);
+        }
+    }
+    return {boxes: boxes.length, overlaps: bad};
+}"""
+
+
+@pytest.fixture(scope="module")
+def many_models_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from genderscope.report.html import write_report
+
+    root = tmp_path_factory.mktemp("many")
+    return write_report(many_model_runs(root / "runs"), root / "report.html", title="12 models × 31 tests")
+
+
+def summary_overlaps(report: Path, width: int, shots: Path | None = None) -> dict[str, Any]:
+    """Text boxes of the summary at ``width`` px (full table closed, then open) and the overlapping pairs;
+    with ``shots``, a screenshot of the first screen and of the summary."""
+    sync_playwright = _browser_or_skip()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": SCREEN})
+            page.goto(report.resolve().as_uri(), wait_until="load")
+            closed = page.evaluate(_OVERLAPS)
+            if shots:
+                shots.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(shots / f"first-screen-{width}.png"))
+                page.locator("#summary").screenshot(path=str(shots / f"summary-{width}.png"))
+            page.locator("details.summary-full > summary").click()
+            opened = page.evaluate(_OVERLAPS)
+            problems = [p for p in _layout_problems(page) if "(#tests)" not in p]  # the summary's only
+            wide = page.evaluate("document.documentElement.scrollWidth")
+        finally:
+            browser.close()
+    return {
+        "boxes": (closed["boxes"], opened["boxes"]),
+        "overlaps": closed["overlaps"] + opened["overlaps"],
+        "problems": problems,
+        "width": wide,
+    }
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_summary_text_never_overlaps(many_models_report: Path, width: int, tmp_path: Path) -> None:
+    html = many_models_report.read_text(encoding="utf-8")
+    summary = html.split('id="summary"', 1)[1].split("</section>", 1)[0]
+    assert summary.count('class="chip-cell"') >= 12 * 30 and summary.count('class="model"') >= 12
+    out = summary_overlaps(many_models_report, width, tmp_path / "screenshots")
+    print(f"{width} px: {out['boxes']} text boxes (full table closed, open), screenshots in {tmp_path}")
+    assert out["boxes"][0] > 12 * 30, out  # every chip was measured
+    assert out["overlaps"] == [], out["overlaps"][:20]
+    assert out["problems"] == [] and out["width"] <= width, out

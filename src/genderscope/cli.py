@@ -356,9 +356,11 @@ def demo(
 
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and an exit code."""
+    from genderscope.cli_console import scrub_standard_streams
     from genderscope.core.progress import no_progress_frames_off_a_terminal
 
     no_progress_frames_off_a_terminal()
+    scrub_standard_streams()
     try:
         code = app(standalone_mode=False)  # click returns (not raises) typer.Exit's code here
         if code == 130:  # typer turns Ctrl-C into Exit(130)

@@ -2,16 +2,52 @@
 help-screen cosmetics.
 
 Width: rich takes it from ``COLUMNS``, else from the terminal (stdin, stdout or stderr), else 80 columns.
+Both write through :class:`NoMachinePaths`: no absolute path under site-packages, the cwd or the home
+folder reaches the terminal (:func:`genderscope.core.paths.scrub_paths`).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rich.console import Console
 
-out = Console()
-err = Console(stderr=True)
+
+
+class NoMachinePaths:
+    """A text stream with machine paths shortened (:func:`~genderscope.core.paths.scrub_paths`): writes
+    go to ``stream``, or to ``sys.<name>`` as it is at each write (pytest and typer's test runner swap
+    it); everything else (isatty, fileno, encoding, flush) is the target stream's."""
+
+    def __init__(self, name: str = "", stream: Any = None) -> None:
+        self.name, self._stream = name, stream
+
+    @property
+    def stream(self) -> Any:
+        return self._stream if self._stream is not None else getattr(sys, self.name)
+
+    def write(self, text: str) -> int:
+        from genderscope.core.paths import scrub_paths
+
+        self.stream.write(scrub_paths(text))
+        return len(text)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.stream, attr)
+
+
+def scrub_standard_streams() -> None:
+    """Route ``sys.stdout`` and ``sys.stderr`` through :class:`NoMachinePaths` (the ``genderscope``
+    command: plain prints and library warnings show no machine path either)."""
+    for name in ("stdout", "stderr"):
+        current = getattr(sys, name)
+        if current is not None and not isinstance(current, NoMachinePaths):
+            setattr(sys, name, NoMachinePaths(stream=current))
+
+
+out = Console(file=NoMachinePaths("stdout"))
+err = Console(file=NoMachinePaths("stderr"), stderr=True)
 
 
 def fold_table(table: Any) -> Any:

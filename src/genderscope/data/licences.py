@@ -39,7 +39,8 @@ def recorded_licences(datasets: Iterable[str], recorded: Mapping[str, str] | Non
     """Licence of each dataset a run used: the one run.json recorded, else the registry's (older runs)."""
     recorded = recorded or {}
     names = list(datasets)
-    looked_up = registry_licences(n for n in names if n not in recorded)
+    missing = [n for n in names if n not in recorded]
+    looked_up = registry_licences(missing) if missing else {}
     return {n: recorded.get(n) or looked_up[n] for n in names}
 
 

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from genderscope.core.paths import scrub_paths
 from genderscope.core.runlog import TaskResults
 from genderscope.data.licences import recorded_licences, restricted_notice
 from genderscope.report.attempts import SAMPLE as ATTEMPT_SAMPLE
@@ -20,6 +21,7 @@ from genderscope.report.forest import comparison_blocks
 from genderscope.report.genderbench import genderbench_section
 from genderscope.report.glossary import glossary_rows, metric_anchor
 from genderscope.report.reasons import clean_text, no_ci_sentence
+from genderscope.report.overview import overview
 from genderscope.report.renderers import render_task
 from genderscope.report.runs import RunData, load_runs
 from genderscope.report.summary import summary_table
@@ -190,6 +192,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
         "runs": run_views,
         "licence_notice": restricted_notice(every_licence),
         "summary": summary,
+        "overview": overview(summary, runs),
         "genderbench": genderbench_section(runs),
         "test_anchor": sections,
         "tests": blocks,
@@ -199,7 +202,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
 
 
 def render_html(runs: list[RunData], title: str = "genderscope report") -> str:
-    """The report as one HTML string (jinja2, autoescape on)."""
+    """The report as one HTML string (jinja2, autoescape on; no machine path: :func:`scrub_paths`)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(
@@ -208,7 +211,7 @@ def render_html(runs: list[RunData], title: str = "genderscope report") -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    return env.get_template("report.html.j2").render(**build_context(runs, title))
+    return scrub_paths(env.get_template("report.html.j2").render(**build_context(runs, title)))
 
 
 def write_report(run_dirs: list[str | Path], out: str | Path, title: str = "genderscope report") -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from genderscope.core.errors import UsageError
+from genderscope.core.paths import scrub_paths
 from genderscope.report.gate import CheckedCell, state_cells
 from genderscope.report.glossary import task_references
 from genderscope.report.labels import short_model_name
@@ -246,7 +247,7 @@ def export_model_cards(run_dirs: Sequence[str | Path], out: str | Path) -> list[
             target = target / slug
         target.mkdir(parents=True, exist_ok=True)
         yaml_text = index_yaml(card)
-        (target / CARD_FILE).write_text(card_markdown(card), encoding="utf-8")
-        (target / INDEX_FILE).write_text(yaml_text, encoding="utf-8")
+        (target / CARD_FILE).write_text(scrub_paths(card_markdown(card)), encoding="utf-8")
+        (target / INDEX_FILE).write_text(scrub_paths(yaml_text), encoding="utf-8")
         written += [target / CARD_FILE, target / INDEX_FILE]
     return written

@@ -9,8 +9,8 @@ commands import it when they run.
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
+from genderscope.cli_console import err, out
 from genderscope.cli_options import routed_command
 from genderscope.commands.bordia.options import (
     CorpusAuditOptions,
@@ -29,8 +29,6 @@ bordia_app = typer.Typer(
     help="Bordia & Bowman (2019): co-occurrence gender bias of corpora, debiased word-level "
     "LMs, bias amplification over a λ-sweep.",
 )
-out = Console()
-err = Console(stderr=True)
 
 
 @routed_command(
