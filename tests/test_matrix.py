@@ -104,6 +104,7 @@ def test_require_kinds_returns_first_declared_kind() -> None:
         "openai-completions",
         "hf-mlm",
         "hf-causal",
+        "self-debias",
     ]
 
 

@@ -51,7 +51,7 @@ MEASUREMENTS = {
         frozenset({LOGLIKELIHOOD}), "Σ ln p of each candidate after its context (lm-eval's loglikelihood)"
     ),
     PLL: Measurement(
-        frozenset({MASKED_LOGPROBS}), "pseudo-log-likelihood of each candidate text (masked LM)"
+        frozenset({MASKED_LOGPROBS}), "PLL (pseudo log-likelihood) of each candidate text, masked LM"
     ),
 }
 

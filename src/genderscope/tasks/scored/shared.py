@@ -32,7 +32,7 @@ SHARED = "shared"
 UNALIGNED = "_unaligned"
 SHARED_MEASUREMENT = Measurement(
     frozenset({TOKENIZE, MASKED_LOGPROBS}),
-    "pseudo-log-likelihood of the tokens both candidates share, masked one at a time (CrowS-Pairs metric.py)",
+    "pseudo log-likelihood of the tokens both candidates share, masked one at a time (CrowS-Pairs metric.py)",
 )
 
 
