@@ -257,6 +257,22 @@ def demo_steps(console: Console) -> list[Step]:
             expect_s=4,
         ),
         on_random(
+            "classic-random",
+            "The classic benchmarks (CrowS-Pairs, StereoSet, Winogender, Winogenerated, BBQ and DiscrimEval "
+            "likelihood forms) on the random null model (full gender subsets; 200 items each with --quick)",
+            (
+                "crows-pairs",
+                "stereoset",
+                "winogender",
+                "winogenerated",
+                "bbq-likelihood",
+                "discrim-eval-likelihood",
+            ),
+            label="random · classic benchmarks",
+            quick_limit=200,
+            expect_s=12,
+        ),
+        on_random(
             "genderbench-random",
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",
