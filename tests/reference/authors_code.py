@@ -11,7 +11,8 @@ computes as fixtures under tests/fixtures/reference/, for genderscope's tests to
 * ``stereoset``: moinnadeem/StereoSet ``code/evaluation.py`` (``ScoreEvaluator``) and bias-bench's
   ``experiments/stereoset_evaluation.py`` on given per-sentence scores over the data mirror's
   ``stereoset/stereoset_dev.jsonl`` (ids synthesised: ``ex{i}``, ``ex{i}-{gold_label}``, in file order,
-  written as the dev.json layout its dataloader reads), once for the whole set and once for gender only.
+  written as the dev.json layout its dataloader reads, one synthetic annotator label = the gold label),
+  once for the whole set and once for gender only.
 
 Neither upstream repository is fetched here: pass their checkouts (``--upstream DIR``).
 
@@ -238,7 +239,13 @@ def gold_json(items: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
     data: dict[str, list[dict[str, Any]]] = {"intrasentence": [], "intersentence": []}
     for i, it in items:
         sentences = [
-            {"id": f"ex{i}-{lab}", "sentence": it[lab], "labels": [], "gold_label": lab} for lab in LABELS
+            {
+                "id": f"ex{i}-{lab}",
+                "sentence": it[lab],
+                "labels": [{"human_id": "gs", "label": lab}],
+                "gold_label": lab,
+            }
+            for lab in LABELS
         ]
         data[it["type"]].append({
             "id": f"ex{i}", "bias_type": it["bias_type"], "target": it["target"], "context": it["context"],
@@ -332,15 +339,16 @@ def stereoset_fixture(upstream: Path, bias_bench: Path | None, out: Path, seed: 
         "data": f"{STEREOSET_JSONL} in file order; ids ex{{i}}, ex{{i}}-{{gold_label}} (i = 0-based line)",
         "scores": "scores[i] = [stereotype, anti-stereotype, unrelated] for line i (synthetic_scores(seed))",
         "seed": seed,
-        "scores_by_line": scores,
+        "scores_by_line": "@SCORES@",
         "runs": runs,
         "note": "results[split][domain] counts every example 3 times (the loader loop appends it once per "
         "sentence); SS/LMS/ICAT are ratios and unaffected. 'overall' pools intra+inter per target string. "
         "None = NaN (np.mean of an empty domain).",
     }
+    text = json.dumps(fixture, indent=1).replace('"@SCORES@"', json.dumps(scores, separators=(",", ":")))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(fixture, indent=1) + "\n", encoding="utf-8")
-    return fixture
+    out.write_text(text + "\n", encoding="utf-8")
+    return {**fixture, "scores_by_line": scores}
 
 
 def _main() -> int:
