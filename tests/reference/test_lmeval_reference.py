@@ -18,9 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lmeval_venv  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
-LIMITS = {"crows_pairs_english_gender": 20, "winogender_all": 30, "bbq": 24, "discrim_eval_explicit": 270}
+LIMITS = {"crows_pairs_english_gender": 20, "winogender_all": 30, "bbq": 24, "discrim_eval_explicit": 300}
 
 
 @pytest.fixture(scope="module")
