@@ -182,7 +182,9 @@ def run_metric_py(
     return {"uncased": uncased, "printed": summary, "stdout": printed.getvalue(), "pairs": pairs}
 
 
-def crows_fixture(upstream: Path, out: Path, seed: int = 0) -> dict[str, Any]:
+def crows_fixture(
+    upstream: Path, out: Path, seed: int = 0, subsets: tuple[str, ...] = ("gender", "all")
+) -> dict[str, Any]:
     import pandas
     import torch
     import transformers
@@ -195,7 +197,7 @@ def crows_fixture(upstream: Path, out: Path, seed: int = 0) -> dict[str, Any]:
             f"{subset}_{'uncased' if uncased else 'cased'}": run_metric_py(
                 metric_py, model_dir, crows_csv_rows("gender" if subset == "gender" else None), uncased
             )
-            for subset in ("gender", "all")
+            for subset in subsets
             for uncased in (True, False)
         }
     for name, run in runs.items():
@@ -359,13 +361,14 @@ def _main() -> int:
     c = sub.add_parser("crows", help=f"run metric.py; writes {CROWS_FIXTURE.name}")
     c.add_argument("--upstream", type=Path, required=True, help="a checkout of nyu-mll/crows-pairs")
     c.add_argument("--out", type=Path, default=CROWS_FIXTURE)
+    c.add_argument("--subsets", default="gender,all", help="gender, all or both (comma-separated)")
     s = sub.add_parser("stereoset", help=f"run evaluation.py; writes {STEREOSET_FIXTURE.name}")
     s.add_argument("--upstream", type=Path, required=True, help="a checkout of moinnadeem/StereoSet")
     s.add_argument("--bias-bench", type=Path, default=None, help="a checkout of McGill-NLP/bias-bench")
     s.add_argument("--out", type=Path, default=STEREOSET_FIXTURE)
     args = ap.parse_args()
     if args.cmd == "crows":
-        got = crows_fixture(args.upstream, args.out)
+        got = crows_fixture(args.upstream, args.out, subsets=tuple(args.subsets.split(",")))
         for name, run in got["runs"].items():
             print(name, run["printed"])
     else:
