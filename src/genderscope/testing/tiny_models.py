@@ -111,6 +111,7 @@ def build_tiny_causal(
     layers: int = 2,
     heads: int = 2,
     add_bos: bool = False,
+    n_positions: int = 256,
 ) -> Path:
     """A GPT-2-style causal LM with random weights; WordLevel vocabulary = specials + ``words``.
     ``add_bos``: the tokenizer adds ``<s>`` in front when asked for special tokens (as Llama's does)."""
@@ -135,7 +136,7 @@ def build_tiny_causal(
         n_embd=hidden,
         n_layer=layers,
         n_head=heads,
-        n_positions=256,
+        n_positions=n_positions,
         bos_token_id=vocab["<s>"],
         eos_token_id=vocab["</s>"],
         pad_token_id=vocab["<pad>"],
