@@ -140,7 +140,7 @@ def bls_pct_female() -> dict[str, float]:
         return {r["occupation"]: float(r["bls_pct_female"]) for r in csv.DictReader(fh, delimiter="\t")}
 
 
-def is_gotcha(row: dict[str, Any], pct_female: dict[str, float], rule: str = "occupation") -> bool:
+def is_gotcha(row: dict[str, Any], pct_female: dict[str, float], rule: str = "paper") -> bool:
     """Winogender's "gotcha" sentences.  ``occupation`` (lm-eval's README, LLaMA paper): the pronoun refers to
     the occupation and its gender is not the occupation's BLS majority gender.  ``paper`` (Rudinger et al.
     2018, Table 2): also the sentences whose answer is the participant while the pronoun matches the majority.
@@ -154,7 +154,7 @@ def is_gotcha(row: dict[str, Any], pct_female: dict[str, float], rule: str = "oc
     return rule == "paper" and not mismatch
 
 
-def winogender_gotcha_rows(rule: str = "occupation") -> list[dict[str, Any]]:
+def winogender_gotcha_rows(rule: str = "paper") -> list[dict[str, Any]]:
     pct = bls_pct_female()
     return [r for r in winogender_rows() if is_gotcha(r, pct, rule)]
 
