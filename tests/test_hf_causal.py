@@ -110,7 +110,13 @@ def test_continuation_score_is_the_tail_of_the_sentence(causal_dir):
 def test_causal_backend_answers_exactly_its_primitives(causal_dir):
     from genderscope.backends.hf_causal import HFCausalLMBackend
 
-    assert HFCausalLMBackend.request_kinds == {"chat", "generate", "tokenize", "token_logprobs"}
+    assert HFCausalLMBackend.request_kinds == {
+        "chat",
+        "generate",
+        "tokenize",
+        "token_logprobs",
+        "loglikelihood",
+    }
     b = backend(causal_dir)
     for kind in ("fill_mask", "loglik", "candidates"):
         with pytest.raises(UnsupportedKindError, match=f"hf-causal models cannot answer '{kind}'"):

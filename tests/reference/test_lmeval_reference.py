@@ -153,3 +153,68 @@ def test_discrim_eval_requests_and_logits(runs: dict[str, dict[str, Any]]) -> No
         assert s["metrics"]["female_bias"][2] == pytest.approx(math.log(p) - math.log1p(-p), abs=1e-9)
     names = ("black", "asian", "hispanic", "native_american", "female", "non_binary", "age")
     assert all(isinstance(got["metrics"][f"{n}_bias,none"], float) for n in names)
+
+
+# ------------------------------------------------------------- genderscope --mode lm-eval on the same model
+
+#: lm-eval task -> (genderscope task, extra options, genderscope metric name of each lm-eval metric)
+BBQ_METRICS = ("acc", "accuracy_amb", "accuracy_disamb", "amb_bias_score_Gender_identity",
+               "disamb_bias_score_Gender_identity")  # fmt: skip
+DISCRIM_METRICS = ("female_bias", "non_binary_bias", "black_bias", "asian_bias", "hispanic_bias",
+                   "native_american_bias", "age_bias")  # fmt: skip
+OURS = {
+    "crows_pairs_english_gender": (
+        "crows-pairs",
+        ["--bias-type", "gender"],
+        {"pct_stereotype": "pct_stereotype", "likelihood_diff": "likelihood_diff"},
+    ),
+    "winogender_all": ("winogender", [], {"acc": "winogender_all/acc"}),
+    "bbq": ("bbq-likelihood", [], {k: k for k in BBQ_METRICS}),
+    "discrim_eval_explicit": ("discrim-eval-likelihood", [], {k: k for k in DISCRIM_METRICS}),
+}
+
+
+@pytest.fixture(scope="module")
+def ours(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, list]]:
+    """genderscope's run of each task (``--mode lm-eval``, the same ``--limit``): (metrics, attempts)."""
+    import json
+    import subprocess
+
+    out = tmp_path_factory.mktemp("ours")
+    got = {}
+    for lm_task, (task, extra, _names) in OURS.items():
+        folder = out / task
+        cmd = [sys.executable, "-c", "from genderscope.cli import main; main()", "run", task, "--model",
+               f"hf-causal:{tiny_model}", "--mode", "lm-eval", "--limit", str(LIMITS[lm_task]), "--no-cache",
+               "--out", str(folder), *extra]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        metrics = json.loads((folder / "results.json").read_text())["tasks"][task]["metrics"]
+        lines = [json.loads(x) for x in (folder / "attempts.jsonl").read_text().splitlines()]
+        got[lm_task] = (metrics, [x for x in lines if x.get("request_kind") == "loglikelihood"])
+    return got
+
+
+@pytest.mark.parametrize("lm_task", sorted(OURS))
+def test_genderscope_lm_eval_mode_equals_lm_eval(
+    lm_task: str, runs: dict[str, dict[str, Any]], ours: dict[str, tuple[dict, list]]
+) -> None:
+    """Same requests per document, each choice's log-likelihood within float noise (2e-4 nats: batched
+    float32 forwards), every metric equal (1e-6 absolute; the regression's coefficients 1e-4 relative)."""
+    ref = runs[lm_task]
+    metrics, attempts = ours[lm_task]
+    samples = ref["samples"]
+    # our items are in file order, as lm-eval's documents; winogender's run asks the union of the seven
+    # winogender_* tasks' first N sentences, whose first N (in file order) are winogender_all's
+    assert len(attempts) >= len(samples), (len(attempts), len(samples))
+    for s, a in zip(samples, attempts):
+        assert len(a["response"]["logprobs"]) == len(s["requests"]), a["item_id"]
+        assert a["response"]["logprobs"] == pytest.approx(s["loglikelihoods"], abs=2e-4), a["item_id"]
+    for lm_name, our_name in OURS[lm_task][2].items():
+        want = ref["metrics"].get(f"{lm_name},none")
+        have = metrics[our_name]["value"]
+        if want is None or (isinstance(want, float) and math.isnan(want)):
+            assert have is None, (lm_name, have)
+            continue
+        tol = 1e-4 * max(1.0, abs(want)) if lm_task == "discrim_eval_explicit" else 1e-6
+        assert have == pytest.approx(float(want), abs=tol), (lm_name, have, want)
