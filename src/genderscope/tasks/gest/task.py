@@ -23,7 +23,8 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT
 from genderscope.core.requests import AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, TaskResult
-from genderscope.stats import intervals, no_ci
+from genderscope.stats import no_ci
+from genderscope.tasks.chatprobe import cis
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import GENDERBENCH, ChatProbe, ProbeOptions, genderbench_entry
@@ -162,7 +163,20 @@ class GestTask(GestRowsMixin, ChatProbe):
         names, point, boot = point_and_resamples(
             lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed
         )
-        iv = intervals(boot, o.ci_method, o.confidence_level) if boot is not None else None
+        iv = (
+            cis.metric_intervals(
+                lambda C: self.compute(ev, C),
+                ev.n_items,
+                names,
+                point,
+                boot,
+                o.ci_method,
+                o.confidence_level,
+                self.ctx.seed,
+            )
+            if boot is not None
+            else None
+        )
         cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
         metrics = {name: Metric(float(point[i]), *cols[i]) for i, name in enumerate(names)}
         extra = self._tables(point, iv, ev, results)
