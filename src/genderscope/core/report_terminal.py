@@ -6,6 +6,8 @@ from typing import Any
 
 from rich.table import Table
 
+from genderscope.core.textfmt import snap_zero
+
 
 def fmt(x: Any, digits: int = 3) -> str:
     if x is None:
@@ -16,7 +18,7 @@ def fmt(x: Any, digits: int = 3) -> str:
         return str(x)
     if f != f:
         return "NaN"
-    return f"{f:.{digits}f}"
+    return f"{snap_zero(f) + 0.0:.{digits}f}"
 
 
 def metrics_table(task: str, result: Any, names: list[str] | None = None) -> Table:

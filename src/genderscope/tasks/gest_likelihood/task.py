@@ -36,6 +36,7 @@ from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import bootstrap_counts
 from genderscope.stats.intervals import intervals
+from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights
 from genderscope.tasks.gest.data import SHORT_NAMES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.orderings import sample_rows
 from genderscope.tasks.gest_likelihood import aggregate as A
@@ -59,7 +60,11 @@ class GestLikelihoodOptions:
     )
     template: str = opt("all", "template ids to run, e.g. 0,2 (with --scores: the id of each file, in order)")
     scores: str = opt("", "per-sentence score file(s), comma-separated: one float per dataset row; no model")
-    ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
+    ci_method: str = opt(
+        JACKKNIFE_T,
+        "interval: jackknife-t over rows (calibrated at small samples), percentile or normal (bootstrap)",
+        (JACKKNIFE_T, "percentile", "normal"),
+    )
     bootstrap_cycles: int = opt(1000, "bootstrap resamples of rows (0 = no CIs)")
     confidence_level: float = opt(0.95, "confidence level of the intervals")
 
@@ -333,7 +338,12 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         if o.bootstrap_cycles <= 0:
             return point, None
         boot = np.vstack([all_metrics(C) for C in bootstrap_counts(n, o.bootstrap_cycles, self.ctx.seed)])
-        return point, intervals(boot, o.ci_method, o.confidence_level)
+        if o.ci_method != JACKKNIFE_T:
+            return point, intervals(boot, o.ci_method, o.confidence_level)
+        iv = jackknife_intervals(point, all_metrics(jackknife_weights(n, self.ctx.seed)), o.confidence_level)
+        undefined = np.isnan(iv[:, 0])  # a replicate without a stereotype's rows: the percentile interval
+        iv[undefined] = intervals(boot, "percentile", o.confidence_level)[undefined]
+        return point, iv
 
     def _parameters(self, ids: list[int], has_ci: bool) -> dict[str, Any]:
         o = self.options
