@@ -48,6 +48,12 @@ from genderscope.tasks.references import GEST
 MASKED_FORM, CAUSAL_FORM, GIVEN_FORM = "masked", "causal", "given"
 
 
+#: ``no_ci`` of a feminine rank (a rank of 16 means has no valid interval from item resamples)
+RANK_NO_CI = (
+    "a rank has no valid interval here (resamples can exclude the rank itself); read the r_i intervals"
+)
+
+
 @dataclass
 class GestLikelihoodOptions:
     dataset_version: str = opt(
@@ -304,12 +310,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         S = A.one_hot([stereotype[j] for j in range(n)])
         names = [f"template_{t}/{m}" for t in ids for m in A.NAMES] + ["g_s_mean", "r_f_mean", "r_m_mean"]
         point, iv = self._point_and_intervals(X, S, ids, n)
-        metrics = {
-            name: Metric(float(point[i]), float(iv[i, 0]), float(iv[i, 1]))
-            if iv is not None
-            else Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
-            for i, name in enumerate(names)
-        }
+        metrics = {name: self._metric(name, float(point[i]), iv, i) for i, name in enumerate(names)}
         extra: dict[str, Any] = {
             "parameters": self._parameters(ids, iv is not None),
             "counts": _counts(readings, ids, n, results),
@@ -319,6 +320,14 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
         headline = ["g_s_mean", "r_f_mean", "r_m_mean"] + [f"template_{t}/g_s" for t in ids]
         return TaskResult(metrics=metrics, extra=extra, records=records, headline=headline)
+
+    def _metric(self, name: str, value: float, iv: np.ndarray | None, i: int) -> Metric:
+        """One metric with its interval; with the jackknife a rank has none (:data:`RANK_NO_CI`)."""
+        if iv is None:
+            return Metric(value, no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
+        if self.options.ci_method == JACKKNIFE_T and "/feminine_rank_" in name:
+            return Metric(value, no_ci=RANK_NO_CI)
+        return Metric(value, float(iv[i, 0]), float(iv[i, 1]))
 
     def _point_and_intervals(
         self, X: dict[int, np.ndarray], S: np.ndarray, ids: list[int], n: int
