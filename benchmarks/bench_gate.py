@@ -55,6 +55,37 @@ def one_seed(suite: str, seed: int, limit: int | None) -> dict[str, Any]:
     out["cells"] = len(cells)
     out["tested"] = sum(1 for x in cells if x.p_value is not None)
     out["states"] = {x.task: x.state for x in cells}
+    out["metrics"] = null_metric_values(res)
+    return out
+
+
+def null_metric_values(res: Any) -> dict[str, dict[str, list[float | None]]]:
+    """task -> metric -> [value, ci_low, ci_high, no-bias value] of every metric with a no-bias value
+    (the same runs give the suite's coverage at its default sizes, :func:`coverage`)."""
+    import fnmatch
+
+    from genderscope import registry
+
+    out: dict[str, dict[str, list[float | None]]] = {}
+    for task, metrics in res.metrics.items():
+        docs = registry.task_class(task).metric_docs
+        wanted = {n: d.neutral for n, d in docs.items() if d.neutral is not None and d.sign}
+        for name, m in metrics.items():
+            neutral = next((v for p, v in wanted.items() if fnmatch.fnmatchcase(name, p)), None)
+            if neutral is not None:
+                out.setdefault(task, {})[name] = [m.value, m.ci_low, m.ci_high, neutral]
+    return out
+
+
+def coverage(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(task, metric) -> (seeds with an interval, seeds whose interval contains the no-bias value)."""
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in rows:
+        for task, metrics in r.get("metrics", {}).items():
+            for name, (_v, lo, hi, neutral) in metrics.items():
+                n, c = out.get((task, name), (0, 0))
+                ok = lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi)
+                out[(task, name)] = (n + ok, c + int(ok and lo <= neutral <= hi))
     return out
 
 
@@ -83,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     for c in CORRECTIONS:
         passed = sum(1 for r in rows if not r[c])
         print(f"  --correction {c:<5} passes {passed} of {n} seeds ({100 * passed / max(n, 1):.1f} %)")
+    print("coverage of the 95 % intervals at the suite's sizes (seeds with an interval):")
+    for (task, name), (k, c) in coverage(rows).items():
+        print(f"  {task:<22} {name:<28} {k:>4} {100 * c / max(k, 1):6.1f} %")
     holm_ok = sum(1 for r in rows if not r["holm"])
     return 0 if n and holm_ok >= 0.95 * n else 1
 
