@@ -272,12 +272,12 @@ class ChatProbe(Task):
         """Each metric with its interval or the reason it has none (``reasons``: those of
         :func:`.cis.magnitude_rules`)."""
         o = self.options
-        n = cis.resamples_of(o.ci_method, n_items, o.bootstrap_cycles)
-        cols = no_ci.interval_columns(iv, len(names), o.ci_method, n, "bootstrap_cycles")
+        n_resamples = cis.resamples_of(o.ci_method, n_items, o.bootstrap_cycles)
+        cols = no_ci.interval_columns(iv, len(names), o.ci_method, n_resamples, "bootstrap_cycles")
         out = {}
-        for i, n in enumerate(names):
+        for i, name in enumerate(names):
             lo, hi, why = cols[i]
-            out[n] = Metric(_num(point[i]), lo, hi, reasons.get(n, why))
+            out[name] = Metric(_num(point[i]), lo, hi, reasons.get(name, why))
         return out
 
     def marks(self, names: list[str], point: np.ndarray, iv: np.ndarray | None) -> dict[str, Any]:
