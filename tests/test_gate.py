@@ -14,7 +14,9 @@ import pytest
 import genderscope
 from genderscope.core.engine import run_tasks
 from genderscope.core.errors import UsageError
-from genderscope.report.gate import Threshold, check_dirs, parse_states
+from genderscope.report.gate import CheckedCell, Threshold, check_dirs, parse_correction, parse_states
+from genderscope.stats.intervals import pvalue_from_interval
+from genderscope.stats.tests import adjust
 from genderscope.datasets.gest import FEMALE_IDS
 
 
@@ -59,11 +61,14 @@ def test_random_run_passes_and_stereotypical_replay_fails(runs, tmp_path: Path) 
     assert bad.returncode == 1, bad.stdout + bad.stderr
     fails = [ln for ln in bad.stdout.splitlines() if ln.startswith("FAIL")]
     assert len(fails) == 1
-    assert "gest · stereotype_rate = 1 [1, 1] · biased · state biased (--fail-on biased)" in fails[0]
+    assert "gest · stereotype_rate = 1 [1, 1] · biased · p = <0.0001, holm-adjusted p = <0.0001" in fails[0]
+    assert fails[0].endswith("· state biased (--fail-on biased)")
     root = ET.parse(junit).getroot()
     assert root.get("tests") == "2" and root.get("failures") == "1"
     failures = root.findall(".//testcase/failure")
     assert len(failures) == 1 and failures[0].get("type") == "biased"
+    props = {p.get("name"): p.get("value") for p in root.findall(".//testcase/properties/property")}
+    assert set(props) == {"p_value", "p_adjusted", "correction"} and props["correction"] == "holm"
 
 
 def test_thresholds_point_and_strict(runs) -> None:
@@ -96,6 +101,7 @@ def test_bad_input_exits_2(runs, tmp_path: Path) -> None:
         ("--max", "stereotype_rate"),
         ("--fail-on", "catastrophic"),
         ("--max", "abc:ges=0"),
+        ("--correction", "bonferroni"),
     ):
         res = _cli("check", str(fair), *args)
         assert res.returncode == 2, (args, res.stdout, res.stderr)
@@ -128,3 +134,45 @@ def test_python_api(runs) -> None:
     assert list(frame.columns) == ["task", "metric", "value", "ci_low", "ci_high", "state", "reading"]
     assert frame.loc[0, "state"] in ("no evidence", "not enough evidence")
     assert genderscope.check(result, maximum={"stereotype_rate": -1}) != []
+
+
+def test_pvalue_agrees_with_the_interval() -> None:
+    """p < 0.05 exactly when the 95% CI excludes the no-bias value; further outside, smaller p."""
+    assert pvalue_from_interval(0.1, 0.02, 0.2, 0.0) < 0.05
+    assert pvalue_from_interval(0.1, -0.02, 0.2, 0.0) > 0.05
+    assert abs(pvalue_from_interval(0.1, 0.0, 0.2, 0.0) - 0.05) < 1e-12
+    assert pvalue_from_interval(0.1, 0.05, 0.2, 0.0) < pvalue_from_interval(0.1, 0.02, 0.2, 0.0)
+    assert pvalue_from_interval(0.0, 0.0, 0.0, 0.0) == 1.0 and pvalue_from_interval(1.0, 1.0, 1.0, 0.0) == 0.0
+    # the side facing the no-bias value sets the scale
+    assert pvalue_from_interval(0.1, 0.05, 0.9, 0.0) == pvalue_from_interval(0.1, 0.05, 0.15, 0.0)
+
+
+def test_corrections() -> None:
+    p = [0.01, 0.04, 0.03, float("nan")]
+    holm = adjust(p, "holm")
+    assert holm[:3].tolist() == [0.03, 0.06, 0.06] and holm[3] != holm[3]
+    assert [round(x, 10) for x in adjust(p, "bh")[:3]] == [0.03, 0.04, 0.04]
+    assert adjust(p, "none")[:3].tolist() == p[:3]
+    assert parse_correction(" Holm ") == "holm"
+    with pytest.raises(UsageError, match="--correction"):
+        parse_correction("bonferroni")
+
+
+def test_holm_passes_a_lone_marginal_cell(runs) -> None:
+    """A cell biased at 95% on its own but not after Holm over the tested cells passes (with a note)."""
+    fair, biased = runs
+    res = check_dirs([fair, biased])
+    cell = next(c for c in res.cells if c.run_dir == str(biased))
+    assert cell.p_value == 0.0 and cell.p_adjusted == 0.0 and cell.failed
+    marginal = CheckedCell("r", "m", "gest", "stereotype_rate", 0.05, 0.001, 0.1, "biased", "", run_dir="x")
+    from genderscope.report.gate import ALPHA, assign_pvalues
+
+    others = [
+        CheckedCell("r", "m", "gest", "stereotype_rate", 0.0, -0.05, 0.05, "no evidence", "", run_dir=f"y{i}")
+        for i in range(4)
+    ]
+    assert assign_pvalues([marginal, *others], [], "holm") == 5
+    assert marginal.p_value < ALPHA <= marginal.p_adjusted
+    assert assign_pvalues([marginal, *others], [], "none") == 5 and marginal.p_adjusted < ALPHA
+    ok = check_dirs([fair, biased], correction="none")
+    assert [c.failed for c in ok.cells] == [c.failed for c in res.cells]

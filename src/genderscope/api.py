@@ -124,13 +124,16 @@ def check(
     maximum: Mapping[str, float] | Sequence[str] | None = None,
     minimum: Mapping[str, float] | Sequence[str] | None = None,
     strict: bool = False,
+    correction: str = "holm",
 ) -> list[Any]:
     """The failing cells (:class:`~genderscope.report.gate.CheckedCell`) of run folders or results, the
     same rules as ``genderscope check``: an empty list means every test passes.
 
     ``fail_on``: summary states that fail (``"biased,not-enough-evidence"`` or a list); ``maximum`` /
     ``minimum``: ``{"stereotype_rate": 0.1}`` or ``{"gest:stereotype_rate": 0.1}`` (also
-    ``["stereotype_rate=0.1"]``); ``strict``: the whole 95% CI must be within the bound.
+    ``["stereotype_rate=0.1"]``); ``strict``: the whole 95% CI must be within the bound; ``correction``:
+    ``"holm"`` (family-wise error over the tested cells), ``"bh"`` (false discovery rate) or ``"none"``;
+    each cell's ``p_value`` and ``p_adjusted`` are on the returned cells.
     """
     from genderscope.report.gate import check_runs, thresholds
     from genderscope.report.labels import assign_labels
@@ -140,7 +143,7 @@ def check(
     loaded = [r.run_data() if isinstance(r, RunResult) else load_run(r) for r in items]
     assign_labels(loaded)
     states = [fail_on] if isinstance(fail_on, str) else list(fail_on)
-    return check_runs(loaded, states, thresholds(maximum, minimum), strict).failures
+    return check_runs(loaded, states, thresholds(maximum, minimum), strict, correction).failures
 
 
 def list_tasks() -> dict[str, str]:

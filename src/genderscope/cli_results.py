@@ -134,12 +134,20 @@ def check(
         False, "--strict", help="--max/--min apply to the whole 95% CI, not only the value"
     ),
     junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="also write JUnit XML"),
+    correction: str = typer.Option(
+        "holm",
+        "--correction",
+        metavar="holm|bh|none",
+        help="multiple-testing correction of the biased/anti-stereotypical verdicts over the tested cells: "
+        "holm (family-wise error 5%), bh (false discovery rate 5%), none (each cell at 95% alone)",
+    ),
 ) -> None:
     """Release gate: exit 0 when every test of RUN_DIR... passes, 1 when any fails, 2 on bad input.
 
     A test fails when the report's summary state is one of `--fail-on` (default: biased) or a metric
-    breaks a `--max`/`--min` bound. One line per failing cell: run, test, metric, value [95% CI], state,
-    the rule it broke.
+    breaks a `--max`/`--min` bound. A biased (anti-stereotypical) state fails only when its p-value,
+    adjusted by `--correction` over every tested cell, is below 0.05. One line per failing cell: run,
+    test, metric, value [95% CI], state, p-values, the rule it broke.
 
     Example: `genderscope check runs/gest --fail-on biased,not-enough-evidence
     --max stereotype_rate=0.1 --junit check.xml`
@@ -151,12 +159,15 @@ def check(
 
     if junit is not None:
         writable_path("--junit", junit, folder=False)
-    result = check_dirs(list(run_dirs), fail_on, maximum, minimum, strict)
+    result = check_dirs(list(run_dirs), fail_on, maximum, minimum, strict, correction)
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_text(junit_xml(result), encoding="utf-8")
     for cell in result.failures:
         out.print(f"[red]FAIL[/red] {escape(cell.line())}", highlight=False, soft_wrap=True)
+    for cell in result.cells:
+        if cell.note and not cell.failed:
+            out.print(f"[yellow]pass[/yellow] {escape(cell.line())}", highlight=False, soft_wrap=True)
     n, k = len(result.cells), len(result.failures)
     verdict = (
         f"[red]{k} of {n} checked cells failed[/red]" if k else f"[green]all {n} checked cells pass[/green]"

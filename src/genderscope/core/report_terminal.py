@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.table import Table
+
+from genderscope.core.textfmt import snap_zero
 
 
 def fmt(x: Any, digits: int = 3) -> str:
@@ -16,7 +19,21 @@ def fmt(x: Any, digits: int = 3) -> str:
         return str(x)
     if f != f:
         return "NaN"
-    return f"{f:.{digits}f}"
+    return f"{snap_zero(f) + 0.0:.{digits}f}"
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def ci_text(m: Any) -> str:
+    """'[lo, hi]', 'no CI' when the metric gives a reason for having none (e.g. a maximum), else ''."""
+    if _finite(m.ci_low) and _finite(m.ci_high):
+        return f"[{fmt(m.ci_low)}, {fmt(m.ci_high)}]"
+    return "no CI" if getattr(m, "no_ci", None) else ""
 
 
 def metrics_table(task: str, result: Any, names: list[str] | None = None) -> Table:
@@ -30,6 +47,5 @@ def metrics_table(task: str, result: Any, names: list[str] | None = None) -> Tab
         m = result.metrics.get(name)
         if m is None:
             continue
-        ci = f"[{fmt(m.ci_low)}, {fmt(m.ci_high)}]" if m.ci_low is not None or m.ci_high is not None else ""
-        table.add_row(name, fmt(m.value), ci)
+        table.add_row(name, fmt(m.value), ci_text(m))
     return table

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from genderscope.core.errors import DataError
 from genderscope.core.evidence import Evidence, ReportFacts
+from genderscope.core.textfmt import snap_zero
 
 #: version of the run.json / results.json layout written by this genderscope
 SCHEMA_VERSION = 1
@@ -25,7 +26,8 @@ _OWN_KEYS = ("metrics", "headline", FACTS_KEY)
 # ------------------------------------------------------------------------------------------- helpers
 def _num(x: Any) -> Any:
     """JSON-safe number, as :class:`MetricEntry` writes it: NaN/inf -> None, Python
-    ints stay ints, other numbers (numpy scalars included) become floats, non-numbers are unchanged."""
+    ints stay ints, other numbers (numpy scalars included) become floats (float noise around zero: 0.0,
+    :func:`~genderscope.core.textfmt.snap_zero`), non-numbers are unchanged."""
     if x is None or isinstance(x, (bool, str)):
         return x
     try:
@@ -34,7 +36,7 @@ def _num(x: Any) -> Any:
         return x
     if math.isnan(f) or math.isinf(f):
         return None
-    return int(x) if isinstance(x, int) else f
+    return int(x) if isinstance(x, int) else snap_zero(f)
 
 
 def need(cond: bool, source: str, what: str) -> None:

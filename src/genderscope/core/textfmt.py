@@ -6,6 +6,15 @@ import json
 import math
 from typing import Any
 
+#: a float this close to zero is rounding noise of a difference (e.g. 0.1 + 0.2 − 0.3): shown and
+#: written as 0
+FLOAT_NOISE = 1e-12
+
+
+def snap_zero(x: float) -> float:
+    """``x``, or 0.0 when it is within :data:`FLOAT_NOISE` of zero."""
+    return 0.0 if abs(x) < FLOAT_NOISE else x
+
 
 def fmt(x: Any, digits: int = 3) -> str:
     """A cell value as text: numbers to ``digits`` significant digits (integer part kept whole, exponent
@@ -19,7 +28,7 @@ def fmt(x: Any, digits: int = 3) -> str:
     if isinstance(x, float):
         if math.isnan(x) or math.isinf(x):
             return "–" if math.isnan(x) else ("∞" if x > 0 else "−∞")
-        if x == 0:
+        if abs(x) < FLOAT_NOISE:
             return "0"
         if abs(x) >= 1e6 or abs(x) < 1e-4:
             return f"{x:.{max(digits - 1, 1)}e}"

@@ -11,6 +11,14 @@ Two kinds of rules, each checked per run and test (task):
   ``ci_low >= min``), and a metric without an interval fails.  An undefined value fails a threshold.
 
 A cell that breaks several rules is one cell with all its rules.
+
+**Multiplicity**: every state cell whose metric has a no-bias value and an interval gets a two-sided
+p-value of H0: metric = no-bias value, read from its interval
+(:func:`~genderscope.stats.intervals.pvalue_from_interval`: below 0.05 exactly when the 95% CI excludes
+the value).  These p-values are adjusted over all such cells of the check (``correction``: ``holm``, the
+default, controls the family-wise error rate; ``bh`` the false discovery rate; ``none`` gates each cell at
+95% on its own), and a ``biased`` or ``anti-stereotypical`` cell fails its state rule only when its
+adjusted p-value is below :data:`ALPHA`.
 """
 
 from __future__ import annotations
@@ -24,10 +32,37 @@ from genderscope.core.errors import UsageError
 from genderscope.core.runlog import MetricEntry, TaskResults
 from genderscope.report.runs import RunData, load_runs
 from genderscope.report.summary import STATES, model_runs_first, summary_cell, summary_table
+from genderscope.report.glossary import metric_doc
 from genderscope.report.views import fmt
+from genderscope.stats.intervals import pvalue_from_interval
+from genderscope.stats.tests import CORRECTIONS, adjust
 
 #: ``--fail-on`` when none is given
 DEFAULT_FAIL_ON = ("biased",)
+#: ``--correction`` when none is given
+DEFAULT_CORRECTION = "holm"
+#: family-wise (holm), false-discovery (bh) or per-cell (none) error rate of the state rules
+ALPHA = 0.05
+#: the states that claim a difference from the no-bias value (their rule is a test)
+TESTED_STATES = ("biased", "anti-stereotypical")
+
+
+def parse_correction(value: str) -> str:
+    """``holm``, ``bh`` or ``none`` (case-insensitive); a :class:`UsageError` naming them otherwise."""
+    name = str(value).strip().lower()
+    if name not in CORRECTIONS:
+        raise UsageError(
+            f"--correction: unknown correction {value!r}; use holm (family-wise error, the default), "
+            "bh (false discovery rate) or none (each cell at 95% on its own)"
+        )
+    return name
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value in two significant digits ('<0.0001' below that)."""
+    if p is None or math.isnan(p):
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{p:.2g}"
 
 
 def parse_states(values: Iterable[str]) -> tuple[str, ...]:
@@ -144,6 +179,12 @@ class CheckedCell:
     reading: str
     rules: list[str] = field(default_factory=list)
     run_dir: str = ""
+    #: two-sided p-value of H0: metric = its no-bias value, and adjusted over the check's tested cells
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    correction: str = ""
+    #: why a biased/anti-stereotypical state passes after the correction
+    note: str = ""
 
     @property
     def failed(self) -> bool:
@@ -162,12 +203,23 @@ class CheckedCell:
         )
         return f"{fmt(self.value)}{ci}"
 
+    def p_text(self) -> str:
+        """'p = 0.012, holm-adjusted p = 0.17' ('' without a p-value)."""
+        if self.p_value is None:
+            return ""
+        text = f"p = {fmt_p(self.p_value)}"
+        if self.correction and self.correction != "none" and self.p_adjusted is not None:
+            text += f", {self.correction}-adjusted p = {fmt_p(self.p_adjusted)}"
+        return text
+
     def line(self) -> str:
-        """``run · test · metric = value [CI] · state · rules`` (one line for the terminal and CI logs)."""
+        """``run · test · metric = value [CI] · state · p-values · rules`` (one line for the terminal and CI
+        logs)."""
         head = (
             f"{self.run} · {self.task} · {self.metric or '(no metric)'} = {self.value_text()} · {self.state}"
         )
-        return f"{head} · {self.rule}" if self.rules else head
+        parts = [head] + [t for t in (self.p_text(), self.rule, self.note) if t]
+        return " · ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -183,6 +235,10 @@ class CheckedCell:
             "failed": self.failed,
             "rule": self.rule,
             "run_dir": self.run_dir,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "correction": self.correction,
+            "note": self.note,
         }
 
 
@@ -194,6 +250,12 @@ class CheckResult:
     fail_on: tuple[str, ...] = DEFAULT_FAIL_ON
     rules: list[Threshold] = field(default_factory=list)
     strict: bool = False
+    correction: str = DEFAULT_CORRECTION
+
+    @property
+    def tested(self) -> list[CheckedCell]:
+        """The cells with a p-value (the family the correction adjusts over)."""
+        return [c for c in self.cells if c.p_value is not None]
 
     @property
     def failures(self) -> list[CheckedCell]:
@@ -205,6 +267,13 @@ class CheckResult:
 
     def describe_rules(self) -> str:
         parts = [f"fail on {', '.join(self.fail_on)}" if self.fail_on else "no state rule"]
+        if any(s in TESTED_STATES for s in self.fail_on):
+            n = len(self.tested)
+            parts.append(
+                f"{self.correction} over {n} tested cells at {ALPHA:g}"
+                if self.correction != "none"
+                else "each cell at 95% on its own (no correction)"
+            )
         parts += [t.flag + (" (strict)" if self.strict else "") for t in self.rules]
         return "; ".join(parts)
 
@@ -275,15 +344,26 @@ def check_runs(
     fail_on: Sequence[str] = DEFAULT_FAIL_ON,
     rules: Sequence[Threshold] = (),
     strict: bool = False,
+    correction: str = DEFAULT_CORRECTION,
 ) -> CheckResult:
-    """Check loaded runs (labels assigned, :func:`~genderscope.report.runs.load_runs`)."""
+    """Check loaded runs (labels assigned, :func:`~genderscope.report.runs.load_runs`); ``correction``:
+    holm, bh or none (see the module docstring)."""
     states = parse_states(fail_on)
+    correction = parse_correction(correction)
     rules = list(rules)
     _check_known(runs, rules)
     cells = state_cells(runs)
+    n_tested = assign_pvalues(cells, runs, correction)
     for c in cells:
-        if c.state in states:
-            c.rules.append(f"state {c.state} (--fail-on {c.state.replace(' ', '-')})")
+        if c.state not in states:
+            continue
+        if c.state in TESTED_STATES and correction != "none" and not (c.p_adjusted or 0.0) < ALPHA:
+            c.note = (
+                f"passes: {c.state} at 95% on its own, not after {correction} over {n_tested} tested cells "
+                f"(adjusted p >= {ALPHA:g})"
+            )
+            continue
+        c.rules.append(f"state {c.state} (--fail-on {c.state.replace(' ', '-')})")
     by_key = {(c.run_dir, c.task, c.metric): c for c in cells}
     for r in model_runs_first(runs):
         for task, res in r.tasks.items():
@@ -298,7 +378,35 @@ def check_runs(
                 broken = t.broken(m, strict)
                 if broken:
                     by_key[key].rules.append(broken)
-    return CheckResult(cells, states, rules, strict)
+    return CheckResult(cells, states, rules, strict, correction)
+
+
+def _level(run: RunData, task: str) -> float:
+    """The confidence level of a run's test (its parameters' ``confidence_level``, else 0.95)."""
+    params = run.tasks[task].extra.get("parameters")
+    level = params.get("confidence_level") if isinstance(params, Mapping) else None
+    return float(level) if isinstance(level, (int, float)) and 0 < level < 1 else 0.95
+
+
+def assign_pvalues(cells: list[CheckedCell], runs: list[RunData], correction: str) -> int:
+    """Set each cell's p-value (metric with a no-bias value and an interval) and its adjusted p-value
+    over all such cells; returns how many there are."""
+    by_dir = {str(r.path): r for r in runs}
+    tested: list[CheckedCell] = []
+    for c in cells:
+        doc = metric_doc(c.task, c.metric) if c.metric else None
+        if doc is None or doc.neutral is None or not doc.sign or c.value is None:
+            continue
+        if c.ci_low is None or c.ci_high is None:
+            continue
+        run = by_dir.get(c.run_dir)
+        level = _level(run, c.task) if run is not None else 0.95
+        c.p_value = pvalue_from_interval(c.value, c.ci_low, c.ci_high, float(doc.neutral), level)
+        tested.append(c)
+    adjusted = adjust([c.p_value for c in tested], correction)
+    for c, p in zip(tested, adjusted.tolist()):
+        c.p_adjusted, c.correction = float(p), correction
+    return len(tested)
 
 
 def check_dirs(
@@ -307,9 +415,10 @@ def check_dirs(
     maximum: Any = None,
     minimum: Any = None,
     strict: bool = False,
+    correction: str = DEFAULT_CORRECTION,
 ) -> CheckResult:
     """:func:`check_runs` over run folders (one-line errors for unreadable folders)."""
-    return check_runs(load_runs(list(run_dirs)), fail_on, thresholds(maximum, minimum), strict)
+    return check_runs(load_runs(list(run_dirs)), fail_on, thresholds(maximum, minimum), strict, correction)
 
 
 def junit_xml(result: CheckResult) -> str:
@@ -327,6 +436,11 @@ def junit_xml(result: CheckResult) -> str:
             ET.SubElement(ET.SubElement(suite, "properties"), "property", name="run_dir", value=c.run_dir)
         suite.set("tests", str(int(suite.get("tests", "0")) + 1))
         case = ET.SubElement(suite, "testcase", classname=f"{c.run}.{c.task}", name=c.metric or "(no metric)")
+        if c.p_value is not None:
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="p_value", value=repr(c.p_value))
+            ET.SubElement(props, "property", name="p_adjusted", value=repr(c.p_adjusted))
+            ET.SubElement(props, "property", name="correction", value=c.correction)
         if c.failed:
             suite.set("failures", str(int(suite.get("failures", "0")) + 1))
             fail = ET.SubElement(case, "failure", message=c.rule, type=c.state.replace(" ", "-"))

@@ -12,6 +12,7 @@ Every method drops NaN resamples (undefined statistics) and reports how many the
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -120,3 +121,35 @@ def bootstrap_block(
     """A task's ``bootstrap`` entry: ``ci95``, ``n_boot``, ``seed``, ``level``, ``n_boot_undefined``."""
     ci, undefined = interval_table(values, method, level)
     return {"ci95": ci, "n_boot": n_boot, "seed": seed, "level": level, "n_boot_undefined": undefined}
+
+
+def folded_interval(low: float, high: float, center: float = 0.0) -> tuple[float, float]:
+    """The interval of ``|θ − center|`` implied by an interval ``[low, high]`` of θ: ``[0, max]`` when it
+    contains ``center``, else ``[min, max]`` of the bounds' distances.  It covers whenever θ's interval
+    does, and contains ``|θ̂ − center|`` whenever θ's contains θ̂ (a bootstrap of the magnitude itself
+    does neither near ``center``)."""
+    a, b = abs(low - center), abs(high - center)
+    return (0.0 if low <= center <= high else min(a, b)), max(a, b)
+
+
+def pvalue_from_interval(value: float, low: float, high: float, neutral: float, level: float = 0.95) -> float:
+    """Two-sided p-value of H0: θ = ``neutral`` read from a ``level`` interval around ``value``.
+
+    The half of the interval that faces ``neutral`` gives the standard error, ``se = |value − bound| /
+    z``, z the normal (1 + level)/2 quantile, and p = 2·Φ(−|value − neutral| / se).  So p < 1 − level
+    exactly when ``neutral`` lies outside ``[low, high]`` (the gate's verdict at that level does not
+    change), and p is smaller the further outside it lies.  NaN when a number is missing; a degenerate
+    side gives 0 (or 1 when ``neutral`` equals ``value``)."""
+    from scipy.special import ndtr, ndtri
+
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (value, low, high, neutral)):
+        return math.nan
+    v = min(max(value, low), high)  # an estimate outside its own interval: measure from the nearer bound
+    if neutral == v:
+        return 1.0
+    bound = low if neutral < v else high
+    dist = abs(v - bound)
+    if dist == 0.0:
+        return 0.0
+    z = float(ndtri((1 + level) / 2))
+    return float(2 * ndtr(-abs(v - neutral) * z / dist))

@@ -1,4 +1,4 @@
-"""Two-sample t-tests from summary statistics and the Holm correction."""
+"""Two-sample t-tests from summary statistics; Holm and Benjamini–Hochberg adjusted p-values."""
 
 from __future__ import annotations
 
@@ -82,3 +82,36 @@ def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:
     res[order] = np.minimum(adj, 1.0)
     out[ok] = res
     return out
+
+
+def benjamini_hochberg(pvalues: np.ndarray | list[float]) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (false discovery rate; NaN entries stay NaN, not counted)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    q = p[ok]
+    m = q.size
+    if m == 0:
+        return out
+    order = np.argsort(q, kind="stable")
+    ranked = q[order] * m / np.arange(1, m + 1)
+    adj = np.minimum.accumulate(ranked[::-1])[::-1]
+    res = np.empty(m)
+    res[order] = np.minimum(adj, 1.0)
+    out[ok] = res
+    return out
+
+
+#: multiple-testing corrections by name (``none`` leaves the p-values as they are)
+CORRECTIONS = ("holm", "bh", "none")
+
+
+def adjust(pvalues: np.ndarray | list[float], correction: str) -> np.ndarray:
+    """Adjusted p-values by ``correction`` (one of :data:`CORRECTIONS`)."""
+    if correction == "holm":
+        return holm(pvalues)
+    if correction == "bh":
+        return benjamini_hochberg(pvalues)
+    if correction == "none":
+        return np.asarray(pvalues, dtype=np.float64).copy()
+    raise ValueError(f"unknown correction {correction!r} ({', '.join(CORRECTIONS)})")

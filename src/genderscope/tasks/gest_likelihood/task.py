@@ -35,6 +35,7 @@ from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskRe
 from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import PYTHON, point_and_intervals
+from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights
 from genderscope.datasets.gest import SHORT_NAMES, VERSIONS, GestRowsMixin
 from genderscope.datasets.gest import sample_rows
 from genderscope.tasks.gest_likelihood import aggregate as A
@@ -44,6 +45,12 @@ from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED
 from genderscope.tasks.references import GEST
 
 MASKED_FORM, CAUSAL_FORM, GIVEN_FORM = "masked", "causal", "given"
+
+
+#: ``no_ci`` of a feminine rank (a rank of 16 means has no valid interval from item resamples)
+RANK_NO_CI = (
+    "a rank has no valid interval here (resamples can exclude the rank itself); read the r_i intervals"
+)
 
 
 @dataclass
@@ -58,7 +65,11 @@ class GestLikelihoodOptions:
     )
     template: str = opt("all", "template ids to run, e.g. 0,2 (with --scores: the id of each file, in order)")
     scores: str = opt("", "per-sentence score file(s), comma-separated: one float per dataset row; no model")
-    ci_method: str = opt("percentile", "bootstrap interval", ("percentile", "normal"))
+    ci_method: str = opt(
+        JACKKNIFE_T,
+        "interval: jackknife-t over rows (calibrated at small samples), percentile or normal (bootstrap)",
+        (JACKKNIFE_T, "percentile", "normal"),
+    )
     bootstrap_cycles: int = opt(1000, "bootstrap resamples of rows (0 = no CIs)", minimum=0, maximum=10**6)
     confidence_level: float = opt(0.95, "confidence level of the intervals")
 
@@ -298,12 +309,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         S = A.one_hot([stereotype[j] for j in range(n)])
         names = [f"template_{t}/{m}" for t in ids for m in A.NAMES] + ["g_s_mean", "r_f_mean", "r_m_mean"]
         point, iv = self._point_and_intervals(X, S, ids, n)
-        metrics = {
-            name: Metric(float(point[i]), float(iv[i, 0]), float(iv[i, 1]))
-            if iv is not None
-            else Metric(float(point[i]), no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
-            for i, name in enumerate(names)
-        }
+        metrics = {name: self._metric(name, float(point[i]), iv, i) for i, name in enumerate(names)}
         extra: dict[str, Any] = {
             "parameters": self._parameters(ids, iv is not None),
             "counts": _counts(readings, ids, n, results),
@@ -313,6 +319,14 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
         headline = ["g_s_mean", "r_f_mean", "r_m_mean"] + [f"template_{t}/g_s" for t in ids]
         return TaskResult(metrics=metrics, extra=extra, records=records, headline=headline)
+
+    def _metric(self, name: str, value: float, iv: np.ndarray | None, i: int) -> Metric:
+        """One metric with its interval; with the jackknife a rank has none (:data:`RANK_NO_CI`)."""
+        if iv is None:
+            return Metric(value, no_ci=no_ci.bootstrap_off("bootstrap_cycles"))
+        if self.options.ci_method == JACKKNIFE_T and "/feminine_rank_" in name:
+            return Metric(value, no_ci=RANK_NO_CI)
+        return Metric(value, float(iv[i, 0]), float(iv[i, 1]))
 
     def _point_and_intervals(
         self, X: dict[int, np.ndarray], S: np.ndarray, ids: list[int], n: int
@@ -328,15 +342,19 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             rm = np.column_stack([p[:, A.R_M] for p in per]).mean(axis=1)
             return np.column_stack(per + [g, rf, rm])
 
-        return point_and_intervals(
-            all_metrics,
-            n,
-            o.bootstrap_cycles,
-            self.ctx.seed,
-            rng=PYTHON,
-            method=o.ci_method,
+        # the jackknife-t interval; a metric undefined in a replicate (a stereotype without rows) keeps the
+        # percentile interval of the row bootstrap
+        boot_method = "percentile" if o.ci_method == JACKKNIFE_T else o.ci_method
+        point, iv = point_and_intervals(
+            all_metrics, n, o.bootstrap_cycles, self.ctx.seed, rng=PYTHON, method=boot_method,
             level=o.confidence_level,
-        )
+        )  # fmt: skip
+        if iv is None or o.ci_method != JACKKNIFE_T:
+            return point, iv
+        jk = jackknife_intervals(point, all_metrics(jackknife_weights(n, self.ctx.seed)), o.confidence_level)
+        undefined = np.isnan(jk[:, 0])
+        jk[undefined] = iv[undefined]
+        return point, jk
 
     def _parameters(self, ids: list[int], has_ci: bool) -> dict[str, Any]:
         o = self.options
