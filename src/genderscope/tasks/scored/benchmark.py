@@ -45,6 +45,8 @@ from genderscope.stats.bootstrap import point_and_intervals
 from genderscope.tasks.scored.items import ScoredItem, Scores, stack_fields
 
 LOGLIK, PLL = "loglik", "pll"
+#: ``no_ci`` when every scored item is in one resampling unit (e.g. one template at a small --limit)
+ONE_UNIT = "one resampling unit (all items in one cluster): the bootstrap cannot vary it"
 
 MEASUREMENTS = {
     LOGLIK: Measurement(
@@ -175,11 +177,18 @@ class ScoredBenchmark(Task):
             return np.column_stack([got[k] for k in names])
 
         o = self.options
+        clusters = self.clusters(s)
+        n_units = int(clusters.max()) + 1 if clusters.size else 0
         point, iv = point_and_intervals(
-            stat, s.n, o.n_boot, o.bootstrap_seed, method=self.ci_method, clusters=self.clusters(s)
+            stat,
+            s.n,
+            o.n_boot if n_units > 1 else 0,
+            o.bootstrap_seed,
+            method=self.ci_method,
+            clusters=clusters,
         )
         if iv is None:
-            why = no_ci.bootstrap_off("n_boot")
+            why = no_ci.bootstrap_off("n_boot") if n_units > 1 else ONE_UNIT
             return {k: Metric(_num(point[i]), None, None, why) for i, k in enumerate(names)}
         cols = no_ci.interval_columns(iv, len(names), self.ci_method, o.n_boot, "n_boot")
         return {
