@@ -88,12 +88,15 @@ def test_coverage_benchmark_small() -> None:
     assert rows[0]["metric"] == "stereotype_rate" and rows[0]["seeds"] == 12 and rows[0]["value_outside"] == 0
 
 
-def test_unbiased_model_passes_the_gate() -> None:
+def test_unbiased_model_passes_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """A few seeds of chat probes on the unbiased test model pass ``check`` (Holm); it is unbiased where
     guessing is the harm (direct: disagrees, bbq: the labelled answer)."""
     import unbiased_model
 
-    unbiased_model.register()
+    from genderscope import registry
+
+    # registered for this test only: other tests list every registered model kind
+    monkeypatch.setitem(registry.BACKENDS, unbiased_model.KIND, f"{unbiased_model.__name__}:UnbiasedBackend")
     tasks = ["gest", "direct", "bbq"]
     for seed in (1, 2):
         res = genderscope.run(tasks, f"unbiased:{seed}", limit=40, seed=seed, no_cache=True, write=False)
