@@ -79,10 +79,13 @@ def _naive(path, context, conts):
     return out
 
 
+@pytest.mark.parametrize("route", ["shared", "whole"])
 @pytest.mark.parametrize("context", [CTX, "", "hun tog "])
-def test_hf_causal_equals_naive(causal_dir, context):
+def test_hf_causal_equals_naive(causal_dir, context, route, monkeypatch):
+    from genderscope.backends import hf_loglikelihood
     from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
 
+    monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 1 if route == "shared" else 10**9)
     b = HFCausalLMBackend(str(causal_dir), CausalOptions())
     reqs = [loglikelihood_request(context, CONTS), loglikelihood_request(context, CONTS[:1])]
     out = {}
@@ -90,5 +93,21 @@ def test_hf_causal_equals_naive(causal_dir, context):
     want = _naive(causal_dir, context, CONTS)
     assert out[0].response["logprobs"] == pytest.approx(want, abs=1e-4)
     assert out[1].response["logprobs"] == pytest.approx(want[:1], abs=1e-4)
-    if context == CTX:
-        assert b.counters.get("context_tokens_shared", 0) > 0
+    shared = b.counters.get("context_tokens_shared", 0)
+    assert (shared > 0) == (route == "shared")
+
+
+@pytest.mark.parametrize("context", [CTX, "hun tog ", ""])
+def test_single_token_continuations_share_one_prediction(causal_dir, context):
+    """Every continuation one token (DiscrimEval's yes/Yes/no/No): contexts batched, left-padded, one
+    prediction each; equal to the naive computation, contexts of several lengths in one batch."""
+    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+
+    single = [" hun", " a", " han"]
+    b = HFCausalLMBackend(str(causal_dir), CausalOptions())
+    reqs = [loglikelihood_request(context, single), loglikelihood_request(CTX + " og", single)]
+    out = {}
+    b.answer([Job(i, r, 1, f"x{i}") for i, r in enumerate(reqs)], lambda j, o: out.__setitem__(j.index, o))
+    assert out[0].response["n_tokens"] == [1, 1, 1]
+    assert out[0].response["logprobs"] == pytest.approx(_naive(causal_dir, context, single), abs=1e-4)
+    assert out[1].response["logprobs"] == pytest.approx(_naive(causal_dir, CTX + " og", single), abs=1e-4)

@@ -3,12 +3,14 @@
 For one request (context c, continuations x¹…x^K), encoded as lm-eval encodes them
 (:func:`~genderscope.backends.continuations.encode_pairs`), the answer per continuation is
 Σ_t ln p(x_t | c, x_<t) (log-softmax in float32, summed in float64) and ``greedy`` = every x_t is the
-arg-max of its prediction.  Two routes give the same numbers up to float rounding:
+arg-max of its prediction.  Three routes give the same numbers up to float rounding:
 
-* **shared context** (K ≥ 2 and a context of at least ``SHARE_MIN`` tokens): one forward pass over c,
+* **shared context** (when it saves at least ``SHARE_MIN_SAVED`` tokens): one forward pass over c,
   its KV cache repeated for the K continuations, then one right-padded forward over x^k_<last with
   explicit positions after c; the first continuation token is scored from c's last logits.  Cost ≈
   |c| + Σ|x^k| tokens instead of K·|c| + Σ|x^k|.
+* **single-token continuations** (yes/Yes/no/No): each context's last prediction scores all of them; the
+  contexts go in left-padded, length-sorted batches with explicit positions, one logits row kept each;
 * **whole sequences** (otherwise): the rows c + x^k[:-1] of all jobs, length-sorted and packed under the
   token budget as ``token_logprobs`` does, each scored on its last |x^k| positions.
 """
@@ -23,8 +25,10 @@ from genderscope.core.backend import Emit
 from genderscope.core.primitives import LoglikelihoodJson
 from genderscope.core.requests import Job, Outcome
 
-#: contexts shorter than this (tokens) are scored as whole sequences (sharing saves too little)
-SHARE_MIN = 8
+#: a context is computed once for its continuations when that saves at least this many forward tokens,
+#: len(context) × (K − 1); below it the whole-sequence route's length-sorted batches are faster (one
+#: batch-1 forward per item costs more than the tokens it saves on a CPU)
+SHARE_MIN_SAVED = 256
 
 
 def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
@@ -59,6 +63,7 @@ def _scores(logits: Any, targets: list[int]) -> tuple[float, bool]:
 def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
     """Answer ``loglikelihood`` jobs (see the module docstring), each emitted as soon as it is scored."""
     whole: list[tuple[Job, list[int], list[list[int]]]] = []
+    last: list[tuple[Job, list[int], list[list[int]]]] = []
     for job in jobs:
         p = job.request.payload
         try:
@@ -71,10 +76,14 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         if any(not c for c in conts):
             emit(job, Outcome(error="a continuation encodes to no tokens after its context"))
             continue
-        if len(conts) >= 2 and len(ctx) >= SHARE_MIN:
+        if all(len(c) == 1 for c in conts) and len(conts) > 1:
+            last.append((job, ctx, conts))
+        elif len(ctx) * (len(conts) - 1) >= SHARE_MIN_SAVED:
             emit(job, Outcome(response=_shared(backend, ctx, conts)))
         else:
             whole.append((job, ctx, conts))
+    if last:
+        _single_tokens(backend, last, emit)
     if whole:
         _whole(backend, whole, emit)
 
@@ -120,6 +129,31 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
         "n_tokens": [len(c) for c in conts],
         "greedy": [r[1] for r in res],
     }
+
+
+def _single_tokens(backend: Any, items: list[tuple[Job, list[int], list[list[int]]]], emit: Emit) -> None:
+    """Items whose continuations are all one token: each context's last prediction scores all of them, the
+    contexts left-padded into length-sorted batches (explicit positions), one logits row kept per context."""
+    import torch
+
+    from genderscope.backends.hf_generate import _forward, _left_pad
+
+    def run(batch: list[int]) -> None:
+        ids, attn = _left_pad([items[i][1] for i in batch], backend.pad_id)
+        ids, attn = ids.to(backend.device), attn.to(backend.device)
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        backend.count_forward(len(batch))
+        logits = _forward(backend.model, input_ids=ids, attention_mask=attn, position_ids=pos).logits[:, -1]
+        for r, i in enumerate(batch):
+            job, ctx, conts = items[i]
+            res = [_scores(logits[r : r + 1], c) for c in conts]
+            _count(backend, "context_tokens_shared", len(ctx) * (len(conts) - 1))
+            emit(job, Outcome(response={"logprobs": [x[0] for x in res], "n_tokens": [1] * len(conts),
+                                        "greedy": [x[1] for x in res]}))  # fmt: skip
+
+    _count(backend, "tokens_forward", sum(len(it[1]) for it in items))
+    with torch.inference_mode():
+        backend.batched([len(it[1]) for it in items], run)
 
 
 def _whole(backend: Any, items: list[tuple[Job, list[int], list[list[int]]]], emit: Emit) -> None:
