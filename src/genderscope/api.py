@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.task import Metric
 
 
@@ -148,9 +148,15 @@ def check(
 
 def list_tasks() -> dict[str, str]:
     """Task name -> one-line description."""
-    return {name: registry.task_class(name).description for name in registry.TASKS}
+    return {name: cls.description for name, cls in lookup.task_classes()}
 
 
 def list_backends() -> dict[str, str]:
     """Model kind -> one-line description."""
-    return {k: registry._load(v).description for k, v in registry.BACKENDS.items()}
+    out = {}
+    for kind in lookup.BACKENDS:
+        try:
+            out[kind] = lookup.backend_kind_class(kind).description
+        except lookup.PluginError:
+            continue
+    return out

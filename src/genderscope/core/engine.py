@@ -33,7 +33,7 @@ from genderscope.core.runner import RunCounts, execute_task, paused_gc
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext, Task, TaskResult
 from genderscope.data.registry import DataRegistry
-from genderscope import registry
+from genderscope.core import lookup
 
 
 @dataclasses.dataclass
@@ -140,12 +140,12 @@ def prepare_run(
     if not tasks:
         raise UsageError("name at least one task or suite (see `genderscope tasks`)")
     check_run_values(trials=trials, limit=limit, seed=seed, temperature=temperature, max_tokens=max_tokens)
-    backend_cls = registry.backend_class(model)
-    kind, target = registry.parse_model_spec(model)
+    backend_cls = lookup.backend_class(model)
+    kind, target = lookup.parse_model_spec(model)
     named = list(tasks)
     suites = expand(named, frozenset(backend_cls.request_kinds), kind)
     tasks = suites.tasks
-    task_classes = [registry.task_class(t) for t in tasks]
+    task_classes = [lookup.task_class(t) for t in tasks]
     task_vals, backend_vals = split_options(task_classes, backend_cls, {**suites.options, **(options or {})})
     backend_opts = build_options(backend_cls.Options, backend_vals, f"model kind {kind!r}")
     task_opts = [build_options(c.Options, v, f"task {c.name!r}") for c, v in zip(task_classes, task_vals)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.errors import UsageError
 from genderscope.core.task import Measurement
 
@@ -25,9 +25,9 @@ def task_measurements(task_cls: Any) -> dict[str, Measurement]:
 def backend_request_kinds() -> dict[str, frozenset[str] | None]:
     """Model kind -> request kinds it answers (None if its module cannot be imported here)."""
     out: dict[str, frozenset[str] | None] = {}
-    for kind in registry.BACKENDS:
+    for kind in lookup.BACKENDS:
         try:
-            out[kind] = frozenset(registry._load(registry.BACKENDS[kind]).request_kinds)
+            out[kind] = frozenset(lookup.backend_kind_class(kind).request_kinds)
         except Exception:  # noqa: BLE001 - a missing optional dependency must not break the table
             out[kind] = None
     return out
@@ -84,8 +84,7 @@ def matrix_rows() -> list[dict[str, Any]]:
     """One row per task: {task, cells: {model kind: measurement text, '' for kind w/o text, None: no}}."""
     kinds = backend_request_kinds()
     rows = []
-    for name in registry.TASKS:
-        cls = registry.task_class(name)
+    for name, cls in lookup.task_classes():
         meas = task_measurements(cls)
         cells: dict[str, Any] = {}
         for kind, answered in kinds.items():

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.errors import UsageError
 
 CHANGED_UP, CHANGED_DOWN, UNCHANGED, NO_PAIRING = "higher", "lower", "no evidence of change", "not paired"
@@ -63,7 +63,7 @@ def _scores(run: Path, task: str, manifest: dict[str, Any]) -> tuple[Any, Any]:
     from genderscope.core.task import RunContext
     from genderscope.data.registry import DataRegistry
 
-    cls = registry.task_class(task)
+    cls = lookup.task_class(task)
     names = {f.name for f in dataclasses.fields(cls.Options)}
     opts = cls.Options(**{k: v for k, v in manifest["tasks"][task]["options"].items() if k in names})
     ctx = RunContext(seed=manifest.get("seed") or 123, limit=manifest.get("limit"), data=DataRegistry())
@@ -84,7 +84,7 @@ def paired_task(
     from genderscope.stats.bootstrap import point_and_intervals
     from genderscope.tasks.scored import ScoredBenchmark
 
-    if not issubclass(registry.task_class(task), ScoredBenchmark):
+    if not issubclass(lookup.task_class(task), ScoredBenchmark):
         return [PairedChange(task, "*", None, None, None, None, None, 0, NO_PAIRING,
                              "paired intervals need a task declared on the scored layer")]  # fmt: skip
     ta, sa = _scores(before, task, _manifest(before))
@@ -116,7 +116,7 @@ def paired_task(
 def paired_changes(before: Path, after: Path, n_boot: int = 1000, seed: int = 0) -> list[PairedChange]:
     """Paired changes of every task the two runs share (in the first run's order)."""
     a, b = _manifest(Path(before)), _manifest(Path(after))
-    shared = [t for t in a.get("tasks", {}) if t in b.get("tasks", {}) and t in registry.TASKS]
+    shared = [t for t in a.get("tasks", {}) if t in b.get("tasks", {}) and t in lookup.TASKS]
     if not shared:
         raise UsageError(f"{before} and {after} share no task")
     return [c for t in shared for c in paired_task(Path(before), Path(after), t, n_boot, seed)]

@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.errors import UsageError
 
 
@@ -32,7 +32,7 @@ def reparse_run(
     manifest = RunManifest.from_json(_load_json(run_dir / "run.json"), str(run_dir / "run.json"))
     if not manifest.tasks:
         raise UsageError(f"{run_dir / 'run.json'} records no task run")
-    commands = [t for t in manifest.tasks if t in registry.COMMANDS]
+    commands = [t for t in manifest.tasks if t in lookup.COMMANDS]
     if commands:
         raise UsageError(
             f"{run_dir / 'run.json'} was written by command {commands[0]!r}, not by `genderscope run`: "
@@ -41,7 +41,7 @@ def reparse_run(
     changes = {k.lstrip("-").replace("-", "_"): v for k, v in (changes or {}).items()}
     target = Path(out) if out else Path(str(run_dir).rstrip("/") + "-reparsed")
     names = list(manifest.tasks)
-    known = {f.name for t in names for f in dataclasses.fields(registry.task_class(t).Options)}
+    known = {f.name for t in names for f in dataclasses.fields(lookup.task_class(t).Options)}
     unknown = sorted(set(changes) - known)
     if unknown:
         raise UsageError(
@@ -51,7 +51,7 @@ def reparse_run(
     outputs = []
     gen = manifest.generation or {}  # so the reparsed run records the same sampling parameters
     for task in names:
-        fields = {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
+        fields = {f.name for f in dataclasses.fields(lookup.task_class(task).Options)}
         opts = {**manifest.tasks[task].options, **{k: v for k, v in changes.items() if k in fields}}
         outputs.append(
             run_tasks(

@@ -1,6 +1,6 @@
 """Suites: a name that stands for several tasks and their options (``genderscope run all``).
 
-A suite is data, one entry of :data:`genderscope.registry.SUITES`: ``{"description": ..., "tasks":
+A suite is data, one entry of :data:`genderscope.lookup.SUITES`: ``{"description": ..., "tasks":
 [task names] or "*" (every registered task), "options": {option: value}}``.  Running a suite runs the
 tasks of its list that the model kind can answer (:func:`genderscope.core.matrix.chosen_measurement`) and
 names the others with the reason; the suite's options are defaults for the tasks that have them (a value
@@ -13,13 +13,13 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.errors import UsageError
 
 
 @dataclass(frozen=True)
 class Suite:
-    """One entry of :data:`genderscope.registry.SUITES`, typed."""
+    """One entry of :data:`genderscope.lookup.SUITES`, typed."""
 
     name: str
     description: str
@@ -29,14 +29,14 @@ class Suite:
 
 def suite(name: str) -> Suite:
     """The suite registered as ``name`` ("*" expanded to every task)."""
-    entry = registry.SUITES[name]
+    entry = lookup.SUITES[name]
     names = entry.get("tasks", "*")
-    tasks = tuple(registry.TASKS) if names == "*" else tuple(names)
+    tasks = tuple(lookup.TASKS) if names == "*" else tuple(names)
     return Suite(name, str(entry.get("description", "")), tasks, dict(entry.get("options") or {}))
 
 
 def all_suites() -> list[Suite]:
-    return [suite(n) for n in registry.SUITES]
+    return [suite(n) for n in lookup.SUITES]
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Expansion:
 
 
 def _option_names(task: str) -> set[str]:
-    return {f.name for f in dataclasses.fields(registry.task_class(task).Options)}
+    return {f.name for f in dataclasses.fields(lookup.task_class(task).Options)}
 
 
 def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str) -> Expansion:
@@ -62,14 +62,14 @@ def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str)
     tasks: list[str] = []
     options: dict[str, Any] = {}
     left_out: dict[str, str] = {}
-    named = {n for n in names if n not in registry.SUITES}
+    named = {n for n in names if n not in lookup.SUITES}
     for name in names:
-        if name not in registry.SUITES:
+        if name not in lookup.SUITES:
             if name not in tasks:
                 tasks.append(name)
             continue
         s = suite(name)
-        runnable = [t for t in s.tasks if chosen_measurement(registry.task_class(t), request_kinds)]
+        runnable = [t for t in s.tasks if chosen_measurement(lookup.task_class(t), request_kinds)]
         for t in s.tasks:
             if t not in runnable:
                 left_out[t] = f"not meaningful on {model_kind} models (see `genderscope tasks --matrix`)"

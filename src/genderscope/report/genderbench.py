@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.evidence import MAX_UNREADABLE_FOR_MARK, judge
 from genderscope.core.runlog import TaskResults
 from genderscope.report.glossary import metric_anchor, metric_doc
@@ -136,7 +136,7 @@ def _cell(task: str, res: TaskResults, metric: str, mark: dict[str, Any]) -> Mar
 
 
 def _probe_order(task: str) -> int:
-    order = registry.genderbench_probes()
+    order = lookup.genderbench_probes()
     return order.index(task) if task in order else len(order)
 
 

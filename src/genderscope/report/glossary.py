@@ -2,7 +2,7 @@
 
 A task's docs map a metric name, or a pattern with ``*`` (any characters), to a
 :class:`~genderscope.core.task.MetricDoc`; an exact name wins over a pattern, patterns are tried in
-declaration order.  A command's entry (:data:`genderscope.registry.COMMANDS`) declares them the same way.
+declaration order.  A command's entry (:data:`genderscope.lookup.COMMANDS`) declares them the same way.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.task import MetricDoc, Reference
 
 
@@ -20,11 +20,11 @@ from genderscope.core.task import MetricDoc, Reference
 def task_docs(task: str) -> dict[str, MetricDoc]:
     """The metric docs of ``task`` ({} for an unknown task or one without docs)."""
     try:
-        if task in registry.TASKS:
-            return dict(getattr(registry.task_class(task), "metric_docs", {}) or {})
-        if task in registry.COMMANDS:
-            return dict(registry.command(task).metric_docs)
-    except ImportError:
+        if task in lookup.TASKS:
+            return dict(getattr(lookup.task_class(task), "metric_docs", {}) or {})
+        if task in lookup.COMMANDS:
+            return dict(lookup.command(task).metric_docs)
+    except (ImportError, lookup.PluginError):
         return {}
     return {}
 
@@ -33,11 +33,11 @@ def task_docs(task: str) -> dict[str, MetricDoc]:
 def task_references(task: str) -> tuple[Reference, ...]:
     """The papers and code of ``task``'s method (``Task.references``, or a command's ``references``)."""
     try:
-        if task in registry.TASKS:
-            return tuple(getattr(registry.task_class(task), "references", ()) or ())
-        if task in registry.COMMANDS:
-            return tuple(registry.command(task).references)
-    except ImportError:
+        if task in lookup.TASKS:
+            return tuple(getattr(lookup.task_class(task), "references", ()) or ())
+        if task in lookup.COMMANDS:
+            return tuple(lookup.command(task).references)
+    except (ImportError, lookup.PluginError):
         return ()
     return ()
 

@@ -143,13 +143,13 @@ def _task_section(run: RunData, task: str, res: TaskResults, sample: list[dict[s
 
 def task_published(task: str) -> tuple[str, ...]:
     """Published reference numbers a task states for context (``Task.published``; none for others)."""
-    from genderscope import registry
+    from genderscope.core import lookup
 
     try:
         return (
-            tuple(getattr(registry.task_class(task), "published", ()) or ()) if task in registry.TASKS else ()
+            tuple(getattr(lookup.task_class(task), "published", ()) or ()) if task in lookup.TASKS else ()
         )
-    except ImportError:
+    except (ImportError, lookup.PluginError):
         return ()
 
 

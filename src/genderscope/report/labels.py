@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
-from genderscope import registry
+from genderscope.core import lookup
 
 #: quantisation / precision suffixes of model file names (``SmolLM2-135M-Instruct.Q4_1`` -> ``SmolLM2-…``)
 _QUANT = re.compile(r"[.\-_](q\d[\w]*|iq\d[\w]*|f16|f32|bf16|fp16|fp32|int[48])$", re.IGNORECASE)
@@ -38,7 +38,7 @@ def short_model_name(spec: str) -> str:
         return f"random (seed {target})"
     if kind == "corpus":
         return " ".join(p for p in target.split(":") if p) + " (corpus)"
-    if kind not in registry.BACKENDS:  # what a command measured, e.g. bordia-awd-lstm:ptb:tiny:lambda_0
+    if kind not in lookup.BACKENDS:  # what a command measured, e.g. bordia-awd-lstm:ptb:tiny:lambda_0
         return f"{kind} ({', '.join(p for p in target.split(':') if p)})"
     name = PurePath(target.rstrip("/\\")).name or target
     name = name.split("@")[0]

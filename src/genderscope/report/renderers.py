@@ -1,11 +1,11 @@
 """Finding a task's report renderer: the module ``report`` next to the task, else the generic one.
 
-A task registered in :data:`genderscope.registry.TASKS` as ``genderscope.tasks.<pkg>.task:Class``
+A task registered in :data:`genderscope.registry.TASKS` (or a plugin's entry point) as ``genderscope.tasks.<pkg>.task:Class``
 has its renderer in ``genderscope.tasks.<pkg>.report``, function
 ``render(name, results, run) -> Rendered`` (``results``: the task's
 :class:`~genderscope.core.runlog.TaskResults`, ``run``: the :class:`~genderscope.report.runs.RunData`).
 Adding a task stays one package plus one registry line; without a ``report`` module it gets the
-generic section.  A command's entry (:data:`genderscope.registry.COMMANDS`, e.g. ``bordia-sweep``) finds
+generic section.  A command's entry (:data:`genderscope.lookup.COMMANDS`, e.g. ``bordia-sweep``) finds
 its renderer the same way, next to the command.
 
 The page builder always adds the headline-metrics table, the full metrics table, every table the
@@ -18,7 +18,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.runlog import TaskResults
 from genderscope.report.helpers import render_generic
 from genderscope.report.runs import RunData
@@ -28,11 +28,17 @@ Renderer = Callable[[str, TaskResults, RunData], Rendered]
 
 def renderer_module(name: str) -> str | None:
     """Module path of the renderer of task or command entry ``name`` (None when it has none)."""
-    entry = registry.TASKS.get(name) or registry.COMMANDS.get(name)
+    entry = lookup.TASKS.get(name) or lookup.COMMANDS.get(name)
     if entry is None:
         return None
-    module = entry.partition(":")[0].rpartition(".")[0] + ".report"
-    return module if importlib.util.find_spec(module) is not None else None
+    package = entry.partition(":")[0].rpartition(".")[0]
+    if not package:  # a plugin task in a top-level module: no renderer beside it
+        return None
+    module = package + ".report"
+    try:
+        return module if importlib.util.find_spec(module) is not None else None
+    except (ImportError, ValueError):  # a plugin whose package does not import
+        return None
 
 
 def renderer_for(name: str) -> Renderer | None:

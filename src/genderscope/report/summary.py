@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.evidence import (
     MAX_UNREADABLE as MAX_UNREADABLE,
     MAX_UNREADABLE_FOR_MARK as MAX_UNREADABLE_FOR_MARK,
@@ -49,11 +49,11 @@ def declared_facts(task: str) -> ReportFacts:
     """What ``task`` declares the report needs (``Task.report_facts``, a command's
     ``Command.report_facts``); nothing declared for an unknown task."""
     try:
-        if task in registry.TASKS:
-            return registry.task_class(task).report_facts
-        if task in registry.COMMANDS:
-            return registry.command(task).report_facts
-    except ImportError:
+        if task in lookup.TASKS:
+            return lookup.task_class(task).report_facts
+        if task in lookup.COMMANDS:
+            return lookup.command(task).report_facts
+    except (ImportError, lookup.PluginError):
         pass
     return ReportFacts()
 
