@@ -123,6 +123,11 @@ RULES = (
         ("genderscope.commands",) + tuple(sorted(CLI_MODULES)),
         "library code never imports the command layer or the CLI",
     ),
+    (
+        "genderscope",
+        ("genderscope.registry",),
+        "names resolve through genderscope.core.lookup (built-ins + plugins), never the built-in tables",
+    ),
 )
 
 
@@ -178,6 +183,14 @@ def test_import_rules_can_fail(tmp_path):
     assert len(found) == 2, found
     assert found[0].startswith("genderscope.bordia.sweep imports genderscope.core.engine")
     assert "genderscope.tasks.x" in found[0] and found[1].startswith("genderscope.tasks.x imports")
+
+
+def test_registry_import_check_can_fail(tmp_path):
+    """A core module reading the built-in tables directly is flagged (lookups go through core.lookup)."""
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text("def f():\n    from genderscope import registry\n")
+    found = import_violations(tmp_path)
+    assert found and found[0].startswith("genderscope.core.x imports genderscope.registry"), found
 
 
 def test_cli_import_check_can_fail(tmp_path):

@@ -141,6 +141,9 @@ class Task(ABC):
     #: published reference numbers, stated as context in the report (never as this run's), e.g.
     #: "bias-bench leaderboard, CrowS-Pairs gender stereotype score: BERT 57.25, GPT-2 56.87"
     published: ClassVar[tuple[str, ...]] = ()
+    #: the task's own version, written to results.json and run.json: raise it when a change of the task
+    #: (items, prompts, parsing, metrics) can change its numbers for the same answers
+    version: ClassVar[str] = "1"
 
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options
