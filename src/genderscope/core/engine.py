@@ -27,6 +27,8 @@ from genderscope.core.runlog import (
     TaskManifest,
     TaskResults,
     new_manifest,
+    run_status,
+    status_of,
     write_run_log,
 )
 from genderscope.core.runner import RunCounts, execute_task, paused_gc
@@ -247,6 +249,7 @@ def run_tasks(
             store.close()
     if not runs and built:
         raise UsageError(f"{model} holds no answer for any of the tasks ({', '.join(prep.left_out)})")
+    task_entries = {r.task.name: _task_manifest(r, data) for r in runs}
     manifest = new_manifest(
         started=started,
         model=ModelInfo.describe(f"{kind}:{target}" if target else kind, backend.describe()),
@@ -256,10 +259,12 @@ def run_tasks(
         limit=limit,
         use_cache=use_cache,
         generation=generation,
-        tasks={r.task.name: _task_manifest(r, data) for r in runs},
+        tasks=task_entries,
         seconds=round(time.time() - started, 3),
         label=(label or "").strip() or None,
         attempts_schema_version=ATTEMPTS_SCHEMA_VERSION,
+        status=run_status([t.status or "" for t in task_entries.values()], bool(prep.left_out)),
+        counts=run_totals(runs),
     )
     output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest, left_out=prep.left_out)
     if write:
@@ -272,13 +277,35 @@ def _task_manifest(run: TaskRun, data: DataRegistry) -> TaskManifest:
     """run.json's entry of one task: resolved options, dataset hashes, counts, request kinds used."""
     kinds = sorted({str(getattr(ar.attempt.request, "kind", "")) for ar in run.results} - {""})
     names = run.task.datasets()
+    c = run.counts
     return TaskManifest(
         options=as_dict(run.task.options),
         datasets={n: data.sha256(n) for n in names},
         licences={n: data.entry(n).license for n in names},
-        counts=run.counts.to_json(),
+        counts=c.to_json(),
         measurement={"request_kinds": kinds} if kinds else {},
+        version=str(getattr(run.task, "version", "1")),
+        status=status_of(c.attempts, c.errors + c.skipped),
     )
+
+
+#: the counts results.json carries (what was measured; how answers were fetched - requests, cache hits,
+#: seconds - stays in run.json, so that a cached rerun or a replay writes the same results.json)
+MEASURED = ("attempts", "errors", "skipped")
+
+
+def measured_counts(counts: Any) -> dict[str, int]:
+    """:data:`MEASURED` of a :class:`~genderscope.core.runner.RunCounts` (or its run.json dict)."""
+    get = counts.get if isinstance(counts, dict) else (lambda k, d=0: getattr(counts, k, d))
+    return {k: int(get(k, 0)) for k in MEASURED}
+
+
+def run_totals(runs: Sequence[TaskRun]) -> dict[str, Any]:
+    """The run's totals: tasks run and the sums of :data:`MEASURED` over them."""
+    out: dict[str, Any] = {"tasks": len(runs)}
+    for key in MEASURED:
+        out[key] = sum(getattr(r.counts, key) for r in runs)
+    return out
 
 
 #: the engine's own fields of an attempts.jsonl record (a task's field of the same name replaces the value)
@@ -298,10 +325,25 @@ class RunOutput:
     from_suites: set[str] = dataclasses.field(default_factory=set)
 
     def results_file(self) -> ResultsFile:
-        """results.json of the run, typed."""
-        model = self.manifest.model.spec if self.manifest.model else ""
+        """results.json of the run, typed: the task blocks with the engine's entries of run.json (task
+        version, status, data pins, counts), the run's status, source revision, model and totals."""
+        m = self.manifest
+        tasks = {}
+        for r in self.runs:
+            block = TaskResults.of(r.result, r.task.report_facts)
+            entry = m.tasks.get(r.task.name)
+            if entry is not None:
+                block.version, block.status = entry.version, entry.status
+                block.data_pins, block.engine_counts = dict(entry.datasets), measured_counts(entry.counts)
+            tasks[r.task.name] = block
         return ResultsFile(
-            model, {r.task.name: TaskResults.of(r.result, r.task.report_facts) for r in self.runs}
+            m.model.spec if m.model else "",
+            tasks,
+            m.genderscope_version,
+            status=m.status,
+            source_revision=m.source_revision,
+            backend=m.model.to_json() if m.model else None,
+            counts=dict(m.counts),
         )
 
     def results_json(self) -> dict[str, Any]:

@@ -32,6 +32,9 @@ from typing import Any, Iterator, Mapping
 
 from genderscope.core.errors import DataError, UsageError
 from genderscope.core.results_file import (
+    COMPLETE,
+    FAILED,
+    PARTIAL,
     READABLE_VERSIONS,
     RESULTS_FILE,
     SCHEMA_VERSION,
@@ -40,11 +43,22 @@ from genderscope.core.results_file import (
     TaskResults,
     as_object,
     need,
+    optional_status,
+    optional_str,
+    run_status,
     schema_version_of,
+    source_revision,
+    status_of,
     this_version,
 )
 
 __all__ = [
+    "COMPLETE",
+    "FAILED",
+    "PARTIAL",
+    "run_status",
+    "source_revision",
+    "status_of",
     "ATTEMPTS_FILE",
     "ATTEMPTS_SCHEMA_VERSION",
     "ATTEMPT_ENGINE_KEYS",
@@ -142,9 +156,16 @@ class TaskManifest:
     counts: dict[str, Any] = field(default_factory=dict)
     measurement: dict[str, Any] = field(default_factory=dict)
     licences: dict[str, str] = field(default_factory=dict)
+    #: the task's ``version`` and status (None: written before schema version 2, or a command's entry)
+    version: str | None = None
+    status: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {"options": self.options, "datasets": self.datasets, "counts": self.counts}
+        out: dict[str, Any] = {"options": self.options, "datasets": self.datasets, "counts": self.counts}
+        if self.version is not None:
+            out["task_version"] = self.version
+        if self.status is not None:
+            out["task_status"] = self.status
         if self.licences:
             out["dataset_licences"] = self.licences
         if self.measurement:
@@ -163,6 +184,8 @@ class TaskManifest:
                 str(k): str(v)
                 for k, v in as_object(d.get("dataset_licences"), source, "'dataset_licences'").items()
             },
+            optional_str(d, "task_version", source),
+            optional_status(d, "task_status", source),
         )
 
 
@@ -191,6 +214,11 @@ class RunManifest:
     label: str | None = None
     #: layout of the folder's attempts.jsonl (None: not written, or written before the layout had a version)
     attempts_schema_version: int | None = None
+    #: complete / partial / failed, the source's git commit, the run's totals (schema version 2; None / {}
+    #: in older files)
+    status: str | None = COMPLETE
+    source_revision: str | None = field(default_factory=lambda: source_revision())
+    counts: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         from genderscope.core.jsonutil import clean_json
@@ -202,6 +230,8 @@ class RunManifest:
             {
                 "schema_version": SCHEMA_VERSION,
                 "genderscope_version": self.genderscope_version,
+                "source_revision": self.source_revision,
+                "status": self.status,
                 "created": self.created,
                 "command": self.command,
                 **optional,
@@ -214,6 +244,7 @@ class RunManifest:
                 "use_cache": self.use_cache,
                 "generation": self.generation,
                 "tasks": {n: t.to_json() for n, t in self.tasks.items()},
+                "counts": self.counts,
                 "seconds": self.seconds,
             }
         )
@@ -250,6 +281,9 @@ class RunManifest:
             schema_version=version,
             label=label or None,
             attempts_schema_version=data.get("attempts_schema_version"),
+            status=optional_status(data, "status", source),
+            source_revision=optional_str(data, "source_revision", source),
+            counts=as_object(data.get("counts"), source, "'counts'"),
         )
 
 
