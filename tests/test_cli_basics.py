@@ -147,7 +147,7 @@ def test_every_help_screen_is_clean() -> None:
 
 def test_label_is_stored_in_run_json(tmp_path: Path) -> None:
     from genderscope.core.engine import run_tasks
-    from genderscope.core.runlog import RunManifest, read_manifest
+    from genderscope.core.runlog import SCHEMA_VERSION, RunManifest, read_manifest
 
     labelled = run_tasks(
         ["gest"], "random", limit=5, out=tmp_path / "a", label="  my null model ", progress=False
@@ -156,7 +156,7 @@ def test_label_is_stored_in_run_json(tmp_path: Path) -> None:
     assert read_manifest(labelled.out_dir).label == "my null model"
     plain = run_tasks(["gest"], "random", limit=5, out=tmp_path / "b", progress=False)
     data = json.loads((plain.out_dir / "run.json").read_text())
-    assert "label" not in data and data["schema_version"] == 1  # optional: version-1 files stay as they were
+    assert "label" not in data and data["schema_version"] == SCHEMA_VERSION  # optional: not written when not given
     assert RunManifest.from_json(data).label is None
     with pytest.raises(Exception, match="'label' must be a string"):
         RunManifest.from_json({**data, "label": 3})

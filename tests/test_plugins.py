@@ -85,8 +85,10 @@ def test_plugin_task_listed_run_reported_and_checked(plugin_groups, tmp_path, mo
     code, out, err = _main(monkeypatch, capsys, "report", str(run), "-o", str(tmp_path / "r.html"))
     assert code == 0, err
     assert TASK in (tmp_path / "r.html").read_text()
-    code, out, err = _main(monkeypatch, capsys, "check", str(run), "--fail-on", "none")
-    assert code == 0 and TASK in out, out + err
+    code, out, err = _main(monkeypatch, capsys, "check", str(run), "--fail-on", "none", "--max", "she_share=1.5")
+    assert code == 0 and "1 checked" in out, out + err
+    code, out, err = _main(monkeypatch, capsys, "check", str(run), "--fail-on", "none", "--min", "she_share=1.5")
+    assert code == 1 and TASK in out + err, out + err
 
 
 def test_broken_plugins_are_one_line_and_builtins_still_work(plugin_groups, monkeypatch, capsys) -> None:
@@ -153,6 +155,6 @@ def test_pip_installed_plugin_through_the_cli(tmp_path) -> None:
     assert manifest["tasks"][TASK]["task_version"] == "3"
     report = cli("report", "run", "-o", "report.html")
     assert report.returncode == 0 and TASK in (tmp_path / "report.html").read_text(), report.stderr
-    check = cli("check", "run", "--fail-on", "none")
-    assert check.returncode == 0 and TASK in check.stdout, check.stdout + check.stderr
+    check = cli("check", "run", "--fail-on", "none", "--min", "she_share=1.5")
+    assert check.returncode == 1 and TASK in check.stdout + check.stderr, check.stdout + check.stderr
     assert DIST  # the distribution name the entry points came from

@@ -123,7 +123,7 @@ def test_bare_number_metrics_are_accepted(tmp_path: Path) -> None:
         ),
         ("results.json", '{"model": "m", "tasks": {"t": {"metrics": [1]}}}', "'metrics' must be an object"),
         ("results.json", '{"model": "m", "tasks": {\n "t": }', r"results.json:2: invalid JSON"),
-        ("run.json", '{"schema_version": 2, "tasks": {}}', "unknown schema_version 2"),
+        ("run.json", '{"schema_version": 3, "tasks": {}}', "unknown schema_version 3"),
         ("run.json", '{"tasks": {"t": {"options": 3}}}', "'options' must be an object"),
         ("run.json", '{"seed": "x", "tasks": {}}', "'seed' must be an integer"),
         ("run.json", "[]", "expected an object"),

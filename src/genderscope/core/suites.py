@@ -31,7 +31,7 @@ def suite(name: str) -> Suite:
     """The suite registered as ``name`` ("*" expanded to every task)."""
     entry = lookup.SUITES[name]
     names = entry.get("tasks", "*")
-    tasks = tuple(lookup.TASKS) if names == "*" else tuple(names)
+    tasks = tuple(n for n, _ in lookup.task_classes()) if names == "*" else tuple(names)
     return Suite(name, str(entry.get("description", "")), tasks, dict(entry.get("options") or {}))
 
 
