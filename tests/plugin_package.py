@@ -47,7 +47,9 @@ class TinyPronouns(ScoredBenchmark):
         return {"she_share": wshare(C, s.ll[:, 0] > s.ll[:, 1])}
 '''
 
-SUITE_SOURCE = '''SUITE = {"description": "the tiny plugin benchmark", "tasks": ["tiny-pronouns"], "options": {}}
+SUITE_SOURCE = '''SUITE = {
+    "description": "the tiny plugin benchmark", "tasks": ["tiny-pronouns"], "options": {}
+}
 '''
 
 PYPROJECT = f'''[build-system]

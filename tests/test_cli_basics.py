@@ -156,7 +156,7 @@ def test_label_is_stored_in_run_json(tmp_path: Path) -> None:
     assert read_manifest(labelled.out_dir).label == "my null model"
     plain = run_tasks(["gest"], "random", limit=5, out=tmp_path / "b", progress=False)
     data = json.loads((plain.out_dir / "run.json").read_text())
-    assert "label" not in data and data["schema_version"] == SCHEMA_VERSION  # optional: not written when not given
+    assert "label" not in data and data["schema_version"] == SCHEMA_VERSION  # label: not written unless given
     assert RunManifest.from_json(data).label is None
     with pytest.raises(Exception, match="'label' must be a string"):
         RunManifest.from_json({**data, "label": 3})

