@@ -71,6 +71,18 @@ def test_fresh_run_reads_back_typed(fresh: Path) -> None:
         assert again["tasks"]["winogender"][key] == written["tasks"]["winogender"][key]
 
 
+def test_source_revision_of_a_checkout(fresh: Path) -> None:
+    import re
+
+    import genderscope
+
+    revision = json.loads((fresh / "results.json").read_text())["source_revision"]
+    if (ROOT / ".git").exists() and Path(genderscope.__file__).resolve().is_relative_to(ROOT / "src"):
+        assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", revision or ""), revision
+    else:  # an installed package: no revision
+        assert revision is None
+
+
 def test_status_rules() -> None:
     assert status_of(10, 0) == COMPLETE and status_of(10, 3) == PARTIAL and status_of(10, 10) == FAILED
     assert status_of(0, 0) == COMPLETE
