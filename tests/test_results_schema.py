@@ -57,6 +57,17 @@ def test_the_schema_rejects_what_it_should(fresh: Path) -> None:
         jsonschema.validate(bad, SCHEMA)
 
 
+def test_a_command_log_matches_the_schema() -> None:
+    """A command other than ``run`` (bordia score) builds ResultsFile itself: no model, no task facts."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults
+
+    results = ResultsFile(model="corpus:ptb:valid")
+    results.tasks["bordia-score"] = TaskResults(metrics={"fixed.mu": MetricEntry(0.12, 0.10, 0.14)})
+    jsonschema.validate(results.to_json(), SCHEMA)
+    assert results.to_json()["status"] == COMPLETE and results.to_json()["backend"] is None
+
+
 def test_fresh_run_reads_back_typed(fresh: Path) -> None:
     manifest, results = read_run_log(fresh)
     assert manifest is not None and manifest.status == COMPLETE and manifest.counts["attempts"] > 0
