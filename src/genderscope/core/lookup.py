@@ -67,14 +67,22 @@ def _builtin(table: str) -> dict[str, Any]:
     return getattr(importlib.import_module(BUILTIN_MODULE), table)
 
 
-def _entry_points(group: str) -> list[Any]:
+@lru_cache(maxsize=1)
+def _all_entry_points() -> tuple[Any, ...]:
+    """Every installed entry point of genderscope's groups (one scan of the distributions per process)."""
     from importlib import metadata
 
     try:
-        return list(metadata.entry_points(group=group))
+        found = metadata.entry_points()
     except Exception as exc:  # noqa: BLE001 - a broken installed distribution must not break genderscope
-        warn(f"cannot read entry points of group {group}: {type(exc).__name__}: {exc}")
-        return []
+        warn(f"cannot read the installed entry points: {type(exc).__name__}: {exc}")
+        return ()
+    groups = set(GROUPS.values())
+    return tuple(ep for ep in found if getattr(ep, "group", None) in groups)
+
+
+def _entry_points(group: str) -> list[Any]:
+    return [ep for ep in _all_entry_points() if ep.group == group]
 
 
 def _dist_name(ep: Any) -> str:
@@ -129,6 +137,7 @@ def _load_suite(entry: PluginEntry) -> dict[str, Any] | None:
 def reload_plugins() -> None:
     """Forget the entry points read so far (after installing a plugin in this process; tests)."""
     plugins.cache_clear()
+    _all_entry_points.cache_clear()
     _warned.clear()
 
 
