@@ -77,7 +77,10 @@ def _all_entry_points() -> tuple[Any, ...]:
     except Exception as exc:  # noqa: BLE001 - a broken installed distribution must not break genderscope
         warn(f"cannot read the installed entry points: {type(exc).__name__}: {exc}")
         return ()
-    groups = set(GROUPS.values())
+    groups = sorted(set(GROUPS.values()))
+    select = getattr(found, "select", None)  # EntryPoints / SelectableGroups (3.10, 3.11: no dict use)
+    if select is not None:
+        return tuple(ep for group in groups for ep in select(group=group))
     return tuple(ep for ep in found if getattr(ep, "group", None) in groups)
 
 
