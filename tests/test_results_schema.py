@@ -30,7 +30,7 @@ def fresh(tmp_path_factory) -> Path:
 
 
 def test_fresh_results_json_matches_the_schema(fresh: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     data = json.loads((fresh / "results.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
@@ -46,7 +46,7 @@ def test_fresh_results_json_matches_the_schema(fresh: Path) -> None:
 
 
 def test_the_schema_rejects_what_it_should(fresh: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     data = json.loads((fresh / "results.json").read_text(encoding="utf-8"))
     bad = {**data, "status": "done"}
     with pytest.raises(jsonschema.ValidationError):
@@ -59,7 +59,7 @@ def test_the_schema_rejects_what_it_should(fresh: Path) -> None:
 
 def test_a_command_log_matches_the_schema() -> None:
     """A command other than ``run`` (bordia score) builds ResultsFile itself: no model, no task facts."""
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults
 
     results = ResultsFile(model="corpus:ptb:valid")
