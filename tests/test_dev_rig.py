@@ -6,6 +6,7 @@ holds neither it nor the old ``genderscope/testing`` package; it does hold what 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -104,6 +105,8 @@ def test_wheel_listing_check_can_fail():
 def test_wheel_ships_no_test_rig(tmp_path):
     """Build the wheel from a copy of the project (pip, no build isolation, no dependencies) and list it:
     no rig module inside; the demo's models, the CLI and package data are."""
+    if importlib.util.find_spec("setuptools") is None:  # e.g. the core-install venv (Python >= 3.12)
+        pytest.skip("setuptools is not installed here: the wheel cannot be built without build isolation")
     src = tmp_path / "project"
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -115,8 +118,6 @@ def test_wheel_ships_no_test_rig(tmp_path):
          str(tmp_path / "wheel"), str(src)],
         capture_output=True, text=True, timeout=240,
     )  # fmt: skip
-    if proc.returncode != 0 and "No module named" in proc.stderr:
-        pytest.skip(f"cannot build a wheel here: {proc.stderr.strip().splitlines()[-1]}")
     assert proc.returncode == 0, proc.stderr[-2000:]
     (wheel,) = (tmp_path / "wheel").glob("genderscope-*.whl")
     names = zipfile.ZipFile(wheel).namelist()

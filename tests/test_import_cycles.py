@@ -4,6 +4,7 @@ detector on synthetic graphs and packages, so that the scan can fail."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from genderscope_dev.import_graph import cycle_path, cycles, import_graph
@@ -11,8 +12,14 @@ from genderscope_dev.import_graph import cycle_path, cycles, import_graph
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@lru_cache(maxsize=None)
+def _graph(root: Path) -> dict[str, set[str]]:
+    """The import graph of the package in ``root`` (parsed once per test session)."""
+    return import_graph(root, root.name)
+
+
 def _described(root: Path) -> list[str]:
-    graph = import_graph(root, root.name)
+    graph = _graph(root)
     return [" -> ".join(cycle_path(graph, c)) for c in cycles(graph)]
 
 
@@ -26,7 +33,7 @@ def test_no_import_cycles_in_the_dev_rig():
 
 def test_scan_sees_the_package():
     """The scan finds the modules and the edges it should (so an empty cycle list means something)."""
-    graph = import_graph(ROOT / "src" / "genderscope", "genderscope")
+    graph = _graph(ROOT / "src" / "genderscope")
     assert len(graph) > 200
     assert "genderscope.cli_options" in graph["genderscope.cli_batch"]  # a lazy import inside a function
     assert "genderscope.data.pins" in graph["genderscope.data.registry"]
