@@ -10,7 +10,6 @@ from pathlib import Path
 from genderscope.core.home import home  # noqa: F401  (re-exported: most modules import it from here)
 
 
-
 @lru_cache(maxsize=1)
 def _site_roots() -> tuple[str, ...]:
     """Folders installed packages live in (site-packages of this Python, its user site, sys.path entries
