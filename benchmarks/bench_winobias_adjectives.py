@@ -1,7 +1,7 @@
 """winobias-adjectives: (a) a full live run against the loopback OpenAI server, (b) the table from a replay.
 
 (a) All 16 prompt sets x pro/anti x 5 trials at HEAD (16 x 2 x 396 x 5 = 63,360 prompts) through
-    ``run_tasks`` (store on, fresh GENDERSCOPE_HOME) against ``genderscope.testing.fake_openai`` in its
+    ``run_tasks`` (store on, fresh GENDERSCOPE_HOME) against ``genderscope_dev.fake_openai`` in its
     own process with 50 ms latency.  Reports prompts/s, the ratio to the latency-bound ideal
     (concurrency / 0.05 s) and to one-at-a-time requests (1 / 0.05 s), and client CPU per request
     (os.times of this process: task, runner, store, backend, scoring, writing; not the server).
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "devtools"))  # genderscope_dev (dev rig)
 if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
@@ -54,7 +55,7 @@ def main() -> None:
     home = tempfile.mkdtemp(prefix="gs-bench-wba-")
     os.environ["GENDERSCOPE_HOME"] = home
     from genderscope.core.engine import run_tasks
-    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
+    from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
 
     import genderscope.tasks.winobias_adjectives.task  # noqa: F401  (imports outside the timings)
     import scipy.stats  # noqa: F401

@@ -70,7 +70,7 @@ def demo_like_runs(root: Path) -> list[Path]:
     """Runs shaped like the demo's, made with ``genderscope run`` on the random model and the tiny models
     (random-weight BERT and GPT-2 over the tasks' vocabulary), plus the bordia-sweep fixture."""
     from genderscope.data.registry import DataRegistry
-    from genderscope.testing.tiny_models import (
+    from genderscope.demo_models import (
         build_tiny_causal,
         build_tiny_mlm,
         genda_lens_texts,

@@ -11,7 +11,7 @@ import pytest
 
 from genderscope.core.errors import DataError, UsageError
 from genderscope.core.requests import AttemptResult
-from genderscope.testing.drive import answer_rounds
+from genderscope_dev.drive import answer_rounds
 from genderscope.core.task import RunContext
 from genderscope.tasks.abc import data as D
 from genderscope.tasks.abc import metrics as M
@@ -198,7 +198,7 @@ def test_compat_byte_level_tokenizer_error(data_registry):
 @pytest.fixture(scope="module")
 def mlm_dir(tmp_path_factory):
     pytest.importorskip("torch")
-    from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.demo_models import build_tiny_mlm, genda_lens_texts, words_of
 
     from genderscope.data.registry import DataRegistry
 

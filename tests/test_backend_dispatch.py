@@ -15,7 +15,7 @@ from genderscope.core.primitives import ALL_KINDS, CHAT, FILL_MASK, GENERATE, TO
 from genderscope.core.requests import GIVEN, Attempt, Job, Outcome, Request
 from genderscope.core.runner import execute, execute_task
 from genderscope.core.store import ResponseStore
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 
 
 class Recorder(Backend):

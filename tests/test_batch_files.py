@@ -14,9 +14,9 @@ from genderscope.cli import app
 from genderscope.core.batchfile import read_answers, write_requests
 from genderscope.core.engine import run_tasks
 from genderscope.core.errors import UsageError
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
-from genderscope.testing.fake_openai_batch import run_batch_file
-from genderscope.testing.tiny_models import build_tiny_causal
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
+from genderscope_dev.fake_openai_batch import run_batch_file
+from genderscope.demo_models import build_tiny_causal
 
 WORDS = "The nurse said that she he had a doctor told the baker , . ' is was her his".split()
 FAST = {"backoff-base": "0.01", "backoff-max": "0.05"}

@@ -130,7 +130,7 @@ def test_tiny_causal_through_the_cli(tmp_path):
     from typer.testing import CliRunner
 
     from genderscope.cli import app
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     rows = [json.loads(x) for _, x in zip(range(8), open(_data_file(), encoding="utf-8"))]
     texts = [r["context"] + " " + r["question"] + " " + " ".join([r["ans0"], r["ans2"]] + UNK) for r in rows]

@@ -309,7 +309,7 @@ def test_terminal_table_fits_80_columns(tmp_path, data_registry):
 @pytest.mark.timeout(120)
 def test_ray_executor_on_a_real_local_cluster(tmp_path, data_registry):
     """`ray start --head` on 127.0.0.1 plus one worker node; the same counts as the local executor."""
-    from genderscope.testing.ray_cluster import local_ray_cluster
+    from genderscope_dev.ray_cluster import local_ray_cluster
 
     folder = tmp_path / "c"
     make_shards(folder, 6, per=30)

@@ -21,7 +21,7 @@ pytest.importorskip("transformers")
 
 from genderscope import registry  # noqa: E402
 from genderscope.core.requests import Job, Request  # noqa: E402
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
 
 TOL = 1e-4  # nats
 TEXTS = [
@@ -37,7 +37,7 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, Path]:
     from genderscope.data.registry import DataRegistry
-    from genderscope.testing.tiny_models import build_tiny_causal, likelihood_task_texts, words_of
+    from genderscope.demo_models import build_tiny_causal, likelihood_task_texts, words_of
 
     words = words_of(likelihood_task_texts(DataRegistry()) + TEXTS[:5])
     root = tmp_path_factory.mktemp("completions")

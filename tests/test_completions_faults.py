@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from genderscope import registry  # noqa: E402
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
 
 WORDS = "<s> The nurse said that she he was tired . and the doctor".split()
 BODY = {"model": "tiny", "echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
@@ -25,7 +25,7 @@ BODY = {"model": "tiny", "echo": True, "logprobs": 1, "max_tokens": 1, "temperat
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
-    from genderscope.testing.tiny_models import build_tiny_causal
+    from genderscope.demo_models import build_tiny_causal
 
     return build_tiny_causal(tmp_path_factory.mktemp("faults"), WORDS, seed=3, add_bos=True)
 

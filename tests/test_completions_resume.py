@@ -20,7 +20,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from genderscope import registry  # noqa: E402
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     "openai-completions" not in registry.BACKENDS, reason="openai-completions backend not registered yet"
@@ -35,7 +35,7 @@ START = "<s>"  # the BOS the tiny tokenizer adds; the client sends START + text
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
     from genderscope.data.registry import DataRegistry
-    from genderscope.testing.tiny_models import build_tiny_causal, likelihood_task_texts, words_of
+    from genderscope.demo_models import build_tiny_causal, likelihood_task_texts, words_of
 
     words = words_of(likelihood_task_texts(DataRegistry()))
     return build_tiny_causal(tmp_path_factory.mktemp("resume"), words, seed=5, add_bos=True)

@@ -218,7 +218,7 @@ def test_chat_models_are_asked_to_continue_and_answers_parsed(data_registry) -> 
     from genderscope.core.options import build_options
     from genderscope.core.task import RunContext
     from genderscope.registry import task_class
-    from genderscope.testing.drive import answer_rounds
+    from genderscope_dev.drive import answer_rounds
 
     cls = task_class("cooccurrence-amplification")
     ctx = RunContext(

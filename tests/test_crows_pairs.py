@@ -15,7 +15,7 @@ from genderscope.core.primitives import MASKED_LOGPROBS, TOKENIZE, LOGLIKELIHOOD
 from genderscope.core.task import RunContext
 from genderscope.tasks.crows_pairs.task import CrowsPairsOptions, CrowsPairsTask, nangia_metrics
 from genderscope.tasks.scored.shared import masked_positions, shared_positions
-from genderscope.testing.drive import answer_rounds
+from genderscope_dev.drive import answer_rounds
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crows_pairs_metric_py.json"
 MASKED = frozenset({TOKENIZE, MASKED_LOGPROBS})
@@ -121,7 +121,7 @@ def _sharp_tiny_mlm(root: Path, n_pairs: int) -> Path:
     from transformers import AutoModelForMaskedLM
 
     from genderscope.data.registry import DataRegistry
-    from genderscope.testing.tiny_models import build_tiny_mlm, words_of
+    from genderscope.demo_models import build_tiny_mlm, words_of
 
     with open(
         DataRegistry().path("crows_pairs/crows_pairs_anonymized.csv"), newline="", encoding="utf-8"
@@ -183,7 +183,7 @@ def test_tiny_mlm_equals_metric_py(tmp_path, casing):
 
 def test_tiny_causal_end_to_end(tmp_path, data_registry):
     pytest.importorskip("torch")
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     with open(
         data_registry.path("crows_pairs/crows_pairs_anonymized.csv"), newline="", encoding="utf-8"

@@ -20,7 +20,7 @@ from genderscope.core.task import RunContext
 from genderscope.tasks.dawinobias import data as D
 from genderscope.tasks.dawinobias import metrics as M
 from genderscope.tasks.dawinobias.task import DaWinoBiasOptions, DaWinoBiasTask
-from genderscope.testing.drive import answer_rounds
+from genderscope_dev.drive import answer_rounds
 
 LINE1 = "[Udvikleren] diskuterede med designeren, fordi [hun] ikke kunne lide designet."
 
@@ -237,7 +237,7 @@ def mlm_dir(tmp_path_factory):
     pytest.importorskip("torch")
     import os
 
-    from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.demo_models import build_tiny_mlm, genda_lens_texts, words_of
 
     from genderscope.data.registry import DataRegistry
 

@@ -34,7 +34,7 @@ WORDS = "he she his her him king queen man woman the a ran said met doctor nurse
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from genderscope.testing.tiny_models import build_tiny_causal
+    from genderscope.demo_models import build_tiny_causal
 
     return build_tiny_causal(tmp_path_factory.mktemp("deb"), WORDS)
 
@@ -146,7 +146,7 @@ def test_cda_on_a_masked_lm_through_the_cli(tmp_path):
     from typer.testing import CliRunner
 
     from genderscope.cli import app
-    from genderscope.testing.tiny_models import build_tiny_mlm
+    from genderscope.demo_models import build_tiny_mlm
 
     mlm = build_tiny_mlm(tmp_path / "mlm", WORDS)
     corpus = tmp_path / "train.txt"

@@ -100,7 +100,7 @@ def test_tiny_causal_through_the_cli(tmp_path):
     from typer.testing import CliRunner
 
     from genderscope.cli import app
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     rows = _rows(30)  # one decision question, two ages
     texts = [item_of(i, r).candidates.context for i, r in enumerate(rows)] + ["yes Yes no No"]

@@ -16,7 +16,7 @@ import pytest
 def mlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("torch")
     from genderscope.data.registry import DataRegistry
-    from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.demo_models import build_tiny_mlm, genda_lens_texts, words_of
 
     return build_tiny_mlm(tmp_path_factory.mktemp("mlm"), words_of(genda_lens_texts(DataRegistry())))
 

@@ -18,7 +18,7 @@ from genderscope.tasks.gest_likelihood.rounds import differing_positions  # noqa
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED  # noqa: E402
 from genderscope.core.primitives import MaskedLogprobs, TokenLogprobs  # noqa: E402
 from genderscope.tasks.scoring import continuation_score, mean_logprob  # noqa: E402
-from genderscope.testing.tiny_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402
+from genderscope.demo_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402
 
 SENTENCES = [
     "I have always been a leadership type.",

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from genderscope.testing.tiny_models import build_tiny_causal, words_of  # noqa: E402
+from genderscope.demo_models import build_tiny_causal, words_of  # noqa: E402
 
 from genderscope.core.primitives import TokenLogprobs  # noqa: E402
 from genderscope.core.requests import Job, Request  # noqa: E402

@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 from genderscope.core.engine import run_tasks  # noqa: E402
 from genderscope.core.errors import BackendError  # noqa: E402
 from genderscope.core.requests import CHAT, Job, Request  # noqa: E402
-from genderscope.testing.tiny_models import build_tiny_causal, words_of  # noqa: E402
+from genderscope.demo_models import build_tiny_causal, words_of  # noqa: E402
 
 TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"

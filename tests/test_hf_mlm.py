@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 
 from genderscope.core.primitives import Prediction  # noqa: E402
 from genderscope.core.requests import Job, Request  # noqa: E402
-from genderscope.testing.tiny_models import build_tiny_mlm, words_of  # noqa: E402
+from genderscope.demo_models import build_tiny_mlm, words_of  # noqa: E402
 
 SENTS = [
     "bibliotekaren mistede sin tegnebog ved huset.",

@@ -16,7 +16,7 @@ CONTS = [" nurse", " patient", " nurse said"]
 @pytest.fixture(scope="module")
 def bos_dir(tmp_path_factory):
     pytest.importorskip("torch")
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     return build_tiny_causal(tmp_path_factory.mktemp("bos"), words_of([CTX] + CONTS), seed=4, add_bos=True)
 

@@ -56,7 +56,7 @@ def test_random_answers_every_continuation():
 @pytest.fixture(scope="module", params=[False, True], ids=["no-bos", "adds-bos"])
 def causal_dir(tmp_path_factory, request):
     pytest.importorskip("torch")
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     return build_tiny_causal(tmp_path_factory.mktemp("ll"), words_of([CTX] + CONTS), add_bos=request.param)
 

@@ -26,7 +26,7 @@ from genderscope.backends.openai_http import client_error_hint
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import build_options
 from genderscope.core.requests import CHAT, Job, Outcome, Request, request_seed
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer, prompt_ref
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer, prompt_ref
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05}
 

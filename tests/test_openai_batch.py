@@ -22,7 +22,7 @@ from genderscope.core.errors import BackendError
 from genderscope.core.options import build_options
 from genderscope.core.requests import CHAT, Job, Request, store_key
 from genderscope.core.store import ResponseStore
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
 
 FAST = {"batch": "true", "batch_poll": "0.01", "backoff_base": "0.01", "backoff_max": "0.05"}
 

@@ -17,8 +17,8 @@ from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import build_options
 from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE, response_problem
 from genderscope.core.requests import Job, Outcome, Request
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
-from genderscope.testing.tiny_models import build_tiny_causal
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
+from genderscope.demo_models import build_tiny_causal
 
 WORDS = "The nurse said that she he had a doctor told the baker , . ' is was her his".split()
 TEXTS = ["The nurse said that she had", "the doctor told the baker , he was .", "nurse", "zebra nurse", ""]

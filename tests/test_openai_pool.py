@@ -16,7 +16,7 @@ from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
 from genderscope.backends.openai_pool import Pool, Server
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.requests import CHAT, Job, Outcome, Request
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05, "send_seed": False}
 

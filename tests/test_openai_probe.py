@@ -166,8 +166,8 @@ def test_against_the_fake_server(tmp_path) -> None:  # noqa: ANN001
     import json
     import urllib.request
 
-    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
-    from genderscope.testing.tiny_models import build_tiny_causal
+    from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
+    from genderscope.demo_models import build_tiny_causal
 
     model = build_tiny_causal(tmp_path / "m", PROBE_TEXT.split() + ["he", "was"], seed=3)
     for shift in (0.0, 0.5):

@@ -40,7 +40,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, str]:
     from genderscope.data.registry import DataRegistry
-    from genderscope.testing.tiny_models import build_tiny_causal, build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.demo_models import build_tiny_causal, build_tiny_mlm, genda_lens_texts, words_of
 
     words = words_of(genda_lens_texts(DataRegistry()) + ["he she his her him man woman said that The I ."])
     return {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 
 LIMIT = 300
 ATTEMPTS = LIMIT * 6  # six orderings per GEST sentence

@@ -16,7 +16,7 @@ from genderscope.core.task import RunContext
 from genderscope.tasks.stereoset import chat
 from genderscope.tasks.stereoset.metrics import stereoset_metrics
 from genderscope.tasks.stereoset.task import StereoSetOptions, StereoSetTask
-from genderscope.testing.drive import answer_rounds
+from genderscope_dev.drive import answer_rounds
 
 FIXTURE = Path(__file__).parent / "fixtures" / "stereoset_evaluation_py.json"
 INTRA, INTER = "intrasentence", "intersentence"
@@ -191,7 +191,7 @@ def test_random_model_sits_at_no_preference(tmp_path, scoring, metric):
 
 def test_tiny_models_end_to_end(tmp_path, data_registry):
     pytest.importorskip("torch")
-    from genderscope.testing.tiny_models import build_tiny_causal, build_tiny_mlm, words_of
+    from genderscope.demo_models import build_tiny_causal, build_tiny_mlm, words_of
 
     lines = data_registry.path("stereoset/stereoset_dev.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(x) for x in lines if '"gender"' in x][:12]
@@ -221,7 +221,7 @@ def _fill_model(root: Path, lines: list[int], data_registry) -> Path:
     import torch
     from transformers import AutoModelForMaskedLM
 
-    from genderscope.testing.tiny_models import build_tiny_mlm, words_of
+    from genderscope.demo_models import build_tiny_mlm, words_of
 
     rows = data_registry.path("stereoset/stereoset_dev.jsonl").read_text(encoding="utf-8").splitlines()
     sel = [json.loads(rows[n - 1]) for n in lines]
@@ -280,7 +280,7 @@ def test_fill_in_slot_equals_bias_bench(tmp_path, data_registry):
 def test_chat_over_an_openai_server_counts_unreadable_answers(tmp_path):
     """The fake server answers "(a) [ref]": no ``ANSWER: `` and a first character outside A-C, so Inspect's
     reading makes every answer invalid: stereotype_score has nothing to average (NaN, no value)."""
-    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
+    from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 
     with FakeOpenAIServer(FakeConfig()) as srv:
         cli_run(

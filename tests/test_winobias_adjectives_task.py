@@ -244,7 +244,7 @@ def test_incomplete_replay_reports_missing(tmp_path, data_registry):
     assert res.extra["summary"] == [] and res.metrics == {}
 
 
-fake_openai = pytest.importorskip("genderscope.testing.fake_openai")
+fake_openai = pytest.importorskip("genderscope_dev.fake_openai")
 
 
 def test_replay_round_trip_against_loopback_server(tmp_path, data_registry, monkeypatch):

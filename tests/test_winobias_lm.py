@@ -23,7 +23,7 @@ def wb_words() -> list[str]:
 
     from genderscope.data.registry import DataRegistry
     from genderscope.datasets.winobias import load_pairs
-    from genderscope.testing.tiny_models import words_of
+    from genderscope.demo_models import words_of
 
     os.environ.setdefault(
         "GENDERSCOPE_DATA_MIRROR", str(Path(__file__).resolve().parents[1].parent / "shared/data")
@@ -35,14 +35,14 @@ def wb_words() -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny_mlm(hf, tmp_path_factory, wb_words) -> Path:
-    from genderscope.testing.tiny_models import build_tiny_mlm
+    from genderscope.demo_models import build_tiny_mlm
 
     return build_tiny_mlm(tmp_path_factory.mktemp("wbmlm"), wb_words, seed=3)
 
 
 @pytest.fixture(scope="module")
 def tiny_causal(hf, tmp_path_factory, wb_words) -> Path:
-    from genderscope.testing.tiny_models import build_tiny_causal
+    from genderscope.demo_models import build_tiny_causal
 
     return build_tiny_causal(tmp_path_factory.mktemp("wbcausal"), wb_words, seed=4)
 

@@ -158,7 +158,7 @@ def test_tiny_causal_through_the_cli(tmp_path: Path, sentences) -> None:
     from typer.testing import CliRunner
 
     from genderscope.cli import app
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     texts = [s.sentence + " " + s.occupation + " " + s.participant for s in sentences[:40]]
     model = build_tiny_causal(tmp_path / "m", words_of(texts + ["\u2018 He She They \u2019 refers to the"]))

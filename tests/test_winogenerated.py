@@ -93,7 +93,7 @@ def test_tiny_causal_through_the_cli(tmp_path: Path, items) -> None:
     from typer.testing import CliRunner
 
     from genderscope.cli import app
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     model = build_tiny_causal(
         tmp_path / "m", words_of([t for it in items[:6] for t in it.candidates.texts()])

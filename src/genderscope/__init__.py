@@ -13,9 +13,9 @@ The same engine backs the ``genderscope`` command-line tool.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
+
+from genderscope._version import __version__
 
 __all__ = ["RunResult", "__version__", "check", "list_backends", "list_tasks", "run"]
 

@@ -20,8 +20,9 @@ from genderscope.cli_data import (  # noqa: F401  (re-exported)
     data_list,
     data_verify,
 )
+from genderscope.cli_options import parse_extra
 from genderscope.cli_results import check, compare, export, report
-from genderscope.core.errors import GenderscopeError, UsageError
+from genderscope.core.errors import GenderscopeError
 
 quiet_flag_types()
 app = typer.Typer(
@@ -48,25 +49,6 @@ from genderscope.commands.debias.cli import register as register_debias  # noqa:
 register_debias(app)
 
 
-def parse_extra(args: list[str]) -> dict[str, Any]:
-    """``--name value``, ``--name=value`` and bare ``--flag`` (= true) pairs -> dict."""
-    values: dict[str, Any] = {}
-    i = 0
-    while i < len(args):
-        tok = args[i]
-        if not tok.startswith("--") or tok == "--":
-            raise UsageError(f"unexpected argument {tok!r}: task and model options look like --name value")
-        if "=" in tok:
-            k, v = tok[2:].split("=", 1)
-            values[k] = v
-            i += 1
-        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
-            values[tok[2:]] = args[i + 1]
-            i += 2
-        else:
-            values[tok[2:]] = "true"
-            i += 1
-    return values
 
 
 def _options_help() -> str:

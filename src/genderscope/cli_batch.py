@@ -21,7 +21,7 @@ batch_app = typer.Typer(
 
 
 def _split(tokens: list[str]) -> tuple[list[str], dict[str, Any]]:
-    from genderscope.cli import parse_extra
+    from genderscope.cli_options import parse_extra
 
     first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
     return tokens[:first], parse_extra(tokens[first:])

@@ -14,6 +14,7 @@ from typing import Any, Callable, List, Optional
 
 import typer
 
+from genderscope.core.errors import UsageError
 from genderscope.core.options import describe, options_from_command_line
 
 ROUTED_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -81,3 +82,24 @@ def routed_command(
         return body
 
     return register
+
+
+def parse_extra(args: list[str]) -> dict[str, Any]:
+    """``--name value``, ``--name=value`` and bare ``--flag`` (= true) pairs -> dict."""
+    values: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if not tok.startswith("--") or tok == "--":
+            raise UsageError(f"unexpected argument {tok!r}: task and model options look like --name value")
+        if "=" in tok:
+            k, v = tok[2:].split("=", 1)
+            values[k] = v
+            i += 1
+        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+            values[tok[2:]] = args[i + 1]
+            i += 2
+        else:
+            values[tok[2:]] = "true"
+            i += 1
+    return values

@@ -189,7 +189,7 @@ def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], list[Path]]:
 
     def go(folder: Path, quick: bool) -> list[Path]:
         from genderscope.data.registry import DataRegistry
-        from genderscope.testing.tiny_models import build_tiny_mlm, genda_lens_texts, words_of
+        from genderscope.demo_models import build_tiny_mlm, genda_lens_texts, words_of
 
         model_dir = build_tiny_mlm(
             folder.parent / "tiny-mlm-model", words_of(genda_lens_texts(DataRegistry()))

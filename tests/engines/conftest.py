@@ -1,6 +1,6 @@
 """Real inference servers for the ``engines`` tests: one vLLM server (SmolLM2-135M-Instruct, float32)
 and one llama-cpp-python server (the same model's GGUF file), each started once per test session and
-stopped by PID.  Engines are provisioned by :mod:`genderscope.testing.engines` (cached venvs); a
+stopped by PID.  Engines are provisioned by :mod:`genderscope_dev.engines` (cached venvs); a
 stage that cannot install or start its engine skips with one line saying why.
 
 Run: ``pytest -m engines tests/engines -p no:xdist`` (``.ci/run`` does, after the fast suite).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.testing import engines
+from genderscope_dev import engines
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 from enginecli import genderscope, read_run, run_ok
 from test_vllm import CHAT_SIZE
 
-from genderscope.testing.engines import RunningServer
+from genderscope_dev.engines import RunningServer
 
 pytestmark = pytest.mark.engines
 

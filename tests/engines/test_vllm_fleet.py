@@ -16,7 +16,7 @@ import pytest
 from enginecli import CLI, genderscope, read_run, run_ok
 from test_vllm import metric_close
 
-from genderscope.testing import engines
+from genderscope_dev import engines
 
 pytestmark = pytest.mark.engines
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from enginecli import genderscope, read_run, run_ok
 
-from genderscope.testing import engines
+from genderscope_dev import engines
 
 pytestmark = pytest.mark.engines
 

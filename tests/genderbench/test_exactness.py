@@ -2,7 +2,7 @@
 every mark equals GenderBench's to 1e-9.
 
 GenderBench runs in its own Python 3.12 venv (provisioned from PyPI once, offline afterwards), in process,
-answering with a deterministic answer rule (:mod:`genderscope.testing.answer_rules`); genderscope runs the
+answering with a deterministic answer rule (:mod:`genderscope_dev.answer_rules`); genderscope runs the
 same probe through its CLI against the loopback fake OpenAI server answering with the same rule.  Both
 ``rule-a`` (designed for coverage) and ``rule-b`` (not tuned) are compared without intervals
 (GenderBench ``calculate_cis=False``, ours ``--bootstrap-cycles 0``), and three cheap probes also with
@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from genderscope.registry import TASKS
-from genderscope.testing.answer_rules import RULES
-from genderscope.testing.engines import EngineUnavailable
-from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer
-from genderscope.testing.genderbench_compare import compare, failures, load_tasks, table
-from genderscope.testing.genderbench_runner import PROBES
-from genderscope.testing.genderbench_venv import provision_genderbench, run_reference
+from genderscope_dev.answer_rules import RULES
+from genderscope_dev.engines import EngineUnavailable
+from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
+from genderscope_dev.genderbench_compare import compare, failures, load_tasks, table
+from genderscope_dev.genderbench_runner import PROBES
+from genderscope_dev.genderbench_venv import provision_genderbench, run_reference
 
 pytestmark = pytest.mark.slow
 
@@ -116,7 +116,7 @@ def test_intervals_and_marks_equal_genderbench(probe: str, reference, stub, work
 def test_genderbench_api_generator_equals_in_process(reference, workdir: Path) -> None:
     """GenderBench's own OpenAI client (the runner's script patch) over the stub: one request per attempt
     (nothing sent twice across probes) and the same numbers as in process."""
-    from genderscope.testing.fake_openai import FakeOpenAIProcess
+    from genderscope_dev.fake_openai import FakeOpenAIProcess
 
     probes = ["inventories", "jobs-lum"]
     with FakeOpenAIProcess(FakeConfig(answer_rule="rule-a")) as server:

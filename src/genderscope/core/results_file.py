@@ -64,7 +64,7 @@ def schema_version_of(data: Mapping[str, Any], source: str) -> int:
 
 
 def this_version() -> str:
-    from genderscope import __version__
+    from genderscope._version import __version__
 
     return __version__
 

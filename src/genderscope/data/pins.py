@@ -38,10 +38,17 @@ def is_blob_pin(pin: str) -> bool:
     return pin.startswith(BLOB_PREFIX)
 
 
+def sha256_file(path: str | Path) -> str:
+    """The sha256 hex digest of a file (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def matches_pin(path: str | Path, pin: str, size: int | None) -> bool:
     """Whether the file at ``path`` has the pinned content (size checked first when known)."""
-    from genderscope.data.registry import sha256_file
-
     path = Path(path)
     if not path.is_file() or (size is not None and path.stat().st_size != size):
         return False

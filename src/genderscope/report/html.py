@@ -163,7 +163,7 @@ def run_licences(run: RunData) -> dict[str, str]:
 
 def build_context(runs: list[RunData], title: str = "genderscope report") -> dict[str, Any]:
     """Everything the template needs, computed from the runs."""
-    from genderscope import __version__
+    from genderscope._version import __version__
 
     run_views = []
     every_licence: dict[str, str] = {}

@@ -75,7 +75,7 @@ def erase_gender(
 
 def debias(o: DebiasOptions) -> dict[str, Any]:
     """Run the method; returns debias.json's content (also written to ``o.out``)."""
-    from genderscope import __version__
+    from genderscope._version import __version__
     from genderscope.bordia.pairs import load_gender_pairs
     from genderscope.debias.cda import augment, swap_table
     from genderscope.debias.embedding_reg import token_regularizer

@@ -10,7 +10,7 @@ A batch is ``validating`` until its first retrieve, which checks every line: a J
 ``batch_max_bytes`` bytes; a file that breaks a rule makes the batch ``failed`` with one error per bad
 line (``errors.data``, line numbers from 1).  It then stays ``in_progress`` until it has been retrieved
 ``batch_polls`` times, and runs: each line is answered as the online route answers it (chat: the fake's
-:func:`~genderscope.testing.fake_openai_config.expected_answer`; completions: the completions model).
+:func:`~genderscope_dev.fake_openai_config.expected_answer`; completions: the completions model).
 
 Faults (``batch_schedule``: the n-th batch created gets the n-th entry): ``fail`` (refused at validation),
 ``expire`` (the first half of the lines run, the rest are ``batch_expired`` lines of the error file),
@@ -29,7 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-BATCH_FAULTS = ("", "fail", "expire", "error_lines", "bad_request", "cancel", "stall")
+from genderscope_dev.fake_openai_config import chat_completion_body, expected_answer
+
 URLS = ("/v1/chat/completions", "/v1/completions")
 
 Answer = Callable[[str, dict[str, Any]], dict[str, Any]]  # (url, body) -> answer body; ValueError = 400
@@ -337,12 +338,11 @@ def run_batch_file(src: str, dst: str, model_dir: str | None = None) -> int:
     """A stand-in for ``vllm run-batch -i SRC -o DST``: answer every line of a batch input file as the
     fake server answers online, in vLLM's output format; each line is checked as the Batch API checks
     it (ValueError naming the line).  Returns the number of lines."""
-    from genderscope.testing.fake_openai_completions import completion_body, parse_completion
-    from genderscope.testing.fake_openai_config import chat_completion_body, expected_answer
+    from genderscope_dev.fake_openai_completions import completion_body, parse_completion
 
     model = None
     if model_dir:
-        from genderscope.testing.fake_openai_model import EchoModel
+        from genderscope_dev.fake_openai_model import EchoModel
 
         model = EchoModel(model_dir)
     seen: set[str] = set()
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     p = argparse.ArgumentParser(
-        prog="python -m genderscope.testing.fake_openai_batch",
+        prog="python -m genderscope_dev.fake_openai_batch",
         description="Answer a batch input file as the fake server would (a stand-in for vllm run-batch).",
     )
     p.add_argument("-i", "--input-file", required=True)

@@ -1,5 +1,5 @@
 """The fake OpenAI server's HTTP/1.1 protocol: routing, chat answers, completions (scored on the
-model's worker thread, :mod:`~genderscope.testing.fake_openai_completions`), fault injection, the
+model's worker thread, :mod:`~genderscope_dev.fake_openai_completions`), fault injection, the
 per-server concurrency cap and the control endpoints, on one asyncio event loop (:func:`start_server`).
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /tokenize`` and
@@ -17,15 +17,15 @@ import json
 import random
 from typing import Any, Callable
 
-from genderscope.testing.fake_openai_completions import (
+from genderscope_dev.fake_openai_completions import (
     PromptError,
     completion_body,
     detokenize_body,
     parse_completion,
     tokenize_body,
 )
-from genderscope.testing.fake_openai_config import FakeConfig, chat_answer, chat_completion_body
-from genderscope.testing.fake_openai_state import _State
+from genderscope_dev.fake_openai_config import FakeConfig, chat_answer, chat_completion_body
+from genderscope_dev.fake_openai_state import _State
 
 _REASONS = {
     200: "OK",

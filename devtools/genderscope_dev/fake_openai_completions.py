@@ -1,6 +1,6 @@
 """Request parsing and response bodies of the fake server's ``/v1/completions``, ``/tokenize`` and
 ``/detokenize`` (wire format of vLLM's OpenAI-compatible server; the numbers come from
-:class:`~genderscope.testing.fake_openai_model.EchoModel`).
+:class:`~genderscope_dev.fake_openai_model.EchoModel`).
 
 ``/v1/completions`` takes ``prompt`` as a string, a list of token ids, or a list of either (one choice
 per prompt, ``index`` in order), ``echo``, ``logprobs`` (top-k, 0..5, or absent = no log-probs),
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderscope.testing.fake_openai_model import TOP_MAX, EchoModel, PromptError, Scored
+from genderscope_dev.fake_openai_model import TOP_MAX, EchoModel, PromptError, Scored
 
 
 @dataclass

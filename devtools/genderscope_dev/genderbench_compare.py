@@ -7,7 +7,7 @@ them (``calculate_cis=True``; genderscope ``--ci-method normal``) GenderBench's 
 compared with ``ci_low``/``ci_high``.  genderscope side: ``results.json`` ->
 ``tasks[TASK].metrics[NAME].value | ci_low | ci_high`` and ``tasks[TASK].marks[METRIC].mark_value``.
 
-    python -m genderscope.testing.genderbench_compare /work/gbref-out/rule-a/genderbench.json RUN_DIR...
+    python -m genderscope_dev.genderbench_compare /work/gbref-out/rule-a/genderbench.json RUN_DIR...
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def failures(results: Sequence[ProbeComparison]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m genderscope.testing.genderbench_compare", description=__doc__.split("\n")[0]
+        prog="python -m genderscope_dev.genderbench_compare", description=__doc__.split("\n")[0]
     )
     ap.add_argument("genderbench_json", type=Path, help="the runner's JSON (.../rule-a/genderbench.json)")
     ap.add_argument("runs", type=Path, nargs="+", help="genderscope run folders (or results.json files)")

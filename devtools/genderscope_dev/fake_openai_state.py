@@ -9,7 +9,7 @@ from collections import Counter, deque
 from pathlib import Path
 from typing import Any, Callable
 
-from genderscope.testing.fake_openai_config import FakeConfig
+from genderscope_dev.fake_openai_config import FakeConfig
 
 
 class _State:
@@ -37,7 +37,7 @@ class _State:
         self.by_endpoint: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
         self.last_body: Any = None
-        from genderscope.testing.fake_openai_batch import FakeBatches
+        from genderscope_dev.fake_openai_batch import FakeBatches
 
         self.batches = FakeBatches()
         self.rng = random.Random(self.config.seed)
@@ -50,7 +50,7 @@ class _State:
         if not cfg.model_dir:
             return None
         if self._model is None or self._model.dir != str(Path(cfg.model_dir)):
-            from genderscope.testing.fake_openai_model import EchoModel
+            from genderscope_dev.fake_openai_model import EchoModel
 
             self._model = EchoModel(cfg.model_dir, cfg.batch_tokens, cfg.torch_threads)
         self._model.batch_tokens = cfg.batch_tokens

@@ -1,0 +1,82 @@
+"""No import cycles among genderscope's modules (nor among the dev rig's): a static scan (ast over the
+files; imports inside functions count, ``if TYPE_CHECKING:`` blocks do not), and unit tests of the cycle
+detector on synthetic graphs and packages, so that the scan can fail."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from genderscope_dev.import_graph import cycle_path, cycles, import_graph
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@lru_cache(maxsize=None)
+def _graph(root: Path) -> dict[str, set[str]]:
+    """The import graph of the package in ``root`` (parsed once per test session)."""
+    return import_graph(root, root.name)
+
+
+def _described(root: Path) -> list[str]:
+    graph = _graph(root)
+    return [" -> ".join(cycle_path(graph, c)) for c in cycles(graph)]
+
+
+def test_no_import_cycles_in_genderscope():
+    assert _described(ROOT / "src" / "genderscope") == []
+
+
+def test_no_import_cycles_in_the_dev_rig():
+    assert _described(ROOT / "devtools" / "genderscope_dev") == []
+
+
+def test_scan_sees_the_package():
+    """The scan finds the modules and the edges it should (so an empty cycle list means something)."""
+    graph = _graph(ROOT / "src" / "genderscope")
+    assert len(graph) > 200
+    assert "genderscope.cli_options" in graph["genderscope.cli_batch"]  # a lazy import inside a function
+    assert "genderscope.data.pins" in graph["genderscope.data.registry"]
+    assert "genderscope.core.task" not in graph["genderscope.core.matrix"]  # under TYPE_CHECKING only
+
+
+def test_cycles_on_a_synthetic_graph():
+    graph = {
+        "a": {"b"},
+        "b": {"c"},
+        "c": {"a", "d"},  # a -> b -> c -> a
+        "d": {"e"},
+        "e": {"d"},  # d <-> e
+        "f": {"a", "f"},  # a self-import is no cycle between modules; f is outside both
+        "g": set(),
+    }
+    assert cycles(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert cycle_path(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_cycles_of_a_long_chain_need_no_recursion():
+    n = 5000
+    graph = {f"m{i}": {f"m{i + 1}"} for i in range(n)}
+    graph[f"m{n}"] = {"m0"}
+    assert [len(c) for c in cycles(graph)] == [n + 1]
+
+
+def test_scan_finds_a_cycle_in_a_synthetic_package(tmp_path):
+    """Absolute, relative and function-level imports make edges; TYPE_CHECKING imports do not."""
+    pkg = tmp_path / "toy"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from toy.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..c import g\n")
+    (pkg / "c.py").write_text("import toy.a\n")
+    (pkg / "d.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from toy.e import x\n"
+    )
+    (pkg / "e.py").write_text("from . import d\n")
+    graph = import_graph(pkg, "toy")
+    assert graph["toy.a"] == {"toy.sub.b"} and graph["toy.sub.b"] == {"toy.c"}
+    assert graph["toy.e"] == {"toy.d"} and graph["toy.d"] == set()
+    assert cycles(graph) == [["toy.a", "toy.c", "toy.sub.b"]]
+    assert _described(pkg) == ["toy.a -> toy.sub.b -> toy.c -> toy.a"]
