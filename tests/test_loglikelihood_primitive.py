@@ -79,13 +79,14 @@ def _naive(path, context, conts):
     return out
 
 
-@pytest.mark.parametrize("route", ["shared", "whole"])
+@pytest.mark.parametrize("route", ["shared", "tree", "whole"])
 @pytest.mark.parametrize("context", [CTX, "", "hun tog "])
 def test_hf_causal_equals_naive(causal_dir, context, route, monkeypatch):
     from genderscope.backends import hf_loglikelihood
     from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
 
     monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 1 if route == "shared" else 10**9)
+    monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE", 1.0 if route == "tree" else -1.0)
     b = HFCausalLMBackend(str(causal_dir), CausalOptions())
     reqs = [loglikelihood_request(context, CONTS), loglikelihood_request(context, CONTS[:1])]
     out = {}
@@ -94,7 +95,7 @@ def test_hf_causal_equals_naive(causal_dir, context, route, monkeypatch):
     assert out[0].response["logprobs"] == pytest.approx(want, abs=1e-4)
     assert out[1].response["logprobs"] == pytest.approx(want[:1], abs=1e-4)
     shared = b.counters.get("context_tokens_shared", 0)
-    assert (shared > 0) == (route == "shared")
+    assert (shared > 0) == (route != "whole")
 
 
 @pytest.mark.parametrize("context", [CTX, "hun tog ", ""])
@@ -111,3 +112,33 @@ def test_single_token_continuations_share_one_prediction(causal_dir, context):
     assert out[0].response["n_tokens"] == [1, 1, 1]
     assert out[0].response["logprobs"] == pytest.approx(_naive(causal_dir, context, single), abs=1e-4)
     assert out[1].response["logprobs"] == pytest.approx(_naive(causal_dir, CTX + " og", single), abs=1e-4)
+
+
+def test_token_tree_merges_prefixes_and_points_at_parents():
+    """Continuations sharing words: each distinct prefix is one node; every target is read from its
+    parent's node; depth = position in the separate sequence."""
+    from genderscope.backends.hf_tree import build_tree, flat_tokens
+
+    ctx, conts = [1, 5], [[7, 8, 9], [7, 8, 4], [6]]
+    tree = build_tree(ctx, conts)
+    assert tree.tokens == [1, 5, 7, 8] and tree.parent == [-1, 0, 1, 2] and tree.depth == [0, 1, 2, 3]
+    assert tree.targets == [[(1, 7), (2, 8), (3, 9)], [(1, 7), (2, 8), (3, 4)], [(1, 6)]]
+    assert flat_tokens(ctx, conts) == 4 + 4 + 2
+    assert build_tree([3], [[1, 2], [2, 1]]).tokens == [3, 1, 2]
+
+
+def test_tree_route_batches_requests_of_several_sizes(causal_dir, monkeypatch):
+    """Several trees of different sizes in one padded batch give each request's naive numbers."""
+    from genderscope.backends import hf_loglikelihood
+    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+
+    monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 10**9)
+    monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE", 1.0)
+    b = HFCausalLMBackend(str(causal_dir), CausalOptions())
+    cases = [(CTX, CONTS), ("", CONTS[:2]), ("hun tog ", CONTS[1:])]
+    reqs = [loglikelihood_request(c, k) for c, k in cases]
+    out = {}
+    b.answer([Job(i, r, 1, f"x{i}") for i, r in enumerate(reqs)], lambda j, o: out.__setitem__(j.index, o))
+    assert b.counters["forward_passes"] == 1
+    for i, (c, k) in enumerate(cases):
+        assert out[i].response["logprobs"] == pytest.approx(_naive(causal_dir, c, k), abs=1e-4)

@@ -3,7 +3,7 @@
 For one request (context c, continuations x¹…x^K), encoded as lm-eval encodes them
 (:func:`~genderscope.backends.continuations.encode_pairs`), the answer per continuation is
 Σ_t ln p(x_t | c, x_<t) (log-softmax in float32, summed in float64) and ``greedy`` = every x_t is the
-arg-max of its prediction.  Three routes give the same numbers up to float rounding:
+arg-max of its prediction.  Four routes give the same numbers up to float rounding:
 
 * **shared context** (when it saves at least ``SHARE_MIN_SAVED`` tokens): one forward pass over c,
   its KV cache repeated for the K continuations, then one right-padded forward over x^k_<last with
@@ -11,6 +11,8 @@ arg-max of its prediction.  Three routes give the same numbers up to float round
   |c| + Σ|x^k| tokens instead of K·|c| + Σ|x^k|.
 * **single-token continuations** (yes/Yes/no/No): each context's last prediction scores all of them; the
   contexts go in left-padded, length-sorted batches with explicit positions, one logits row kept each;
+* **token tree** (when the continuations' prefix tree saves ≥ 10 % of the tokens and the model takes a
+  custom 4-D mask): :mod:`genderscope.backends.hf_tree`, every shared prefix once, many requests a batch;
 * **whole sequences** (otherwise): the rows c + x^k[:-1] of all jobs, length-sorted and packed under the
   token budget as ``token_logprobs`` does, each scored on its last |x^k| positions.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from genderscope.backends import hf_tree
 from genderscope.backends.continuations import encode_pairs
 from genderscope.backends.hf_generate import _repeat_rows
 from genderscope.core.backend import Emit
@@ -29,6 +32,9 @@ from genderscope.core.requests import Job, Outcome
 #: len(context) × (K − 1); below it the whole-sequence route's length-sorted batches are faster (one
 #: batch-1 forward per item costs more than the tokens it saves on a CPU)
 SHARE_MIN_SAVED = 256
+#: a request goes the token-tree route (:mod:`genderscope.backends.hf_tree`) when its tree has at most this
+#: share of the whole-sequence route's input tokens
+TREE_MAX_SHARE = 0.9
 
 
 def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
@@ -64,6 +70,8 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
     """Answer ``loglikelihood`` jobs (see the module docstring), each emitted as soon as it is scored."""
     whole: list[tuple[Job, list[int], list[list[int]]]] = []
     last: list[tuple[Job, list[int], list[list[int]]]] = []
+    trees: list[tuple[Job, hf_tree.TokenTree, int]] = []
+    use_trees = hf_tree.fits(backend)
     for job in jobs:
         p = job.request.payload
         try:
@@ -80,10 +88,16 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
             last.append((job, ctx, conts))
         elif len(ctx) * (len(conts) - 1) >= SHARE_MIN_SAVED:
             emit(job, Outcome(response=_shared(backend, ctx, conts)))
+        elif use_trees and (tree := hf_tree.build_tree(ctx, conts)).size <= TREE_MAX_SHARE * (
+            flat := hf_tree.flat_tokens(ctx, conts)
+        ):
+            trees.append((job, tree, flat))
         else:
             whole.append((job, ctx, conts))
     if last:
         _single_tokens(backend, last, emit)
+    if trees:
+        hf_tree.answer_trees(backend, trees, emit, _scores)
     if whole:
         _whole(backend, whole, emit)
 

@@ -1,0 +1,161 @@
+"""``loglikelihood`` on ``hf-causal`` as token trees: every shared prefix computed once, many items per batch.
+
+The K sequences c + x^k of one request usually share a prefix: the whole context, and often the first words
+of the continuations too (a CrowS-Pairs pair differs in one or two words).  The request's input tokens
+(c + x^k without its last token, for every k) are merged into a prefix tree and laid out as ONE row in
+depth-first order; a 4-D attention mask lets each token attend only to itself and its ancestors, and its
+position id is its depth, so each node's hidden state — and its next-token prediction — equals the one the
+separate sequence would give (float rounding aside).  The answer per continuation is
+Σ_t ln p(x_t | c, x_<t), read from the logits at the parent node of each x_t.
+
+Cost per request: the number of distinct prefixes (tree nodes) instead of Σ_k (|c| + |x^k| − 1) tokens; rows of
+similar size are packed into one forward as the whole-sequence route packs sequences, and only the logits of
+nodes that predict a scored token are computed (``logits_to_keep``) where the model supports it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from genderscope.core.backend import Emit
+from genderscope.core.primitives import LoglikelihoodJson
+from genderscope.core.requests import Job, Outcome
+
+#: attention implementations known to take a custom additive 4-D mask unchanged
+TREE_ATTENTION = ("sdpa", "eager")
+
+
+@dataclass
+class TokenTree:
+    """One request's input tokens merged by prefix: ``tokens[i]`` at depth ``depth[i]`` under ``parent[i]``
+    (−1 = a root), nodes in depth-first order (a parent precedes its children); ``targets[k]`` lists
+    (node whose prediction scores it, token) for each token of continuation k."""
+
+    tokens: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+    targets: list[list[tuple[int, int]]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.tokens)
+
+
+def build_tree(ctx: list[int], conts: list[list[int]]) -> TokenTree:
+    """The prefix tree of the inputs ``(ctx + x)[:-1]`` for every continuation x (ctx must not be empty)."""
+    tree = TokenTree()
+    child: dict[tuple[int, int], int] = {}
+    for cont in conts:
+        seq = ctx + cont
+        node, pairs = -1, []
+        for t, tok in enumerate(seq[:-1]):
+            nxt = child.get((node, tok))
+            if nxt is None:
+                nxt = child[(node, tok)] = tree.size
+                tree.tokens.append(tok)
+                tree.parent.append(node)
+                tree.depth.append(t)
+            node = nxt
+            if t >= len(ctx) - 1:
+                pairs.append((node, seq[t + 1]))
+        tree.targets.append(pairs)
+    return tree
+
+
+def flat_tokens(ctx: list[int], conts: list[list[int]]) -> int:
+    """Input tokens of the whole-sequence route for one request: Σ_k (|c| + |x^k| − 1)."""
+    return sum(len(ctx) + len(c) - 1 for c in conts)
+
+
+def fits(backend: Any) -> bool:
+    """True when ``backend``'s model takes the tree route's custom 4-D attention mask."""
+    impl = getattr(getattr(backend.model, "config", None), "_attn_implementation", None)
+    return impl in TREE_ATTENTION
+
+
+def _ancestors(tree: TokenTree) -> Any:
+    """Boolean (n, n) matrix: row i marks i and its ancestors (the keys node i may attend to)."""
+    import numpy as np
+
+    n = tree.size
+    allowed = np.zeros((n, n), dtype=bool)
+    for i, p in enumerate(tree.parent):
+        if p >= 0:
+            allowed[i] = allowed[p]
+        allowed[i, i] = True
+    return allowed
+
+
+def _batch_inputs(backend: Any, trees: list[TokenTree]) -> tuple[Any, Any, Any]:
+    """(input ids, position ids, additive 4-D mask) for ``trees`` as right-padded rows; a padding slot
+    attends to itself only (no all-masked softmax row)."""
+    import torch
+
+    dtype = getattr(backend.model, "dtype", torch.float32)
+    width = max(t.size for t in trees)
+    ids = torch.full((len(trees), width), backend.pad_id, dtype=torch.long)
+    pos = torch.zeros((len(trees), width), dtype=torch.long)
+    allowed = torch.zeros((len(trees), 1, width, width), dtype=torch.bool)
+    diag = torch.arange(width)
+    allowed[:, 0, diag, diag] = True
+    for r, tree in enumerate(trees):
+        n = tree.size
+        ids[r, :n] = torch.tensor(tree.tokens, dtype=torch.long)
+        pos[r, :n] = torch.tensor(tree.depth, dtype=torch.long)
+        allowed[r, 0, :n, :n] = torch.from_numpy(_ancestors(tree))
+    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+    dev = backend.device
+    return ids.to(dev), pos.to(dev), mask.to(dev)
+
+
+def _keeps_logits(model: Any) -> bool:
+    try:
+        return "logits_to_keep" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _forward_rows(backend: Any, trees: list[TokenTree]) -> tuple[Any, dict[int, int]]:
+    """Logits of the nodes that predict a scored token and {node slot: logits column} (same for each row)."""
+    import torch
+
+    ids, pos, mask = _batch_inputs(backend, trees)
+    needed = sorted({node for t in trees for pairs in t.targets for node, _tok in pairs})
+    kw: dict[str, Any] = {}
+    column = {slot: slot for slot in range(ids.shape[1])}
+    if _keeps_logits(backend.model):
+        kw["logits_to_keep"] = torch.tensor(needed, dtype=torch.long, device=ids.device)
+        column = {slot: i for i, slot in enumerate(needed)}
+    backend.count_forward(len(trees))
+    logits = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw).logits
+    return logits, column
+
+
+def answer_trees(backend: Any, items: list[tuple[Job, TokenTree, int]], emit: Emit, scores: Any) -> None:
+    """Score each (job, tree, whole-route token count) as one row, rows packed by size under the backend's
+    full-logits budget; ``scores(rows, targets)`` -> (Σ ln p, all arg-max)."""
+    trees = [tree for _job, tree, _flat in items]
+
+    def run(batch: list[int]) -> None:
+        logits, column = _forward_rows(backend, [trees[i] for i in batch])
+        for r, i in enumerate(batch):
+            res = []
+            for pairs in trees[i].targets:
+                cols = [column[node] for node, _tok in pairs]
+                res.append(scores(logits[r, cols], [tok for _node, tok in pairs]))
+            out: LoglikelihoodJson = {
+                "logprobs": [x[0] for x in res],
+                "n_tokens": [len(p) for p in trees[i].targets],
+                "greedy": [x[1] for x in res],
+            }
+            emit(items[i][0], Outcome(response=out))
+
+    forward = sum(t.size for t in trees)
+    counters = backend.counters
+    counters["context_tokens_shared"] = counters.get("context_tokens_shared", 0) + sum(
+        flat for _j, _t, flat in items
+    ) - forward
+    counters["tokens_forward"] = counters.get("tokens_forward", 0) + forward
+    backend.batched([t.size for t in trees], run, backend.full_logits_budget())
