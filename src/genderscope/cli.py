@@ -160,8 +160,8 @@ def run(
               "max_tokens": max_tokens}
     given = {k: v for k, v in fields.items() if v is not None}
     if spec_file is not None:
-        clash = [*(["TASK"] if tasks else []), *(["--model"] if model else []), *(["--no-cache"] if no_cache else []),
-                 *(f"--{k.replace('_', '-')}" for k in given), *(f"--{k}" for k in options)]
+        named = [n for n, on in (("TASK", tasks), ("--model", model), ("--no-cache", no_cache)) if on]
+        clash = [*named, *(f"--{k.replace('_', '-')}" for k in given), *(f"--{k}" for k in options)]
         if clash:
             raise UsageError(f"--spec repeats the recorded run as it is: drop {clash[0]} (or drop --spec)")
         spec = load_spec(spec_file)

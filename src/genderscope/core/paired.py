@@ -67,7 +67,8 @@ def _scores(run: Path, task: str, manifest: dict[str, Any]) -> tuple[Any, Any]:
     cls = lookup.task_class(task)
     names = {f.name for f in dataclasses.fields(cls.Options)}
     opts = cls.Options(**{k: v for k, v in manifest["tasks"][task]["options"].items() if k in names})
-    ctx = RunContext(seed=manifest.get("seed") or DEFAULT_SEED, limit=manifest.get("limit"), data=DataRegistry())
+    seed = manifest.get("seed") or DEFAULT_SEED
+    ctx = RunContext(seed=seed, limit=manifest.get("limit"), data=DataRegistry())
     t = cls(opts, ctx)
     rec = _answers(run, task)
     results = []

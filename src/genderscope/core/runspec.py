@@ -234,7 +234,8 @@ class RunSpec:
         version = data.get("spec_version", SPEC_VERSION)
         if version != SPEC_VERSION:
             raise UsageError(
-                f"{source}: field 'spec_version' is {version!r}; this genderscope reads version {SPEC_VERSION}"
+                f"{source}: field 'spec_version' is {version!r}; this genderscope reads version "
+                f"{SPEC_VERSION}"
             )
         known = {f.name: f for f in dataclasses.fields(cls)}
         for key in data:
@@ -301,7 +302,8 @@ def load_spec(path: str | Path) -> RunSpec:
             f"--spec {path}: this run.json records no run spec (written before run specs existed); "
             "repeat that run with its command line"
         )
-    spec = RunSpec.from_json(data.get("spec") if isinstance(data, dict) and "spec" in data else data, str(path))
+    inner = data.get("spec") if isinstance(data, dict) and "spec" in data else data
+    spec = RunSpec.from_json(inner, str(path))
     try:
         check_run_values(
             trials=spec.trials, limit=spec.limit, seed=spec.seed,
@@ -344,8 +346,7 @@ def typed_options(spec: RunSpec) -> TypedOptions:
             "does not run"
         )
     classes = [lookup.task_class(t) for t in suites.tasks]
-    opts = [
-        build_options(c.Options, _thaw(spec.task_options.get(c.name, {})), f"task {c.name!r}") for c in classes
-    ]
+    recorded = {name: _thaw(values) for name, values in spec.task_options.items()}
+    opts = [build_options(c.Options, recorded.get(c.name, {}), f"task {c.name!r}") for c in classes]
     backend = build_options(backend_cls.Options, _thaw(spec.backend_options), f"model kind {kind!r}")
     return TypedOptions(classes, opts, backend_cls, backend, suites.left_out, suites.from_suites)

@@ -237,7 +237,8 @@ class ChatProbe(Task):
         jackknife, which needs none)."""
         o = self.options
         n_boot = 0 if o.ci_method == JACKKNIFE_T else o.bootstrap_cycles
-        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, self.ctx.seeds.bootstrap)
+        seed = self.ctx.seeds.bootstrap
+        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, seed)
 
     def resample_intervals(
         self,

@@ -351,7 +351,8 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         )  # fmt: skip
         if iv is None or o.ci_method != JACKKNIFE_T:
             return point, iv
-        jk = jackknife_intervals(point, all_metrics(jackknife_weights(n, self.ctx.seeds.bootstrap)), o.confidence_level)
+        weights = jackknife_weights(n, self.ctx.seeds.bootstrap)
+        jk = jackknife_intervals(point, all_metrics(weights), o.confidence_level)
         undefined = np.isnan(jk[:, 0])
         jk[undefined] = iv[undefined]
         return point, jk
