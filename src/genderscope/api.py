@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from genderscope.core import lookup
-from genderscope.core.runspec import DEFAULT_SEED
+from genderscope.core.seeds import DEFAULT_SEED
 from genderscope.core.task import Metric
 
 

@@ -22,7 +22,7 @@ from genderscope.cli_data import (  # noqa: F401  (re-exported)
 )
 from genderscope.cli_results import check, compare, export, report
 from genderscope.core.errors import GenderscopeError, UsageError
-from genderscope.core.runspec import SEED_HELP
+from genderscope.core.seeds import SEED_HELP
 
 quiet_flag_types()
 app = typer.Typer(

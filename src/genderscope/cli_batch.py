@@ -9,7 +9,7 @@ from typing import Any, List, Optional
 import typer
 
 from genderscope.cli_console import err, out
-from genderscope.core.runspec import DEFAULT_SEED, SEED_HELP
+from genderscope.core.seeds import DEFAULT_SEED, SEED_HELP
 
 batch_app = typer.Typer(
     no_args_is_help=True,

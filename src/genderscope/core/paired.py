@@ -60,7 +60,7 @@ def _answers(run: Path, task: str) -> dict[tuple[str, int], dict[str, Any]]:
 def _scores(run: Path, task: str, manifest: dict[str, Any]) -> tuple[Any, Any]:
     """(task object, its Scores) rebuilt from a run's options and recorded answers."""
     from genderscope.core.requests import AttemptResult
-    from genderscope.core.runspec import DEFAULT_SEED
+    from genderscope.core.seeds import DEFAULT_SEED
     from genderscope.core.task import RunContext
     from genderscope.data.registry import DataRegistry
 

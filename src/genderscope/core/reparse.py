@@ -13,7 +13,7 @@ from typing import Any
 
 from genderscope.core import lookup
 from genderscope.core.errors import UsageError
-from genderscope.core.runspec import DEFAULT_SEED
+from genderscope.core.seeds import DEFAULT_SEED
 
 
 def reparse_run(

