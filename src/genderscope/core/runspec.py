@@ -297,7 +297,6 @@ def typed_options(spec: RunSpec) -> TypedOptions:
     """Expand ``spec.tasks`` for its model and build every option set it records (a task the spec records
     no options for gets its defaults); one :class:`UsageError` line naming the task or option."""
     from genderscope.core import lookup
-    from genderscope.core.options import build_options
     from genderscope.core.suites import expand
 
     backend_cls = lookup.backend_class(spec.model)
@@ -311,6 +310,20 @@ def typed_options(spec: RunSpec) -> TypedOptions:
         )
     classes = [lookup.task_class(t) for t in suites.tasks]
     recorded = {name: _thaw(values) for name, values in spec.task_options.items()}
-    opts = [build_options(c.Options, recorded.get(c.name, {}), f"task {c.name!r}") for c in classes]
-    backend = build_options(backend_cls.Options, _thaw(spec.backend_options), f"model kind {kind!r}")
+    opts = [
+        _built(c.Options, recorded.get(c.name, {}), f"task {c.name!r}", f"task_options.{c.name}")
+        for c in classes
+    ]
+    owner = f"model kind {kind!r}"
+    backend = _built(backend_cls.Options, _thaw(spec.backend_options), owner, "backend_options")
     return TypedOptions(classes, opts, backend_cls, backend, suites.left_out, suites.from_suites)
+
+
+def _built(options_cls: type, values: dict[str, Any], owner: str, field: str) -> Any:
+    """:func:`~genderscope.core.options.build_options`, its error naming the spec's field."""
+    from genderscope.core.options import build_options
+
+    try:
+        return build_options(options_cls, values, owner)
+    except UsageError as exc:
+        raise UsageError(f"field {field!r}: {exc}") from None
