@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from genderscope.core import lookup
+from genderscope.core.seeds import DEFAULT_SEED
 from genderscope.core.task import Metric
 
 
@@ -75,7 +76,7 @@ def run(
     *,
     trials: int | None = None,
     limit: int | None = None,
-    seed: int = 123,
+    seed: int = DEFAULT_SEED,
     out: str | Path | None = None,
     no_cache: bool = False,
     temperature: float | None = None,
@@ -88,26 +89,37 @@ def run(
     """Run one or more tasks on a model; every CLI option is a keyword argument.
 
     ``options`` holds task and backend options by name (``parser="robust"``,
-    ``base_url="http://127.0.0.1:8000/v1"``, ``concurrency=32``, ...).
+    ``base_url="http://127.0.0.1:8000/v1"``, ``concurrency=32``, ...). ``seed``: the run seed
+    (:func:`~genderscope.core.runspec.derive_seeds` says what each part of it drives).
     """
-    from genderscope.core.engine import run_tasks
+    from genderscope.core.runspec import RunSpec
 
-    names = [tasks] if isinstance(tasks, str) else list(tasks)
-    output = run_tasks(
-        names,
+    spec = RunSpec.build(
+        tasks,
         model,
+        options=options,
         trials=trials,
         limit=limit,
         seed=seed,
-        out=out,
         use_cache=not no_cache,
-        options=options,
         temperature=temperature,
         max_tokens=max_tokens,
-        progress=progress,
-        write=write,
         label=label,
     )
+    return run_spec(spec, out=out, write=write, progress=progress)
+
+
+def run_spec(
+    spec: Any, *, out: str | Path | None = None, write: bool = True, progress: bool = False
+) -> RunResult:
+    """Run a :class:`~genderscope.core.runspec.RunSpec`, or repeat the run whose run.json (or run folder,
+    or spec file) is ``spec``: the same tasks, options and seed, so the same attempts and metrics."""
+    from genderscope.core.engine import run_spec as engine_run_spec
+    from genderscope.core.runspec import RunSpec, load_spec
+
+    if not isinstance(spec, RunSpec):
+        spec = load_spec(spec)
+    output = engine_run_spec(spec, out=out, progress=progress, write=write)
     return RunResult(
         out_dir=output.out_dir if write else None,
         metrics={r.task.name: r.result.metrics for r in output.runs},

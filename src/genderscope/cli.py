@@ -22,7 +22,8 @@ from genderscope.cli_data import (  # noqa: F401  (re-exported)
 )
 from genderscope.cli_options import parse_extra
 from genderscope.cli_results import check, compare, export, report
-from genderscope.core.errors import GenderscopeError
+from genderscope.core.errors import GenderscopeError, UsageError
+from genderscope.core.seeds import SEED_HELP
 
 quiet_flag_types()
 app = typer.Typer(
@@ -74,19 +75,26 @@ def _options_help() -> str:
 )
 def run(
     ctx: typer.Context,
-    tasks: List[str] = typer.Argument(
-        ..., metavar="TASK", help="task or suite names, e.g. gest or all (see `genderscope tasks`)"
+    tasks: Optional[List[str]] = typer.Argument(
+        None, metavar="TASK", help="task or suite names, e.g. gest or all (see `genderscope tasks`)"
     ),
-    model: str = typer.Option(
-        "random",
+    model: Optional[str] = typer.Option(
+        None,
         "--model",
         "-m",
-        help="model spec: openai:MODEL, openai-completions:MODEL, replay:FILE.jsonl, random[:SEED], "
-        "hf-mlm:PATH, hf-causal:PATH, word-lm:RUN_DIR",
+        help="model spec (default random): openai:MODEL, openai-completions:MODEL, replay:FILE.jsonl, "
+        "random[:SEED], hf-mlm:PATH, hf-causal:PATH, word-lm:RUN_DIR",
+    ),
+    spec_file: Optional[Path] = typer.Option(
+        None,
+        "--spec",
+        metavar="RUN_JSON",
+        help="repeat the run recorded in a run folder's run.json (or a run spec file) exactly; "
+        "only --out and --progress may be given with it",
     ),
     trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
-    seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
+    seed: Optional[int] = typer.Option(None, help=SEED_HELP, show_default=False),
     out_dir: Optional[Path] = typer.Option(
         None,
         "--out",
@@ -105,7 +113,8 @@ def run(
     """Run TASK... (tasks or suites such as `all`) against a model and write results.json,
     attempts.jsonl and run.json.
 
-    They go to `--out`, by default to `runs/<timestamp>-<task>-<model>`.
+    They go to `--out`, by default to `runs/<timestamp>-<task>-<model>`. run.json records the run's spec:
+    `--spec RUN_DIR/run.json` runs it again with the same tasks, options and seed.
 
     Examples:
 
@@ -116,27 +125,31 @@ def run(
     * `genderscope run gest --model openai:gpt-4o-mini --base-url http://127.0.0.1:8000/v1 --concurrency 64`
 
     * `genderscope run gest --model replay:answers.jsonl --parser robust --out runs/replayed`
-    """
-    from genderscope.core.engine import run_tasks
 
+    * `genderscope run --spec runs/x/run.json --out runs/x-again`
+    """
+    from genderscope.core.engine import run_spec
+    from genderscope.core.runspec import RunSpec, load_spec
+    from genderscope.core.validate import writable_path
+
+    if out_dir:
+        writable_path("--out", out_dir, folder=True)
     # click hands unknown --options to the variadic TASK argument; split them off again
-    tokens = list(tasks) + list(ctx.args)
+    tokens = list(tasks or []) + list(ctx.args)
     first_opt = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
     tasks, options = tokens[:first_opt], parse_extra(tokens[first_opt:])
-    output = run_tasks(
-        tasks,
-        model,
-        trials=trials,
-        limit=limit,
-        seed=seed,
-        out=out_dir,
-        use_cache=not no_cache,
-        options=options,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        progress=progress,
-        label=label,
-    )
+    fields = {"trials": trials, "limit": limit, "seed": seed, "label": label, "temperature": temperature,
+              "max_tokens": max_tokens}
+    given = {k: v for k, v in fields.items() if v is not None}
+    if spec_file is not None:
+        named = [n for n, on in (("TASK", tasks), ("--model", model), ("--no-cache", no_cache)) if on]
+        clash = [*named, *(f"--{k.replace('_', '-')}" for k in given), *(f"--{k}" for k in options)]
+        if clash:
+            raise UsageError(f"--spec repeats the recorded run as it is: drop {clash[0]} (or drop --spec)")
+        spec = load_spec(spec_file)
+    else:
+        spec = RunSpec.build(tasks, model or "random", options=options, use_cache=not no_cache, **given)
+    output = run_spec(spec, out=out_dir, progress=progress)
     for r in output.runs:
         out.print(r.task.render(r.result))
         c = r.counts

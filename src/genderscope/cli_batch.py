@@ -9,6 +9,7 @@ from typing import Any, List, Optional
 import typer
 
 from genderscope.cli_console import err, out
+from genderscope.core.seeds import DEFAULT_SEED, SEED_HELP
 
 batch_app = typer.Typer(
     no_args_is_help=True,
@@ -35,7 +36,7 @@ def batch_write(
     out_file: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="the JSONL file to write"),
     trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items"),
-    seed: int = typer.Option(123, help="seed for orderings, sampling and bootstrap"),
+    seed: int = typer.Option(DEFAULT_SEED, help=SEED_HELP),
     temperature: Optional[float] = typer.Option(None, help="sampling temperature (task default if omitted)"),
     max_tokens: Optional[int] = typer.Option(None, help="maximum new tokens per answer"),
 ) -> None:

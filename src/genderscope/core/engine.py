@@ -1,6 +1,7 @@
 """One run: tasks x one model -> results.json, attempts.jsonl and run.json in an output folder.
 
-The CLI and the Python API both call :func:`run_tasks`.
+The CLI and the Python API both build a :class:`~genderscope.core.runspec.RunSpec` and call
+:func:`run_spec` (:func:`run_tasks` builds the spec from keyword arguments).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from genderscope.core.errors import MissingResponsesError, UsageError
-from genderscope.core.options import as_dict, build_options, field_for
+from genderscope.core.options import as_dict
 from genderscope.core.requests import AttemptResult, request_sha256
 from genderscope.core.runlog import (
     ATTEMPT_ENGINE_KEYS,
@@ -30,6 +31,13 @@ from genderscope.core.runlog import (
     run_status,
     status_of,
     write_run_log,
+)
+from genderscope.core.runspec import (  # noqa: F401  (check_run_values, split_options: re-exported)
+    MAX_TRIALS,
+    RunSpec,
+    check_run_values,
+    split_options,
+    typed_options,
 )
 from genderscope.core.runner import RunCounts, execute_task, paused_gc
 from genderscope.core.store import ResponseStore
@@ -46,33 +54,6 @@ class TaskRun:
     result: TaskResult
     results: list[AttemptResult]
     counts: RunCounts
-
-
-def split_options(
-    task_classes: Sequence[type], backend_cls: type, values: dict[str, Any]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Route ``--name value`` pairs to every task that has the option, else to the backend (a name as
-    :func:`~genderscope.core.options.field_for` reads it: ``--name``, an alias, ``--no-name`` for a bool)."""
-    per_task: list[dict[str, Any]] = [{} for _ in task_classes]
-    backend_vals: dict[str, Any] = {}
-    for key, val in values.items():
-        name = key.lstrip("-").replace("-", "_")
-        hit = False
-        for i, cls in enumerate(task_classes):
-            if field_for(cls.Options, key) is not None:
-                per_task[i][key] = val
-                hit = True
-        if field_for(backend_cls.Options, key) is not None:
-            backend_vals[key] = val
-            hit = True
-        if not hit:
-            names = ", ".join(c.name for c in task_classes)
-            raise UsageError(
-                f"no task ({names}) and no {backend_cls.kind} backend option is called "
-                f"--{name.replace('_', '-')}; see `genderscope tasks --options` and "
-                "`genderscope run --help`"
-            )
-    return per_task, backend_vals
 
 
 def default_out_dir(tasks: Sequence[str], model: str) -> Path:
@@ -96,131 +77,102 @@ class PreparedRun:
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
     #: tasks that came from a suite (not named on their own)
     from_suites: set[str] = dataclasses.field(default_factory=set)
+    #: the spec the run was built from
+    spec: RunSpec | None = None
 
     def backend(self) -> Any:
         """The model backend (loads nothing heavy until it answers)."""
         return self.backend_cls(self.target, self.backend_options)
 
 
-#: the largest --trials (repetitions per prompt) a run accepts
-MAX_TRIALS = 10_000
-
-
-def check_run_values(
-    *, trials: Any, limit: Any, seed: Any, temperature: Any = None, max_tokens: Any = None
-) -> None:
-    """One :class:`UsageError` line for a bad ``--trials``, ``--limit``, ``--seed``, ``--temperature`` or
-    ``--max-tokens`` (None: the task's default), before any data or model is loaded."""
-    from genderscope.core import validate
-
-    validate.whole_number(
-        "--trials", trials, maximum=MAX_TRIALS, fix="repetitions per prompt; omit it for the task's default"
-    )
-    validate.whole_number("--limit", limit, fix="the number of items to evaluate; omit it for all items")
-    validate.whole_number("--seed", seed, minimum=0, maximum=2**63 - 1, fix="e.g. --seed 123")
-    validate.real_number(
-        "--temperature", temperature, minimum=0, fix="0 = greedy; omit it for the task's default"
-    )
-    validate.whole_number("--max-tokens", max_tokens, fix="new tokens per answer; omit it for the default")
-
-
 def prepare_run(
-    tasks: Sequence[str],
-    model: str,
+    spec: RunSpec | Sequence[str],
+    model: str = "random",
     *,
-    trials: int | None = None,
-    limit: int | None = None,
-    seed: int = 123,
-    options: dict[str, Any] | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
     data: DataRegistry | None = None,
+    **fields: Any,
 ) -> PreparedRun:
-    """Build ``tasks`` for ``model`` with the routed options; UsageError on unsupported combinations."""
-    from genderscope.core.suites import expand
-
-    if not tasks:
-        raise UsageError("name at least one task or suite (see `genderscope tasks`)")
-    check_run_values(trials=trials, limit=limit, seed=seed, temperature=temperature, max_tokens=max_tokens)
-    backend_cls = lookup.backend_class(model)
-    kind, target = lookup.parse_model_spec(model)
-    named = list(tasks)
-    suites = expand(named, frozenset(backend_cls.request_kinds), kind)
-    tasks = suites.tasks
-    task_classes = [lookup.task_class(t) for t in tasks]
-    task_vals, backend_vals = split_options(task_classes, backend_cls, {**suites.options, **(options or {})})
-    backend_opts = build_options(backend_cls.Options, backend_vals, f"model kind {kind!r}")
-    task_opts = [build_options(c.Options, v, f"task {c.name!r}") for c, v in zip(task_classes, task_vals)]
+    """Build the tasks of ``spec`` (or of :meth:`RunSpec.build` ``(spec, model, **fields)``) with their
+    typed options; UsageError on unsupported combinations, before any model loads."""
+    if not isinstance(spec, RunSpec):
+        spec = RunSpec.build(spec, model, **fields)
+    typed = typed_options(spec)
+    kind, target = lookup.parse_model_spec(spec.model)
     data = data or DataRegistry()
-    generation = {
-        k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None
-    }
     ctx = RunContext(
-        seed=seed,
-        trials=trials,
-        limit=limit,
-        request_kinds=backend_cls.request_kinds,
+        seed=spec.seed,
+        trials=spec.trials,
+        limit=spec.limit,
+        request_kinds=typed.backend_cls.request_kinds,
         model_kind=kind,
         model_target=target,
-        generation=generation,
+        generation=spec.generation,
         data=data,
     )
-    built = [c(o, ctx) for c, o in zip(task_classes, task_opts)]
+    built = [c(o, ctx) for c, o in zip(typed.task_classes, typed.task_options)]
     for t in built:  # fail early on unsupported combinations, before loading any model
         t.check_model()
     return PreparedRun(
-        built, backend_cls, kind, target, backend_opts, data, generation, suites.left_out, suites.from_suites
+        built,
+        typed.backend_cls,
+        kind,
+        target,
+        typed.backend_options,
+        data,
+        spec.generation,
+        typed.left_out,
+        typed.from_suites,
+        spec,
     )
 
 
 def run_tasks(
     tasks: Sequence[str],
-    model: str,
+    model: str = "random",
     *,
-    trials: int | None = None,
-    limit: int | None = None,
-    seed: int = 123,
     out: str | Path | None = None,
-    use_cache: bool = True,
-    options: dict[str, Any] | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
     progress: bool | None = None,
     store_path: str | Path | None = None,
     data: DataRegistry | None = None,
     write: bool = True,
     console: Any = None,
-    label: str | None = None,
+    options: dict[str, Any] | None = None,
+    **fields: Any,
 ) -> "RunOutput":
     """Run ``tasks`` against ``model`` and write the output folder; returns a :class:`RunOutput`.
 
-    ``label``: a short name for the run, stored in run.json (reports show it instead of the model spec).
+    ``options`` (task and backend ``--name value`` pairs) and ``fields`` (``trials``, ``limit``, ``seed``,
+    ``temperature``, ``max_tokens``, ``use_cache``, ``label``) make the run's :class:`RunSpec`
+    (:meth:`RunSpec.build`); the rest says where and how to write.
     """
+    if out:
+        from genderscope.core.validate import writable_path
+
+        writable_path("--out", out, folder=True)
+    spec = RunSpec.build(tasks, model, options=options, **fields)
+    return run_spec(spec, out=out, progress=progress, store_path=store_path, data=data, write=write)
+
+
+def run_spec(
+    spec: RunSpec,
+    *,
+    out: str | Path | None = None,
+    progress: bool | None = None,
+    store_path: str | Path | None = None,
+    data: DataRegistry | None = None,
+    write: bool = True,
+) -> "RunOutput":
+    """Run ``spec`` and write the output folder (``out``, default :func:`default_out_dir`); run.json
+    stores the spec verbatim, so :func:`~genderscope.core.runspec.load_spec` of it repeats the run."""
     from genderscope.core.progress import make_progress
     from genderscope.core.validate import writable_path
 
     if out:
         writable_path("--out", out, folder=True)
-    prep = prepare_run(
-        tasks,
-        model,
-        trials=trials,
-        limit=limit,
-        seed=seed,
-        options=options,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        data=data,
-    )
-    built, backend_cls, kind, target, data, generation = (
-        prep.tasks,
-        prep.backend_cls,
-        prep.kind,
-        prep.target,
-        prep.data,
-        prep.generation,
-    )
-    out_dir = Path(out) if out else default_out_dir(tasks, model)
+    prep = prepare_run(spec, data=data)
+    built, backend_cls, kind, target, data = prep.tasks, prep.backend_cls, prep.kind, prep.target, prep.data
+    model, use_cache = spec.model, spec.use_cache
+    out_dir = Path(out) if out else default_out_dir(spec.tasks, model)
     started = time.time()
     backend = prep.backend()
     store = ResponseStore(store_path) if (backend_cls.cacheable and use_cache) else None
@@ -254,17 +206,18 @@ def run_tasks(
         started=started,
         model=ModelInfo.describe(f"{kind}:{target}" if target else kind, backend.describe()),
         backend_stats=backend.stats(),
-        seed=seed,
-        trials=trials,
-        limit=limit,
+        seed=spec.seed,
+        trials=spec.trials,
+        limit=spec.limit,
         use_cache=use_cache,
-        generation=generation,
+        generation=spec.generation,
         tasks=task_entries,
         seconds=round(time.time() - started, 3),
-        label=(label or "").strip() or None,
+        label=(spec.label or "").strip() or None,
         attempts_schema_version=ATTEMPTS_SCHEMA_VERSION,
         status=run_status([t.status or "" for t in task_entries.values()], bool(prep.left_out)),
         counts=run_totals(runs),
+        spec=spec.to_json(),
     )
     output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest, left_out=prep.left_out)
     if write:

@@ -60,13 +60,15 @@ def _answers(run: Path, task: str) -> dict[tuple[str, int], dict[str, Any]]:
 def _scores(run: Path, task: str, manifest: dict[str, Any]) -> tuple[Any, Any]:
     """(task object, its Scores) rebuilt from a run's options and recorded answers."""
     from genderscope.core.requests import AttemptResult
+    from genderscope.core.seeds import DEFAULT_SEED
     from genderscope.core.task import RunContext
     from genderscope.data.registry import DataRegistry
 
     cls = lookup.task_class(task)
     names = {f.name for f in dataclasses.fields(cls.Options)}
     opts = cls.Options(**{k: v for k, v in manifest["tasks"][task]["options"].items() if k in names})
-    ctx = RunContext(seed=manifest.get("seed") or 123, limit=manifest.get("limit"), data=DataRegistry())
+    seed = manifest.get("seed") or DEFAULT_SEED
+    ctx = RunContext(seed=seed, limit=manifest.get("limit"), data=DataRegistry())
     t = cls(opts, ctx)
     rec = _answers(run, task)
     results = []

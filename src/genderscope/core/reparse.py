@@ -13,6 +13,7 @@ from typing import Any
 
 from genderscope.core import lookup
 from genderscope.core.errors import UsageError
+from genderscope.core.seeds import DEFAULT_SEED
 
 
 def reparse_run(
@@ -59,7 +60,7 @@ def reparse_run(
                 f"replay:{run_dir / 'attempts.jsonl'}",
                 trials=manifest.trials,
                 limit=manifest.limit,
-                seed=manifest.seed if manifest.seed is not None else 123,
+                seed=manifest.seed if manifest.seed is not None else DEFAULT_SEED,
                 temperature=gen.get("temperature"),
                 max_tokens=gen.get("max_tokens"),
                 out=target if len(names) == 1 else target / task,

@@ -219,11 +219,16 @@ class RunManifest:
     status: str | None = COMPLETE
     source_revision: str | None = field(default_factory=lambda: source_revision())
     counts: dict[str, Any] = field(default_factory=dict)
+    #: the run's :class:`~genderscope.core.runspec.RunSpec` as JSON (``run --spec`` repeats it; None: not a
+    #: ``genderscope run``, or written before run specs)
+    spec: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         from genderscope.core.jsonutil import clean_json
 
         optional: dict[str, Any] = {"label": self.label} if self.label else {}
+        if self.spec is not None:
+            optional["spec"] = self.spec
         if self.attempts_schema_version is not None:
             optional["attempts_schema_version"] = self.attempts_schema_version
         return clean_json(
@@ -284,6 +289,7 @@ class RunManifest:
             status=optional_status(data, "status", source),
             source_revision=optional_str(data, "source_revision", source),
             counts=as_object(data.get("counts"), source, "'counts'"),
+            spec=as_object(data["spec"], source, "'spec'") if data.get("spec") is not None else None,
         )
 
 

@@ -18,6 +18,7 @@ from genderscope.core.options import NoOptions
 from genderscope.core.results_file import MetricEntry, TaskResults
 from genderscope.core.requests import AttemptResult, Attempt
 from genderscope.core.rounds import Rounds
+from genderscope.core.seeds import DEFAULT_SEED, Seeds, derive_seeds
 
 
 #: the one metric type: a number with its 95% interval (same units) or the reason it has none; tasks
@@ -49,7 +50,7 @@ class TaskResult:
 class RunContext:
     """What a task may know about the run: not the backend itself, only what it answers."""
 
-    seed: int = 123
+    seed: int = DEFAULT_SEED  # the run seed; tasks read its parts through ``seeds``
     trials: int | None = None
     limit: int | None = None
     request_kinds: frozenset[str] = frozenset()
@@ -57,6 +58,11 @@ class RunContext:
     model_target: str = ""  # the part of the model spec after "kind:" (e.g. for model-specific compat quirks)
     generation: dict[str, Any] = field(default_factory=dict)  # temperature / max_tokens overrides
     data: Any = None  # genderscope.data.registry.DataRegistry
+
+    @property
+    def seeds(self) -> Seeds:
+        """The run seed's per-purpose parts (:func:`~genderscope.core.runspec.derive_seeds`)."""
+        return derive_seeds(self.seed)
 
 
 @dataclass(frozen=True)

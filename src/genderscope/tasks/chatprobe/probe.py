@@ -153,8 +153,8 @@ class ChatProbe(Task):
     @cached_property
     def items(self) -> list[ProbeItem]:
         """GenderBench's item list: all items, then ``sample_k`` of them by its rule."""
-        built = self.build_items(random.Random(self.ctx.seed))
-        return sample_items(built, self.sample_k, self.ctx.seed)
+        built = self.build_items(random.Random(self.ctx.seeds.items))
+        return sample_items(built, self.sample_k, self.ctx.seeds.items)
 
     def attempt_id(self, index: int, prompt: int) -> str:
         return f"{self.name}/{index}/{prompt}"
@@ -237,7 +237,8 @@ class ChatProbe(Task):
         jackknife, which needs none)."""
         o = self.options
         n_boot = 0 if o.ci_method == JACKKNIFE_T else o.bootstrap_cycles
-        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, self.ctx.seed)
+        seed = self.ctx.seeds.bootstrap
+        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, seed)
 
     def resample_intervals(
         self,
@@ -260,7 +261,7 @@ class ChatProbe(Task):
             boot,
             method,
             o.confidence_level,
-            self.ctx.seed,
+            self.ctx.seeds.bootstrap,
             self.absent_when_nan,
         )
 

@@ -116,7 +116,7 @@ class CooccurrenceAmplificationTask(Task):
         o = self.options
         docs = read_corpus([o.corpus])
         return sample_prefixes(
-            docs, self.n_samples, o.prefix_tokens, self.max_tokens, self.ctx.seed, o.prefix_start
+            docs, self.n_samples, o.prefix_tokens, self.max_tokens, self.ctx.seeds.items, o.prefix_start
         )
 
     def request(self, p: Prefix) -> Request:
@@ -129,7 +129,7 @@ class CooccurrenceAmplificationTask(Task):
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             top_p=o.top_p,
-            seed=self.ctx.seed + p.index,
+            seed=self.ctx.seeds.generation + p.index,
             hints={"corpus": o.corpus},
         )
 

@@ -98,8 +98,8 @@ class GestTask(GestRowsMixin, ChatProbe):
     def items(self) -> list[ProbeItem]:
         """All rows' items, then GEST's subset rule for ``--limit`` (all rows, in order, when the limit
         is the number of rows or more)."""
-        built = self.build_items(random.Random(self.ctx.seed))
-        return [built[r] for r in sample_rows(len(built), self.ctx.limit, self.ctx.seed)]
+        built = self.build_items(random.Random(self.ctx.seeds.items))
+        return [built[r] for r in sample_rows(len(built), self.ctx.limit, self.ctx.seeds.items)]
 
     def attempt_id(self, index: int, prompt: int) -> str:
         item = self.items[index]
@@ -170,7 +170,7 @@ class GestTask(GestRowsMixin, ChatProbe):
                 boot,
                 o.ci_method,
                 o.confidence_level,
-                self.ctx.seed,
+                self.ctx.seeds.bootstrap,
             )
             if o.bootstrap_cycles > 0
             else None

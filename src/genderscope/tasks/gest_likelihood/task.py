@@ -234,7 +234,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         """(item id base, sentence, template, meta) per item: templates, then rows (GEST's GenderBench subset
         rule under ``--limit``); ``meta["j"]`` is the row's position in the run."""
         rows = self._rows()
-        chosen = sample_rows(len(rows), self.ctx.limit, self.ctx.seed)
+        chosen = sample_rows(len(rows), self.ctx.limit, self.ctx.seeds.items)
         return [
             (
                 f"gest/{r}/t{t}",
@@ -346,12 +346,13 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         # percentile interval of the row bootstrap
         boot_method = "percentile" if o.ci_method == JACKKNIFE_T else o.ci_method
         point, iv = point_and_intervals(
-            all_metrics, n, o.bootstrap_cycles, self.ctx.seed, rng=PYTHON, method=boot_method,
+            all_metrics, n, o.bootstrap_cycles, self.ctx.seeds.bootstrap, rng=PYTHON, method=boot_method,
             level=o.confidence_level,
         )  # fmt: skip
         if iv is None or o.ci_method != JACKKNIFE_T:
             return point, iv
-        jk = jackknife_intervals(point, all_metrics(jackknife_weights(n, self.ctx.seed)), o.confidence_level)
+        weights = jackknife_weights(n, self.ctx.seeds.bootstrap)
+        jk = jackknife_intervals(point, all_metrics(weights), o.confidence_level)
         undefined = np.isnan(jk[:, 0])
         jk[undefined] = iv[undefined]
         return point, jk

@@ -200,7 +200,7 @@ class HiringAnTask(ChatProbe):
     def matching_draws(self, C: np.ndarray, n_items: int) -> np.ndarray | None:
         """The block of drawn indices (rows x N) whose counts are ``C``, or None if none matches."""
         n_boot = self.options.bootstrap_cycles
-        for idx in resample_indices(n_items, n_boot, self.ctx.seed, rng=PYTHON):
+        for idx in resample_indices(n_items, n_boot, self.ctx.seeds.bootstrap, rng=PYTHON):
             if idx.shape[0] == C.shape[0] and np.array_equal(counts_of(idx[:1], n_items)[0], C[0]):
                 return idx
         return None

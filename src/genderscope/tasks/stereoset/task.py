@@ -156,7 +156,7 @@ class StereoSetTask(FillInScoring, ScoredBenchmark):
         g = self.ctx.generation
         out = []
         for it in self.items():
-            order = chat.option_order(self.ctx.seed, it.item_id)
+            order = chat.option_order(self.ctx.seeds.order, it.item_id)
             sents = _sentences(it)
             msgs = chat.question(it.fields["type"], it.fields["context"], [sents[k] for k in order])
             req = chat_request(

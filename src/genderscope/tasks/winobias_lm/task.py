@@ -283,7 +283,7 @@ class WinoBiasLMTask(Task):
             lambda C: self._metrics(correct, valid, C),
             N,
             o.bootstrap_cycles,
-            self.ctx.seed,
+            self.ctx.seeds.bootstrap,
             rng=PYTHON,
             method=o.ci_method,
             level=o.confidence_level,
