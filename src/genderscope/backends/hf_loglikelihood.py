@@ -11,7 +11,7 @@ arg-max of its prediction.  Four routes give the same numbers up to float roundi
   |c| + Σ|x^k| tokens instead of K·|c| + Σ|x^k|.
 * **single-token continuations** (yes/Yes/no/No): each context's last prediction scores all of them; the
   contexts go in left-padded, length-sorted batches with explicit positions, one logits row kept each;
-* **token tree** (when the continuations' prefix tree saves ≥ 10 % of the tokens and the model takes a
+* **token tree** (when the continuations' prefix tree saves ≥ 30 % of the tokens and the model takes a
   custom 4-D mask): :mod:`genderscope.backends.hf_tree`, every shared prefix once, many requests a batch;
 * **whole sequences** (otherwise): the rows c + x^k[:-1] of all jobs, length-sorted and packed under the
   token budget as ``token_logprobs`` does, each scored on its last |x^k| positions.
@@ -34,7 +34,7 @@ from genderscope.core.requests import Job, Outcome
 SHARE_MIN_SAVED = 256
 #: a request goes the token-tree route (:mod:`genderscope.backends.hf_tree`) when its tree has at most this
 #: share of the whole-sequence route's input tokens
-TREE_MAX_SHARE = 0.9
+TREE_MAX_SHARE = 0.7
 
 
 def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
