@@ -7,6 +7,9 @@ weights (SmolLM2-135M-Instruct), and GEST chat through vLLM at concurrency 16.
   The in-process route's CPU is the model's own, printed per sentence for scale.
 * ``gest`` over ``openai:smol`` at ``--concurrency 16``, ``--max-tokens`` 64, temperature 0: answers/s and
   client CPU per request the same way.
+* the classic benchmarks (``--classic``, default crows-pairs, winogender, bbq-likelihood,
+  discrim-eval-likelihood) in ``--mode lm-eval`` over ``openai-completions:smol`` at concurrency 16: requests
+  (items) per second, echoed continuations per second, and client CPU per request and per continuation.
 
 vLLM is started by :mod:`genderscope_dev.engines` (or give ``--base-url`` of one already serving the
 fp32 copy as ``smol``).  Prints ``uptime`` beside the figures: time it on a quiet machine (load < 1.5).
@@ -61,12 +64,29 @@ def client_ms(task: str, model: str, home: Path, tmp: Path, limit: int | None, *
     return first
 
 
+def continuations_sent(run_dir: Path) -> int:
+    """Echo calls a ``loglikelihood`` run sent: one per continuation of every answered attempt."""
+    import json
+
+    n = 0
+    with open(run_dir / "attempts.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            resp = json.loads(line).get("response")
+            if isinstance(resp, dict) and isinstance(resp.get("logprobs"), list):
+                n += len(resp["logprobs"])
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--limit", type=int, default=None, help="GEST sentences for gest-likelihood (all)")
     ap.add_argument("--chat-limit", type=int, default=40, help="GEST sentences for the chat run (x 6)")
     ap.add_argument("--base-url", default=None, help="a vLLM server already serving the fp32 copy as 'smol'")
+    ap.add_argument("--classic", default="crows-pairs,winogender,bbq-likelihood,discrim-eval-likelihood",
+                    help="classic benchmarks to time over vLLM (comma-separated; empty = none)")
+    ap.add_argument("--classic-limit", type=int, default=200, help="documents per classic benchmark")
     args = ap.parse_args()
+    classic = [t for t in args.classic.split(",") if t]
 
     from genderscope_dev import engines
 
@@ -88,6 +108,11 @@ def main() -> None:
             local = timed("gest-likelihood", f"hf-causal:{weights}", tmp / "h2", tmp / "local", args.limit)
             chat = client_ms("gest", "openai:smol", tmp / "h3", tmp, args.chat_limit, base_url=url,
                              concurrency=16, max_tokens=64, temperature=0.0)  # fmt: skip
+            scored = {t: client_ms(t, "openai-completions:smol", tmp / f"c-{t}", tmp, args.classic_limit,
+                                   base_url=url, start_token="<|im_start|>", concurrency=16, mode="lm-eval")
+                      for t in classic}  # fmt: skip
+            for t, row in scored.items():
+                row["continuations"] = continuations_sent(tmp / f"{t}-a")
     finally:
         if server is not None:
             server.stop()
@@ -99,12 +124,26 @@ def main() -> None:
           f"{http['client_ms']:>12.3f}  (client only)")  # fmt: skip
     print(f"{'hf-causal in-process':<34}{local['wall']:>9.1f}{local['requests'] / local['wall']:>9.1f}"
           f"{1000 * local['cpu'] / max(1, local['requests']):>12.3f}  (model compute included)")  # fmt: skip
-    print(f"speed-up of vLLM over hf-causal: {local['wall'] / http['wall'] * n / max(1, local['requests']):.2f}x")
+    speedup = local["wall"] / http["wall"] * n / max(1, local["requests"])
+    print(f"speed-up of vLLM over hf-causal: {speedup:.2f}x")
     print(f"gest chat over vLLM, c=16, max_tokens 64, temperature 0: {chat['requests']} answers in "
           f"{chat['wall']:.1f} s = {chat['requests'] / chat['wall']:.2f} answers/s; client CPU "
           f"{chat['client_ms']:.3f} ms/request")  # fmt: skip
     ok = http["client_ms"] <= 0.5 and chat["client_ms"] <= 0.5
     print(f"client CPU <= 0.5 ms/request on both HTTP routes: {'yes' if ok else 'NO'}")
+    if scored:
+        print(f"classic benchmarks, --mode lm-eval over vLLM (openai-completions, c=16, first "
+              f"{args.classic_limit} documents)")  # fmt: skip
+        print(f"{'benchmark':<26}{'requests':>9}{'echoes':>8}{'wall s':>8}{'req/s':>7}{'echo/s':>8}"
+              f"{'CPU ms/req':>11}{'ms/echo':>9}")  # fmt: skip
+        for t, r in scored.items():
+            spent = r["client_ms"] * r["requests"]
+            print(f"{t:<26}{r['requests']:>9}{r['continuations']:>8}{r['wall']:>8.1f}"
+                  f"{r['requests'] / r['wall']:>7.1f}{r['continuations'] / r['wall']:>8.1f}"
+                  f"{r['client_ms']:>11.3f}{spent / max(1, r['continuations']):>9.3f}")  # fmt: skip
+        worst = max(r["client_ms"] for r in scored.values())
+        print(f"client CPU <= 0.5 ms/request on every classic benchmark: {'yes' if worst <= 0.5 else 'NO'}"
+              f" (largest {worst:.3f} ms)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ position id is its depth, so each node's hidden state — and its next-token pre
 separate sequence would give (float rounding aside).  The answer per continuation is
 Σ_t ln p(x_t | c, x_<t), read from the logits at the parent node of each x_t.
 
-Cost per request: the number of distinct prefixes (tree nodes) instead of Σ_k (|c| + |x^k| − 1) tokens; rows of
-similar size are packed into one forward as the whole-sequence route packs sequences, and only the logits of
-nodes that predict a scored token are computed (``logits_to_keep``) where the model supports it.
+Cost per request: the number of distinct prefixes (tree nodes) instead of Σ_k (|c| + |x^k| − 1) tokens;
+rows of similar size are packed into one forward as the whole-sequence route packs sequences, and only the
+logits of nodes that predict a scored token are computed (``logits_to_keep``) where the model supports it.
 """
 
 from __future__ import annotations

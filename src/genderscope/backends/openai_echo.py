@@ -18,7 +18,8 @@ previous token ended spans those characters.  Tokens whose string is not in the 
 bytes of one character, which vLLM 0.32 echoes as ``""`` and older servers as ``"�"``) take the spans a
 fast tokenizer gives them once the token that completes the character arrives: the first piece from
 where the previous token ended to the character's end, later pieces the character, and the completing
-token starts at the character (``hf-causal``'s offsets); pieces never completed keep an empty span.  Token strings are the server's (vLLM: decoded pieces
+token starts at the character (``hf-causal``'s offsets); pieces never completed keep an empty span.
+Token strings are the server's (vLLM: decoded pieces
 such as ``" nurse"``, where ``hf-causal`` gives vocabulary strings such as ``"Ġnurse"``); log-probs and
 offsets agree with ``hf-causal``.
 """
