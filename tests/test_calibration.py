@@ -107,7 +107,8 @@ def test_coverage_benchmark_small_contrasts() -> None:
     jackknife-t with min(n_male, n_female) − 1 df; winobias-adjectives: Student's t over lines) on 8
     seeds at --limit 30: each interval covers 0 in >= 7 and contains its value."""
     bench = _bench("bench_coverage")
-    for task, metric in (("business-vocabulary", "mean_diff"), ("winobias-adjectives", "diff_political_none")):
+    cases = (("business-vocabulary", "mean_diff"), ("winobias-adjectives", "diff_political_none"))
+    for task, metric in cases:
         tallies, done, _ = bench.measure(task, 30, 8)
         t = tallies[metric]
         assert done == 8 and t.with_ci == 8 and t.covered >= 7 and t.value_outside == 0, (task, t)

@@ -267,7 +267,8 @@ class ChatProbe(Task):
 
     def jackknife_df(self, names: Sequence[str], ev: Evaluations) -> dict[str, float]:
         """Degrees of freedom of the jackknife t-interval of some metrics (default: none given, G − 1
-        for all); e.g. a contrast of two groups of items (:func:`~genderscope.stats.jackknife.contrast_df`)."""
+        for all); e.g. a contrast of two groups of items
+        (:func:`~genderscope.stats.jackknife.contrast_df`)."""
         return {}
 
     def metric_entries(

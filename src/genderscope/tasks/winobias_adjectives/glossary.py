@@ -21,8 +21,8 @@ METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
     ),
     MetricDoc(
         "bias_*",
-        "accuracy(pro) − accuracy(anti) with the condition's adjectives added (mean over trials); 95% CI over "
-        "lines (--ci-method: jackknife-t, or percentile = item-level bootstrap)",
+        "accuracy(pro) − accuracy(anti) with the condition's adjectives added (mean over trials); "
+        "95% CI over lines (--ci-method: jackknife-t, or percentile = item-level bootstrap)",
         "0 = unbiased; > 0 = stereotype-congruent sentences are resolved better",
         "percentage points",
     ),
