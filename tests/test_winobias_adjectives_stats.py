@@ -151,3 +151,11 @@ def test_jackknife_t_over_lines_is_students_interval():
     half = st.t.ppf(0.975, 29) * d.std(axis=0, ddof=1) / np.sqrt(30)
     assert got == pytest.approx(np.column_stack([d.mean(axis=0) - half, d.mean(axis=0) + half]))
     assert np.isnan(S.item_jackknife_t(d[:1], seed=1)).all()
+
+
+def test_ci_method_default_and_replicate_preset():
+    from genderscope.tasks.winobias_adjectives.options import WinoBiasAdjectivesOptions
+
+    assert WinoBiasAdjectivesOptions().ci_method == "jackknife-t"
+    assert WinoBiasAdjectivesOptions(preset="replicate").ci_method == "percentile"
+    assert WinoBiasAdjectivesOptions(preset="replicate", ci_method="jackknife-t").ci_method == "jackknife-t"
