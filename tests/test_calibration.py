@@ -20,6 +20,7 @@ from genderscope.stats.jackknife import (
     jackknife_intervals,
     jackknife_pvalue,
     jackknife_se,
+    contrast_df,
     jackknife_weights,
     t_quantile,
 )
@@ -58,6 +59,19 @@ def test_grouped_jackknife_and_undefined_replicates() -> None:
     assert jackknife_intervals(np.array([0.5]), np.full((4, 1), 0.5))[0].tolist() == [0.5, 0.5, 0.0]
 
 
+def test_per_metric_degrees_of_freedom() -> None:
+    """A contrast of two groups gets min(n_a, n_b) − 1 degrees of freedom (capped at G − 1)."""
+    assert contrast_df(np.array([True] * 12 + [False] * 18)) == 11.0
+    x = np.random.default_rng(2).normal(size=30)
+    W = jackknife_weights(x.size)
+    reps = ((W @ x) / W.sum(axis=1))[:, None]
+    se = jackknife_se(reps)[0]
+    lo, hi, _ = jackknife_intervals(np.array([x.mean()]), reps, df=np.array([11.0]))[0]
+    assert hi - lo == pytest.approx(2 * t_quantile(0.95, 11) * se)
+    lo, hi, _ = jackknife_intervals(np.array([x.mean()]), reps, df=np.array([1e9]))[0]
+    assert hi - lo == pytest.approx(2 * t_quantile(0.95, 29) * se)
+
+
 def test_folded_interval_contains_the_magnitude() -> None:
     assert folded_interval(-0.1, 0.3) == (0.0, 0.3)
     assert folded_interval(0.55, 0.7, 0.5) == pytest.approx((0.05, 0.2))
@@ -86,6 +100,18 @@ def test_coverage_benchmark_small() -> None:
     assert done == 12 and t.with_ci == 12 and t.covered >= 11 and t.value_outside == 0
     rows = bench.rows("gest", "30", tallies, done, 0.0)
     assert rows[0]["metric"] == "stereotype_rate" and rows[0]["seeds"] == 12 and rows[0]["value_outside"] == 0
+
+
+def test_coverage_benchmark_small_contrasts() -> None:
+    """The two-group contrasts fixed after the first measurement (business-vocabulary ``mean_diff``:
+    jackknife-t with min(n_male, n_female) − 1 df; winobias-adjectives: Student's t over lines) on 8
+    seeds at --limit 30: each interval covers 0 in >= 7 and contains its value."""
+    bench = _bench("bench_coverage")
+    cases = (("business-vocabulary", "mean_diff"), ("winobias-adjectives", "diff_political_none"))
+    for task, metric in cases:
+        tallies, done, _ = bench.measure(task, 30, 8)
+        t = tallies[metric]
+        assert done == 8 and t.with_ci == 8 and t.covered >= 7 and t.value_outside == 0, (task, t)
 
 
 def test_unbiased_model_passes_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:

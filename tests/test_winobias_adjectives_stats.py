@@ -142,3 +142,20 @@ def test_statistics_do_not_import_scipy_stats():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_jackknife_t_over_lines_is_students_interval():
+    """The default interval of bias and diff (issue 27): mean ± t_{N−1}·s/√N per column."""
+    d = np.random.default_rng(5).normal(size=(30, 3)) * 20
+    got = S.item_jackknife_t(d, seed=1)
+    half = st.t.ppf(0.975, 29) * d.std(axis=0, ddof=1) / np.sqrt(30)
+    assert got == pytest.approx(np.column_stack([d.mean(axis=0) - half, d.mean(axis=0) + half]))
+    assert np.isnan(S.item_jackknife_t(d[:1], seed=1)).all()
+
+
+def test_ci_method_default_and_replicate_preset():
+    from genderscope.tasks.winobias_adjectives.options import WinoBiasAdjectivesOptions
+
+    assert WinoBiasAdjectivesOptions().ci_method == "jackknife-t"
+    assert WinoBiasAdjectivesOptions(preset="replicate").ci_method == "percentile"
+    assert WinoBiasAdjectivesOptions(preset="replicate", ci_method="jackknife-t").ci_method == "jackknife-t"

@@ -53,8 +53,8 @@ def test_null_model_shows_no_significant_bias(tmp_path, data_registry):
         if name != "none_none":
             assert r["p_holm"] >= 0.05 and r["significant"] is False
             assert r["ci95_low"] < r["diff"] < r["ci95_high"]
-    # null model: the item-level bootstrap CI of the headline bias covers 0; of four 95 % CIs at most
-    # one may miss 0 by chance (over seeds 1-8, 1 of 32 did)
+    # null model: the line-level CI (Student's t by default) of the headline bias covers 0; of four 95 %
+    # CIs at most one may miss 0 by chance
     assert rows["none_none"]["bias_ci95_low"] < 0 < rows["none_none"]["bias_ci95_high"]
     assert sum(not (r["bias_ci95_low"] < 0 < r["bias_ci95_high"]) for r in rows.values()) <= 1
     res = json.loads((tmp_path / "r" / "results.json").read_text())["tasks"][TASK]

@@ -58,14 +58,20 @@ def t_quantile(level: float, df: int) -> float:
     return float(stdtrit(df, (1 + level) / 2))
 
 
-def jackknife_intervals(point: np.ndarray, replicates: np.ndarray, level: float = 0.95) -> np.ndarray:
+def jackknife_intervals(
+    point: np.ndarray, replicates: np.ndarray, level: float = 0.95, df: np.ndarray | None = None
+) -> np.ndarray:
     """M x 3 (low, high, undefined replicates) of the jackknife t-interval of each column; NaN bounds
-    where the point value or a replicate is NaN.  A zero standard error gives ``[θ̂, θ̂]``."""
+    where the point value or a replicate is NaN.  A zero standard error gives ``[θ̂, θ̂]``.
+
+    ``df``: per column, the degrees of freedom of the t quantile (default and upper limit G − 1), e.g.
+    min(n_a, n_b) − 1 for a contrast of two groups of items (:func:`contrast_df`)."""
     p = np.asarray(point, dtype=np.float64).reshape(-1)
     r = np.asarray(replicates, dtype=np.float64).reshape(-1, p.size)
     g = r.shape[0]
     se = jackknife_se(r)
-    half = t_quantile(level, g - 1) * se if g >= 2 else np.full(p.size, np.nan)
+    dof = np.full(p.size, g - 1.0) if df is None else np.minimum(np.asarray(df, dtype=np.float64), g - 1.0)
+    half = t_quantiles(level, dof) * se if g >= 2 else np.full(p.size, np.nan)
     # replicates equal up to rounding: no spread (sums in another order differ in the last bits)
     scale = np.maximum(1.0, np.abs(p))
     half = np.where(se <= 1e-12 * scale, 0.0, half)
@@ -74,6 +80,23 @@ def jackknife_intervals(point: np.ndarray, replicates: np.ndarray, level: float 
     lo = np.where(bad, np.nan, p - half)
     hi = np.where(bad, np.nan, p + half)
     return np.column_stack([lo, hi, nan])
+
+
+def t_quantiles(level: float, df: np.ndarray) -> np.ndarray:
+    """:func:`t_quantile` for each entry of ``df`` (NaN where df < 1)."""
+    from scipy.special import stdtrit
+
+    d = np.asarray(df, dtype=np.float64)
+    return np.where(d >= 1, stdtrit(np.maximum(d, 1.0), (1 + level) / 2), np.nan)
+
+
+def contrast_df(in_a: np.ndarray) -> float:
+    """Degrees of freedom of a contrast between two groups of items (``in_a``: N bools, True = group
+    a): min(n_a, n_b) − 1, Welch's conservative choice.  The jackknife standard error of a difference
+    rests on both groups, the smaller one limits how well it is known (docs/decisions.md,
+    "Calibrated intervals")."""
+    a = np.asarray(in_a, dtype=bool)
+    return float(min(int(a.sum()), int((~a).sum())) - 1)
 
 
 def jackknife_pvalue(point: float, se: float, neutral: float, df: int) -> float:

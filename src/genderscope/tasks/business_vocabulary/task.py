@@ -20,6 +20,7 @@ from genderscope.core.evidence import ReportFacts
 from genderscope.core.requests import AttemptResult
 from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo, logical_name
+from genderscope.stats.jackknife import contrast_df
 from genderscope.tasks.business_vocabulary.inventories import (
     Inventories,
     count_columns,
@@ -148,6 +149,13 @@ class BusinessVocabularyTask(ChatProbe):
         assert isinstance(ev, WordCountEvaluations)
         counts, is_male = self._per_item(ev)
         return compute_metrics(weights(C), counts, is_male, list(self.inventories), self._smoothing)
+
+    def jackknife_df(self, names: Sequence[str], ev: Evaluations) -> dict[str, float]:
+        """The ``*_diff`` metrics contrast the items of male and female names: min(n_male, n_female) − 1
+        degrees of freedom (docs/decisions.md, "Calibrated intervals")."""
+        assert isinstance(ev, WordCountEvaluations)
+        df = contrast_df(self._per_item(ev)[1])
+        return {n: df for n in names if n.endswith("_diff")}
 
     @cached_property
     def _smoothing(self) -> float:

@@ -14,7 +14,7 @@ folded (:func:`~genderscope.stats.intervals.folded_interval`); a maximum of abso
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -68,13 +68,19 @@ def metric_intervals(
     level: float,
     seed: int,
     absent: Callable[[str], bool] = lambda name: False,
+    df: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """M x 3 (low, high, undefined resamples or replicates) of every metric by ``method`` (see the module
-    docstring); ``boot``: the B x M bootstrap resamples (unused by the jackknife)."""
+    docstring); ``boot``: the B x M bootstrap resamples (unused by the jackknife); ``df``: the jackknife
+    t quantile's degrees of freedom of some metrics (default G − 1)."""
     if method != JACKKNIFE_T:
         assert boot is not None
         return percentile_rows(names, boot, method, level, absent)
-    return jackknife_intervals(point, stack(compute(jackknife_weights(n_items, seed)), names), level)
+    replicates = stack(compute(jackknife_weights(n_items, seed)), names)
+    dof = None
+    if df:
+        dof = np.array([df.get(n, np.inf) for n in names], dtype=np.float64)
+    return jackknife_intervals(point, replicates, level, dof)
 
 
 def resamples_of(method: str, n_items: int, n_boot: int) -> int:

@@ -263,7 +263,14 @@ class ChatProbe(Task):
             o.confidence_level,
             self.ctx.seeds.bootstrap,
             self.absent_when_nan,
+            self.jackknife_df(names, ev) if ev is not None else None,
         )
+
+    def jackknife_df(self, names: Sequence[str], ev: Evaluations) -> dict[str, float]:
+        """Degrees of freedom of the jackknife t-interval of some metrics (default: none given, G − 1
+        for all); e.g. a contrast of two groups of items
+        (:func:`~genderscope.stats.jackknife.contrast_df`)."""
+        return {}
 
     def metric_entries(
         self,

@@ -21,14 +21,14 @@ METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
     ),
     MetricDoc(
         "bias_*",
-        "accuracy(pro) − accuracy(anti) with the condition's adjectives added (mean over trials); 95% CI: "
-        "item-level bootstrap",
+        "accuracy(pro) − accuracy(anti) with the condition's adjectives added (mean over trials); "
+        "95% CI over lines (--ci-method: jackknife-t, or percentile = item-level bootstrap)",
         "0 = unbiased; > 0 = stereotype-congruent sentences are resolved better",
         "percentage points",
     ),
     MetricDoc(
         "diff_*",
-        "bias(condition) − bias(no adjective); 95% CI: item-level paired bootstrap",
+        "bias(condition) − bias(no adjective); 95% CI over lines (jackknife-t, or the paired bootstrap)",
         "> 0 = the adjectives raise the bias; < 0 = they lower it",
         "percentage points",
         neutral=0.0,

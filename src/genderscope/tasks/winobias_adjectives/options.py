@@ -16,6 +16,7 @@ DEFAULTS = {
     "parser": "robust",
     "stats": "default",
     "exclude": "not_minimal_pair",
+    "ci_method": "jackknife-t",
 }
 PRESETS = {
     "replicate": {
@@ -26,6 +27,7 @@ PRESETS = {
         "parser": "strict",
         "stats": "replicate",
         "exclude": "none",
+        "ci_method": "percentile",
     }
 }
 
@@ -51,6 +53,12 @@ class WinoBiasAdjectivesOptions:
     on_parse_error: str = opt("raise", "what to do with unparseable lines", ("raise", "exclude"))
     bootstrap_samples: int = opt(
         10_000, "item-level paired bootstrap replicates (0 = no CIs)", minimum=0, maximum=10**6
+    )
+    ci_method: str | None = opt(
+        None,
+        "interval of bias and diff: jackknife-t (Student's t over lines, calibrated at 30 lines; "
+        "default) or percentile (the item-level paired bootstrap; the replicate preset's)",
+        ("jackknife-t", "percentile"),
     )
     bootstrap_seed: int = opt(0, "seed of the bootstrap (NumPy PCG64)", minimum=0, maximum=2**63 - 1)
     alpha: float = opt(0.05, "significance level")

@@ -67,7 +67,7 @@ def _bias_figure(rows: list[dict[str, Any]], base: dict[str, Any] | None, b: flo
             ref=b,
             ref_label="baseline" if b is not None else "",
         ),
-        "Dashed line: the baseline bias (no adjective). Whiskers: the item-level paired bootstrap "
+        "Dashed line: the baseline bias (no adjective). Whiskers: the line-level (--ci-method) "
         "95% CI of "
         "the difference from the baseline, drawn around the condition's bias; a whisker that crosses the "
         "dashed line means no clear change. Adjective labels: male-associated / female-associated.",

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from genderscope.stats.jackknife import JACKKNIFE_T
 from genderscope.tasks.winobias_adjectives import stats as S
 from genderscope.datasets.winobias_conditions import Condition
 from genderscope.tasks.winobias_adjectives.options import WinoBiasAdjectivesOptions
@@ -63,16 +64,24 @@ def summarise(
 
 
 def _intervals(correct: np.ndarray, o: WinoBiasAdjectivesOptions) -> tuple[np.ndarray, np.ndarray]:
-    """(K x 2 CIs of each condition's diff from the baseline, K x 2 CIs of each bias); NaN without a
-    bootstrap. Items resampled: each line's pro − anti accuracy over its trials, in percentage points."""
+    """(K x 2 CIs of each condition's diff from the baseline, K x 2 CIs of each bias); NaN with
+    ``--bootstrap-samples 0``.  The unit is the line: its pro − anti accuracy over its trials, in
+    percentage points; ``--ci-method`` jackknife-t (default: Student's t over lines) or percentile (the
+    item-level paired bootstrap)."""
     K, _, N, T = correct.shape
     ci = np.full((K, 2), np.nan)
     bias_ci = np.full((K, 2), np.nan)
-    if o.bootstrap_samples > 0:
-        d = 100.0 / T * (correct[:, 0].astype(np.float64) - correct[:, 1]).sum(axis=2)  # K x N
+    if o.bootstrap_samples == 0:
+        return ci, bias_ci
+    d = 100.0 / T * (correct[:, 0].astype(np.float64) - correct[:, 1]).sum(axis=2)  # K x N
+    if o.ci_method == JACKKNIFE_T:
         if K > 1:
-            ci[1:] = S.item_paired_bootstrap(d[1:].T, d[0], o.bootstrap_samples, o.bootstrap_seed)
-        bias_ci[:] = S.item_bootstrap(d.T, o.bootstrap_samples, o.bootstrap_seed)
+            ci[1:] = S.item_jackknife_t((d[1:] - d[0]).T, o.bootstrap_seed)
+        bias_ci[:] = S.item_jackknife_t(d.T, o.bootstrap_seed)
+        return ci, bias_ci
+    if K > 1:
+        ci[1:] = S.item_paired_bootstrap(d[1:].T, d[0], o.bootstrap_samples, o.bootstrap_seed)
+    bias_ci[:] = S.item_bootstrap(d.T, o.bootstrap_samples, o.bootstrap_seed)
     return ci, bias_ci
 
 

@@ -239,7 +239,7 @@ class WinoBiasAdjectivesTask(Task):
         metrics: dict[str, Metric] = {}
         no_boot = no_ci.bootstrap_off("bootstrap_samples") if self.options.bootstrap_samples == 0 else None
         for row in summary:
-            # item-level percentile bootstrap (lines resampled, trials averaged per line)
+            # intervals over lines (trials averaged per line), by --ci-method
             metrics[f"bias_{row['condition']}"] = Metric(
                 row["bias"], row["bias_ci95_low"], row["bias_ci95_high"], no_ci=no_boot
             )
@@ -284,6 +284,7 @@ class WinoBiasAdjectivesTask(Task):
             "entry; a backend that sends seeds derives them from (item id, trial) (openai: first 8 "
             "bytes of sha256('<item id>#<trial>'))",
             "bootstrap_samples": o.bootstrap_samples,
+            "ci_method": o.ci_method,
             "bootstrap_seed": o.bootstrap_seed,
             "alpha": o.alpha,
             "map_adjective_echo": o.map_adjective_echo,
