@@ -71,7 +71,7 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
     whole: list[tuple[Job, list[int], list[list[int]]]] = []
     last: list[tuple[Job, list[int], list[list[int]]]] = []
     trees: list[tuple[Job, hf_tree.TokenTree, int]] = []
-    use_trees = hf_tree.fits(backend)
+    use_trees, row_cap = hf_tree.fits(backend), hf_tree.max_row(backend)
     for job in jobs:
         p = job.request.payload
         try:
@@ -88,8 +88,8 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
             last.append((job, ctx, conts))
         elif len(ctx) * (len(conts) - 1) >= SHARE_MIN_SAVED:
             emit(job, Outcome(response=_shared(backend, ctx, conts)))
-        elif use_trees and (tree := hf_tree.build_tree(ctx, conts)).size <= TREE_MAX_SHARE * (
-            flat := hf_tree.flat_tokens(ctx, conts)
+        elif use_trees and _worth_a_tree(
+            tree := hf_tree.build_tree(ctx, conts), flat := hf_tree.flat_tokens(ctx, conts), row_cap
         ):
             trees.append((job, tree, flat))
         else:
@@ -100,6 +100,11 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         hf_tree.answer_trees(backend, trees, emit, _scores)
     if whole:
         _whole(backend, whole, emit)
+
+
+def _worth_a_tree(tree: hf_tree.TokenTree, flat: int, row_cap: float) -> bool:
+    """The tree route for a request: it saves enough tokens and its row fits the model's attention window."""
+    return tree.size <= TREE_MAX_SHARE * flat and tree.size <= row_cap
 
 
 def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> LoglikelihoodJson:

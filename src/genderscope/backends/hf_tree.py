@@ -75,6 +75,13 @@ def fits(backend: Any) -> bool:
     return impl in TREE_ATTENTION
 
 
+def max_row(backend: Any) -> float:
+    """Longest tree row the route may build: a custom mask replaces a sliding-window mask too (Gemma 3,
+    Mistral), so rows stay within the window where the model has one."""
+    window = getattr(getattr(backend.model, "config", None), "sliding_window", None)
+    return float(window) if isinstance(window, int) and window > 0 else float("inf")
+
+
 def _ancestors(tree: TokenTree) -> Any:
     """Boolean (n, n) matrix: row i marks i and its ancestors (the keys node i may attend to)."""
     import numpy as np
