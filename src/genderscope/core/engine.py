@@ -295,7 +295,7 @@ class RunOutput:
             m.genderscope_version,
             status=m.status,
             source_revision=m.source_revision,
-            backend=m.model.to_json() if m.model else None,
+            backend=m.model.answer_facts() if m.model else None,
             counts=dict(m.counts),
         )
 

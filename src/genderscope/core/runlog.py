@@ -102,6 +102,14 @@ ATTEMPT_ENGINE_KEYS = (
 
 
 # ------------------------------------------------------------------------------------------ run.json
+#: backend options and facts about transport, not about the answers (left out of results.json)
+TRANSPORT_FACTS = frozenset({
+    "base_url", "concurrency", "timeout", "max_retries", "backoff_base", "backoff_max", "pause_after",
+    "pause_seconds", "api_key_env", "api_key_set", "batch", "batch_max_requests", "batch_max_bytes",
+    "batch_poll", "batch_retries", "batch_window", "servers",
+})  # fmt: skip
+
+
 @dataclass
 class ModelInfo:
     """The model of a run: ``spec`` (``kind:target``) plus what the backend describes (never secrets).
@@ -125,6 +133,13 @@ class ModelInfo:
             "fingerprint": self.fingerprint,
             **self.details,
         }
+
+    def answer_facts(self) -> dict[str, Any]:
+        """:meth:`to_json` without how the answers travelled (server URLs, concurrency, retries, batch
+        transport): results.json states what answered, so a run moved to another fleet writes the same file."""
+        out = {k: v for k, v in self.to_json().items() if k not in TRANSPORT_FACTS}
+        out["options"] = {k: v for k, v in self.options.items() if k not in TRANSPORT_FACTS}
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str = "model") -> ModelInfo:
