@@ -82,3 +82,33 @@ def test_html_without_paired_is_one_line(runs):
 
     res = CliRunner().invoke(app, ["compare", str(a), str(b), "--html", "x.html"])
     assert res.exit_code != 0 and isinstance(res.exception, UsageError) and "--paired" in str(res.exception)
+
+
+@pytest.mark.slow  # fine-tunes and audits a tiny model (~10 s on a quiet machine)
+def test_debias_audit_writes_the_view_with_its_perplexity(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from genderscope.testing.tiny_models import build_tiny_causal
+
+    words = "he she his her him man woman the a ran said met doctor nurse table chair".split()
+    tiny = build_tiny_causal(tmp_path / "tiny", words)
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(["he met the doctor", "she said the nurse ran", "his table"] * 20))
+    out = tmp_path / "deb"
+    res = CliRunner().invoke(app, [
+        "debias", "cda", "--model", f"hf-causal:{tiny}", "--out", str(out), "--corpus", str(corpus),
+        "--eval-corpus", str(corpus), "--eval-tokens", "32", "--steps", "1", "--batch-size", "2",
+        "--seq-len", "8", "--audit", "crows-pairs", "--audit-limit", "3",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "debias.json").read_text())
+    html = (out / "audit" / "report.html").read_text()
+    assert rec["audit"]["report"].endswith("report.html") and str(tmp_path) not in html
+    from genderscope.core.paired import PairedChange
+
+    assert _html_rows(html) == _table_rows([PairedChange(**c) for c in rec["audit"]["changes"]])
+    cost = html.split('<table class="cost">', 1)[1].split("</table>", 1)[0]
+    from genderscope.core.textfmt import fmt
+
+    assert fmt(rec["perplexity"]["before"]["ppl"]) in cost and fmt(rec["perplexity"]["after"]["ppl"]) in cost
+    assert "hf-causal:../model" in html

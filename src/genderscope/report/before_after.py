@@ -89,7 +89,7 @@ def before_after_context(
         "after": _run_label(Path(after), base),
         "columns": PAIRED_COLUMNS,
         "rows": rows,
-        "cost": cost,
+        "cost": {**cost, "corpus": _shown(cost["corpus"], base)} if cost else None,
     }
 
 
