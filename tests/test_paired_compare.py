@@ -39,3 +39,18 @@ def test_compare_paired_on_the_command_line(tmp_path):
     assert res.exit_code == 0, res.output
     flat = "".join(res.output.split()).replace("│", "")  # the table folds long words at narrow terminals
     assert "crows-pairs" in flat and "paired" in flat and "likelihood" in flat
+
+
+def test_answers_come_through_the_replay_path_so_stale_ones_are_refused(tmp_path):
+    import json
+
+    from genderscope.core.errors import DataError
+
+    a, b = _run(tmp_path, "random:1", "a"), _run(tmp_path, "random:2", "b")
+    lines = (b / "attempts.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    assert "request_sha256" in first
+    first["request_sha256"] = "0" * 64  # recorded for another request
+    (b / "attempts.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    with pytest.raises(DataError, match="stale"):
+        paired_changes(a, b)

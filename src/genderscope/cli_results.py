@@ -48,12 +48,16 @@ def compare(
     paired: bool = typer.Option(
         False, "--paired", help="two runs (before, after): each metric's change with a paired 95% CI"
     ),
+    html: Optional[Path] = typer.Option(
+        None, "--html", metavar="FILE", help="with --paired: also write the HTML before/after view to FILE"
+    ),
 ) -> None:
     """Headline metrics of several runs side by side (rows = metrics, columns = runs); with `--paired`,
     two runs of the same tasks (e.g. a model before and after `genderscope debias`): each metric's
     change after − before over the items both scored, with a paired bootstrap interval and its state.
 
-    Example: `genderscope compare runs/gest-a runs/gest-b`
+    Examples: `genderscope compare runs/gest-a runs/gest-b`,
+    `genderscope compare --paired runs/smol-cda/audit/before runs/smol-cda/audit/after --html cda.html`
     """
     from genderscope.report.compare import rich_table
     from genderscope.report.runs import load_runs
@@ -65,8 +69,23 @@ def compare(
 
         if len(run_dirs) != 2:
             raise UsageError(f"--paired compares two runs (before, after), got {len(run_dirs)}")
-        out.print(fold_table(paired_table(paired_changes(run_dirs[0], run_dirs[1]))))
+        if html is not None:
+            from genderscope.core.validate import writable_path
+
+            writable_path("--html", html, folder=False)
+        changes = paired_changes(run_dirs[0], run_dirs[1])
+        out.print(fold_table(paired_table(changes)))
+        if html is not None:
+            from genderscope.core.paths import display_path
+            from genderscope.report.before_after import write_before_after
+
+            page = write_before_after(run_dirs[0], run_dirs[1], html, changes)
+            out.print(f"before/after view in [bold]{display_path(page)}[/bold]")
         return
+    if html is not None:
+        from genderscope.core.errors import UsageError
+
+        raise UsageError("--html writes the before/after view of --paired (several runs: genderscope report)")
 
     # the table takes the terminal's width (COLUMNS, else the terminal); long labels fold, never cut
     out.print(fold_table(rich_table(load_runs(list(run_dirs)), all_metrics, task or None)))

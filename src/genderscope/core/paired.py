@@ -10,8 +10,6 @@ the change excludes 0.  Tasks on other layers are listed without a paired interv
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,57 +38,29 @@ class PairedChange:
     note: str = ""
 
 
-def _manifest(run: Path) -> dict[str, Any]:
-    path = run / "run.json"
-    if not path.is_file() or not (run / "attempts.jsonl").is_file():
-        raise UsageError(f"{run} is not a run folder: it needs run.json and attempts.jsonl")
-    return json.loads(path.read_text())
+def _scores(run: Path, task: str, manifest: Any) -> tuple[Any, Any]:
+    """(task object, its Scores) rebuilt from a run's recorded answers through the replay path that
+    ``genderscope reparse`` takes (:func:`genderscope.core.reparse.replay_task`: the run's options,
+    trials, limit and seed; stale answers refused, unanswered attempts skipped)."""
+    from genderscope.core.reparse import replay_task
 
-
-def _answers(run: Path, task: str) -> dict[tuple[str, int], dict[str, Any]]:
-    out = {}
-    with open(run / "attempts.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            if rec.get("task") == task:
-                out[(rec["item_id"], int(rec["trial"]))] = rec
-    return out
-
-
-def _scores(run: Path, task: str, manifest: dict[str, Any]) -> tuple[Any, Any]:
-    """(task object, its Scores) rebuilt from a run's options and recorded answers."""
-    from genderscope.core.requests import AttemptResult
-    from genderscope.core.seeds import DEFAULT_SEED
-    from genderscope.core.task import RunContext
-    from genderscope.data.registry import DataRegistry
-
-    cls = lookup.task_class(task)
-    names = {f.name for f in dataclasses.fields(cls.Options)}
-    opts = cls.Options(**{k: v for k, v in manifest["tasks"][task]["options"].items() if k in names})
-    seed = manifest.get("seed") or DEFAULT_SEED
-    ctx = RunContext(seed=seed, limit=manifest.get("limit"), data=DataRegistry())
-    t = cls(opts, ctx)
-    rec = _answers(run, task)
-    results = []
-    for att in t.attempts():
-        r = rec.get((att.item_id, att.trial))
-        results.append(AttemptResult(att, r.get("response") if r else None, None if r and "error" not in r
-                                     else (r or {}).get("error", "no answer recorded")))  # fmt: skip
-    return t, t.scores(results)[0]
+    done = replay_task(run, manifest, task, dict(manifest.tasks[task].options)).runs[0]
+    return done.task, done.task.scores(done.results)[0]
 
 
 def paired_task(
     before: Path, after: Path, task: str, n_boot: int = 1000, seed: int = 0
 ) -> list[PairedChange]:
     """Paired changes of every metric of ``task`` (a scored-layer task) between two runs."""
+    from genderscope.core.reparse import read_manifest
     from genderscope.stats.bootstrap import point_and_intervals
     from genderscope.tasks.scored import ScoredBenchmark
 
     if not issubclass(lookup.task_class(task), ScoredBenchmark):
         return [PairedChange(task, "*", None, None, None, None, None, 0, NO_PAIRING,
                              "paired intervals need a task declared on the scored layer")]  # fmt: skip
-    ta, sa = _scores(before, task, _manifest(before))
-    _tb, sb = _scores(after, task, _manifest(after))
+    ta, sa = _scores(before, task, read_manifest(before))
+    _tb, sb = _scores(after, task, read_manifest(after))
     ids_b = {it.item_id: j for j, it in enumerate(sb.items)}
     ia = np.array([i for i, it in enumerate(sa.items) if it.item_id in ids_b], dtype=np.int64)
     ib = np.array([ids_b[sa.items[i].item_id] for i in ia], dtype=np.int64)
@@ -117,8 +87,10 @@ def paired_task(
 
 def paired_changes(before: Path, after: Path, n_boot: int = 1000, seed: int = 0) -> list[PairedChange]:
     """Paired changes of every task the two runs share (in the first run's order)."""
-    a, b = _manifest(Path(before)), _manifest(Path(after))
-    shared = [t for t in a.get("tasks", {}) if t in b.get("tasks", {}) and t in lookup.TASKS]
+    from genderscope.core.reparse import read_manifest
+
+    a, b = read_manifest(before), read_manifest(after)
+    shared = [t for t in a.tasks if t in b.tasks and t in lookup.TASKS]
     if not shared:
         raise UsageError(f"{before} and {after} share no task")
     return [c for t in shared for c in paired_task(Path(before), Path(after), t, n_boot, seed)]

@@ -59,18 +59,27 @@ def rich_table(runs: list[RunData], all_metrics: bool = False, tasks: list[str] 
     return table
 
 
+def paired_cells(c: Any) -> list[str]:
+    """One paired change as text cells: task, metric, before, after, change [95% CI], items, state (the
+    terminal table and the HTML before/after view show the same cells)."""
+    from genderscope.core.textfmt import fmt
+
+    ci = f" [{fmt(c.ci_low)}, {fmt(c.ci_high)}]" if c.ci_low is not None else ""
+    change = f"{fmt(c.change)}{ci}" if c.change is not None else (c.note or "")
+    return [c.task, c.metric, fmt(c.before), fmt(c.after), change, str(c.n_items), c.state]
+
+
+PAIRED_COLUMNS = ("task", "metric", "before", "after", "change [95% CI]", "items", "state")
+
+
 def paired_table(changes: list) -> Any:  # noqa: ANN001 - genderscope.core.paired.PairedChange items
     """The paired changes of ``compare --paired`` (a rich Table): task, metric, before, after, change
     [95% CI], items, state."""
     from rich.table import Table
 
-    from genderscope.core.textfmt import fmt
-
     table = Table(title="change after − before (paired over the items both runs scored)")
-    for col in ("task", "metric", "before", "after", "change [95% CI]", "items", "state"):
+    for col in PAIRED_COLUMNS:
         table.add_column(col, justify="right" if col in ("before", "after", "items") else "left")
     for c in changes:
-        ci = f" [{fmt(c.ci_low)}, {fmt(c.ci_high)}]" if c.ci_low is not None else ""
-        change = f"{fmt(c.change)}{ci}" if c.change is not None else (c.note or "")
-        table.add_row(c.task, c.metric, fmt(c.before), fmt(c.after), change, str(c.n_items), c.state)
+        table.add_row(*paired_cells(c))
     return table

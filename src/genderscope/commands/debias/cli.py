@@ -29,6 +29,7 @@ def debias_cmd(options: DebiasOptions) -> None:
     Then audit both: `genderscope run crows-pairs --model hf-causal:runs/smol-cda/model`.
     """
     from genderscope.commands.debias.run import debias
+    from genderscope.core.paths import display_path
 
     rec = debias(options)
     ppl = rec["perplexity"]
@@ -39,4 +40,5 @@ def debias_cmd(options: DebiasOptions) -> None:
         from genderscope.report.compare import paired_table
 
         out.print(paired_table([PairedChange(**c) for c in rec["audit"]["changes"]]))
+        out.print(f"before/after view: [bold]{display_path(rec['audit']['report'])}[/bold]")
     out.print(f"debiased model: [bold]{rec['model']}[/bold]; record in {options.out}/debias.json")

@@ -128,20 +128,24 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
         "genderscope_version": __version__,
     }
     if o.audit:
-        record["audit"] = audit(o, record["model"], out / "audit")
+        record["audit"] = audit(o, record["model"], out / "audit", record["perplexity"])
     (out / "debias.json").write_text(json.dumps(record, indent=1, default=str))
     return record
 
 
-def audit(o: DebiasOptions, debiased: str, folder: Path) -> dict[str, Any]:
-    """Run ``--audit`` tasks on the original and the debiased model; their paired changes."""
+def audit(o: DebiasOptions, debiased: str, folder: Path, ppl: dict[str, Any]) -> dict[str, Any]:
+    """Run ``--audit`` tasks on the original and the debiased model; their paired changes, also written as
+    the HTML before/after view ``folder/report.html`` (with the perplexity ``ppl`` as the cost)."""
     from genderscope.core.engine import run_tasks
     from genderscope.core.paired import paired_changes
+    from genderscope.report.before_after import cost_rows, write_before_after
 
     tasks = [t.strip() for t in o.audit.split(",") if t.strip()]
     limit = o.audit_limit or None
     for name, spec in (("before", o.model), ("after", debiased)):
         run_tasks(tasks, spec, limit=limit, out=folder / name, label=f"{name} {o.method}", progress=False)
     changes = paired_changes(folder / "before", folder / "after")
+    page = write_before_after(folder / "before", folder / "after", folder / "report.html", changes,
+                              cost_rows(ppl), f"debias {o.method}: before and after")  # fmt: skip
     return {"tasks": tasks, "limit": limit, "runs": [str(folder / "before"), str(folder / "after")],
-            "changes": [asdict(c) for c in changes]}  # fmt: skip
+            "report": str(page), "changes": [asdict(c) for c in changes]}  # fmt: skip
