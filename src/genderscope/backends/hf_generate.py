@@ -29,6 +29,12 @@ from typing import Any
 from genderscope.core.backend import Emit
 from genderscope.core.errors import BackendError
 from genderscope.core.requests import Job, Outcome
+from genderscope.backends.hf_tensors import (  # noqa: F401  (left_pad: tests and benchmarks)
+    forward_last as _forward,
+    keep_cache_rows as _keep_rows,
+    left_pad as _left_pad,
+    repeat_cache_rows as _repeat_rows,
+)
 
 DEFAULT_MAX_TOKENS = 256
 #: a batch shares its common leading tokens when there are at least this many
@@ -117,24 +123,8 @@ def _cache_of(out: Any) -> Any:
     return cache if cache is not None else out.past_key_values
 
 
-def _forward(model: Any, **kw: Any) -> Any:
-    try:
-        return model(logits_to_keep=1, **kw)
-    except TypeError:  # a model without logits_to_keep
-        return model(**kw)
 
 
-def _left_pad(rows: list[list[int]], pad: int) -> tuple[Any, Any]:
-    """Left-padded ids and attention mask (1 on real tokens), on the CPU."""
-    import torch
-
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    attn = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, width - len(r) :] = torch.tensor(r, dtype=torch.long)
-        attn[i, width - len(r) :] = 1
-    return ids, attn
 
 
 def shared_prefix(rows: list[list[int]]) -> int:
@@ -151,20 +141,8 @@ def shared_prefix(rows: list[list[int]]) -> int:
     return k if k >= MIN_SHARED_PREFIX else 0
 
 
-def _repeat_rows(past: Any, n: int) -> Any:
-    """The KV cache of one row repeated for ``n`` rows (a Cache object or legacy (k, v) tuples)."""
-    if hasattr(past, "batch_repeat_interleave"):
-        past.batch_repeat_interleave(n)
-        return past
-    return tuple(tuple(t.repeat_interleave(n, dim=0) for t in layer) for layer in past)
 
 
-def _keep_rows(past: Any, idx: Any) -> Any:
-    """The KV cache restricted to batch rows ``idx`` (a Cache object or legacy (k, v) tuples)."""
-    if hasattr(past, "batch_select_indices"):
-        past.batch_select_indices(idx)
-        return past
-    return tuple(tuple(t[idx] for t in layer) for layer in past)
 
 
 def generate_batch(

@@ -23,7 +23,7 @@ from typing import Any
 
 from genderscope.backends import hf_tree
 from genderscope.backends.continuations import encode_pairs
-from genderscope.backends.hf_generate import _repeat_rows
+from genderscope.backends.hf_tensors import forward_last, left_pad, repeat_cache_rows
 from genderscope.core.backend import Emit
 from genderscope.core.primitives import LoglikelihoodJson
 from genderscope.core.requests import Job, Outcome
@@ -46,7 +46,7 @@ def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
     return {"cache": cache} if "cache" in params else {"past_key_values": cache}
 
 
-def _encode(backend: Any, text: str, special: bool) -> list[int]:
+def lm_eval_encode(backend: Any, text: str, special: bool) -> list[int]:
     """lm-eval's ``tok_encode``: the tokenizer's default special tokens unless ``special`` is False or the
     text already starts with the start token's text."""
     tok = backend.tok
@@ -76,7 +76,7 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         p = job.request.payload
         try:
             ctx, conts = encode_pairs(
-                lambda t, sp: _encode(backend, t, sp), p["context"], p["continuations"], backend.prefix_id
+                lambda t, sp: lm_eval_encode(backend, t, sp), p["context"], p["continuations"], backend.prefix_id
             )
         except ValueError as exc:
             emit(job, Outcome(error=str(exc)))
@@ -129,7 +129,7 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
                     mask[i, 0] = 0
             attn = torch.cat([torch.ones((k, len(ctx)), dtype=mask.dtype, device=mask.device), mask], dim=1)
             pos = (len(ctx) + torch.arange(ids.shape[1], device=ids.device))[None].expand(k, -1)
-            past = _repeat_rows(cache, k)
+            past = repeat_cache_rows(cache, k)
             logits = backend.model(
                 input_ids=ids,
                 attention_mask=attn,
@@ -155,14 +155,13 @@ def _single_tokens(backend: Any, items: list[tuple[Job, list[int], list[list[int
     contexts left-padded into length-sorted batches (explicit positions), one logits row kept per context."""
     import torch
 
-    from genderscope.backends.hf_generate import _forward, _left_pad
-
     def run(batch: list[int]) -> None:
-        ids, attn = _left_pad([items[i][1] for i in batch], backend.pad_id)
+        ids, attn = left_pad([items[i][1] for i in batch], backend.pad_id)
         ids, attn = ids.to(backend.device), attn.to(backend.device)
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
         backend.count_forward(len(batch))
-        logits = _forward(backend.model, input_ids=ids, attention_mask=attn, position_ids=pos).logits[:, -1]
+        out = forward_last(backend.model, input_ids=ids, attention_mask=attn, position_ids=pos)
+        logits = out.logits[:, -1]
         for r, i in enumerate(batch):
             job, ctx, conts = items[i]
             res = [_scores(logits[r : r + 1], c) for c in conts]

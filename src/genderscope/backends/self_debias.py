@@ -118,9 +118,9 @@ class SelfDebiasBackend(HFBackendBase):
             emit(job, Outcome(response={"logprobs": sums, "n_tokens": [len(c) for c in conts], "greedy": []}))
 
     def _encode(self, text: str, special: bool) -> list[int]:
-        from genderscope.backends.hf_loglikelihood import _encode
+        from genderscope.backends.hf_loglikelihood import lm_eval_encode
 
-        return _encode(self, text, special)
+        return lm_eval_encode(self, text, special)
 
     def describe(self) -> dict[str, Any]:
         o = self.options
