@@ -76,7 +76,10 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         p = job.request.payload
         try:
             ctx, conts = encode_pairs(
-                lambda t, sp: lm_eval_encode(backend, t, sp), p["context"], p["continuations"], backend.prefix_id
+                lambda t, sp: lm_eval_encode(backend, t, sp),
+                p["context"],
+                p["continuations"],
+                backend.prefix_id,
             )
         except ValueError as exc:
             emit(job, Outcome(error=str(exc)))
