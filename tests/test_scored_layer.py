@@ -70,6 +70,28 @@ def test_exact_values_failed_items_and_clusters():
     assert t.clusters(s).tolist() == [0, 0, 1, 1, 2]
 
 
+class ToyJackknife(Toy):
+    jackknife_metrics = ("dif*",)
+
+
+def test_jackknife_metrics_get_the_cluster_jackknife_t_and_keep_their_values():
+    from genderscope.stats.jackknife import jackknife_intervals
+
+    lls = [[-1, -2], [-3, -1], [-1, -1.5], [-2, -1], [-1, -4], [-5, -1]]
+    outs = []
+    for cls in (Toy, ToyJackknife):
+        t = cls(ScoredOptions(n_boot=200), _ctx())
+        outs.append(t.score([_answer(a, ll) for a, ll in zip(t.attempts(), lls)]).metrics)
+    boot, jk = outs
+    assert jk["first"] == boot["first"] and jk["diff"].value == boot["diff"].value
+    # three clusters (pairs of items): the delete-one-cluster replicates of the mean difference
+    d = np.array([ll[0] - ll[1] for ll in lls])
+    reps = [np.mean(np.delete(d, [2 * g, 2 * g + 1])) for g in range(3)]
+    lo, hi, _ = jackknife_intervals(np.array([d.mean()]), np.array(reps)[:, None])[0]
+    assert (jk["diff"].ci_low, jk["diff"].ci_high) == pytest.approx((lo, hi))
+    assert (jk["diff"].ci_low, jk["diff"].ci_high) != (boot["diff"].ci_low, boot["diff"].ci_high)
+
+
 def test_no_bootstrap_says_why():
     t = Toy(ScoredOptions(n_boot=0), _ctx())
     res = [_answer(a, [-1.0, -2.0]) for a in t.attempts()]

@@ -21,9 +21,10 @@ order, as lm-evaluation-harness's ``--limit``), failed items (counted, left out)
 
 from __future__ import annotations
 
+import fnmatch
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import point_and_intervals
+from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights
 from genderscope.tasks.scored.items import ScoredItem, Scores, stack_fields
 
 LOGLIK, PLL = "loglik", "pll"
@@ -87,6 +89,10 @@ class ScoredBenchmark(Task):
     headline_metrics: ClassVar[tuple[str, ...]] = ()
     #: the interval rule of :mod:`genderscope.stats.intervals` for the bootstrap metrics
     ci_method: ClassVar[str] = "percentile"
+    #: metric-name patterns (fnmatch) whose interval is the jackknife-t over the resampling units instead
+    #: (:mod:`genderscope.stats.jackknife`; the same ``compute``, point values unchanged), where the
+    #: percentile bootstrap under-covers on the null model (docs/decisions.md)
+    jackknife_metrics: ClassVar[tuple[str, ...]] = ()
 
     # -- what a benchmark declares ----------------------------------------------------------------------
 
@@ -191,9 +197,34 @@ class ScoredBenchmark(Task):
             why = no_ci.bootstrap_off("n_boot") if n_units > 1 else ONE_UNIT
             return {k: Metric(_num(point[i]), None, None, why) for i, k in enumerate(names)}
         cols = no_ci.interval_columns(iv, len(names), self.ci_method, o.n_boot, "n_boot")
+        cols = self._jackknife_columns(stat, point, names, clusters, n_units, cols)
         return {
             k: Metric(_num(point[i]), lo, hi, why) for i, (k, (lo, hi, why)) in enumerate(zip(names, cols))
         }
+
+    def _jackknife_columns(
+        self,
+        stat: Callable[[np.ndarray], np.ndarray],
+        point: np.ndarray,
+        names: list[str],
+        clusters: np.ndarray,
+        n_units: int,
+        cols: list[tuple[float | None, float | None, str | None]],
+    ) -> list[tuple[float | None, float | None, str | None]]:
+        """``cols`` with the metrics of :attr:`jackknife_metrics` replaced by their jackknife-t interval over
+        the resampling units (delete-a-group, groups dealt by ``--bootstrap-seed``)."""
+        which = [
+            i for i, k in enumerate(names) if any(fnmatch.fnmatchcase(k, p) for p in self.jackknife_metrics)
+        ]
+        if not which:
+            return cols
+        W = jackknife_weights(n_units, self.options.bootstrap_seed)[:, clusters]
+        iv = jackknife_intervals(point[which], np.asarray(stat(W), dtype=np.float64)[:, which])
+        jk = no_ci.interval_columns(iv, len(which), JACKKNIFE_T, W.shape[0], "n_boot")
+        out = list(cols)
+        for i, c in zip(which, jk):
+            out[i] = c
+        return out
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         s, failed, ll_all = self.scores(results)

@@ -76,6 +76,8 @@ class StereoSetTask(FillInScoring, ScoredBenchmark):
         PLL: MEASUREMENTS[PLL],
         CHAT_M: Measurement(frozenset({CHAT}), "three-option multiple choice (Inspect's stereoset)"),
     }
+    #: SS over ~40 target terms: the percentile bootstrap covered 90-91.5 % on the null model
+    jackknife_metrics = ("ss*",)
     headline_metrics = (
         "ss",
         "lms",

@@ -90,6 +90,8 @@ class WinogenderTask(ScoredBenchmark):
     name = "winogender"
     description = "Winogender schemas: pronoun resolution to an occupation by pronoun gender, against BLS"
     Options = WinogenderOptions
+    #: correlations over 60 occupations: the percentile bootstrap covered 92 % on the null model
+    jackknife_metrics = ("bls_correlation", "bls_correlation_prob")
     headline_metrics = (
         "accuracy",
         "gotcha_gap",
