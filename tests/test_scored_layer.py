@@ -16,6 +16,8 @@ from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, Scored
 class Toy(ScoredBenchmark):
     name = "toy"
     description = "two candidates; share of items preferring the first"
+    # three clusters: the bootstrap and jackknife paths under test, not the small-sample rules
+    min_units, few_units = 2, 0
 
     def load_items(self):
         return [
@@ -90,6 +92,40 @@ def test_jackknife_metrics_get_the_cluster_jackknife_t_and_keep_their_values():
     lo, hi, _ = jackknife_intervals(np.array([d.mean()]), np.array(reps)[:, None])[0]
     assert (jk["diff"].ci_low, jk["diff"].ci_high) == pytest.approx((lo, hi))
     assert (jk["diff"].ci_low, jk["diff"].ci_high) != (boot["diff"].ci_low, boot["diff"].ci_high)
+
+
+def test_few_clusters_get_no_interval_then_the_jackknife_t():
+    """3 clusters (< 5): no interval, with the reason; 3 clusters under a few-units threshold of 20: every
+    metric's interval is the cluster jackknife-t."""
+    from genderscope.stats.jackknife import jackknife_intervals
+    from genderscope.tasks.scored.benchmark import FEW_UNITS, FEW_UNITS_NO_CI, MIN_UNITS
+
+    class Few(Toy):
+        min_units, few_units = MIN_UNITS, FEW_UNITS
+
+    class Jk(Toy):
+        min_units, few_units = 2, FEW_UNITS
+
+    lls = [[-1, -2], [-3, -1], [-1, -1.5], [-2, -1], [-1, -4], [-5, -1]]
+    few = Few(ScoredOptions(n_boot=200), _ctx())
+    m = few.score([_answer(a, ll) for a, ll in zip(few.attempts(), lls)]).metrics
+    assert m["diff"].ci_low is None and m["diff"].no_ci == FEW_UNITS_NO_CI and m["diff"].value is not None
+    jk = Jk(ScoredOptions(n_boot=200), _ctx())
+    m = jk.score([_answer(a, ll) for a, ll in zip(jk.attempts(), lls)]).metrics
+    d = np.array([ll[0] - ll[1] for ll in lls])
+    reps = [np.mean(np.delete(d, [2 * g, 2 * g + 1])) for g in range(3)]
+    lo, hi, _ = jackknife_intervals(np.array([d.mean()]), np.array(reps)[:, None])[0]
+    assert (m["diff"].ci_low, m["diff"].ci_high) == pytest.approx((lo, hi))
+
+
+def test_a_statistic_without_spread_over_replicates_unlike_its_value_gets_no_interval():
+    """Replicates that agree with each other but not with the point value (a correlation over two points
+    is always ±1): no interval, not a zero-width one."""
+    from genderscope.stats.jackknife import jackknife_intervals
+
+    iv = jackknife_intervals(np.array([0.97, 0.5]), np.array([[1.0, 0.5], [1.0, 0.5], [1.0, 0.5]]))
+    assert np.isnan(iv[0, 0]) and np.isnan(iv[0, 1])
+    assert (iv[1, 0], iv[1, 1]) == (0.5, 0.5)
 
 
 def test_no_bootstrap_says_why():

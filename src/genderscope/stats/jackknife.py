@@ -72,9 +72,13 @@ def jackknife_intervals(
     se = jackknife_se(r)
     dof = np.full(p.size, g - 1.0) if df is None else np.minimum(np.asarray(df, dtype=np.float64), g - 1.0)
     half = t_quantiles(level, dof) * se if g >= 2 else np.full(p.size, np.nan)
-    # replicates equal up to rounding: no spread (sums in another order differ in the last bits)
+    # replicates equal up to rounding: no spread (sums in another order differ in the last bits); but
+    # replicates that all agree with each other and not with the point value (a correlation over two
+    # points is ±1 whatever the data) say nothing: no interval
     scale = np.maximum(1.0, np.abs(p))
-    half = np.where(se <= 1e-12 * scale, 0.0, half)
+    flat = se <= 1e-12 * scale
+    off = np.abs(np.nanmean(r, axis=0) - p) > 1e-9 * scale if g else np.zeros(p.size, dtype=bool)
+    half = np.where(flat & off, np.nan, np.where(flat, 0.0, half))
     nan = np.isnan(r).sum(axis=0).astype(np.float64)
     bad = np.isnan(p) | (nan > 0) | np.isnan(half)
     lo = np.where(bad, np.nan, p - half)

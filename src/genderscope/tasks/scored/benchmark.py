@@ -49,6 +49,9 @@ from genderscope.tasks.scored.items import ScoredItem, Scores, stack_fields
 LOGLIK, PLL = "loglik", "pll"
 #: ``no_ci`` when every scored item is in one resampling unit (e.g. one template at a small --limit)
 ONE_UNIT = "one resampling unit (all items in one cluster): the bootstrap cannot vary it"
+#: fewer resampling units than this: no interval at all (a jackknife over 2–4 clusters has nothing to say)
+MIN_UNITS = 5
+FEW_UNITS_NO_CI = f"fewer than {MIN_UNITS} resampling units (clusters of items): no interval is meaningful"
 
 MEASUREMENTS = {
     LOGLIK: Measurement(
@@ -58,6 +61,11 @@ MEASUREMENTS = {
         frozenset({MASKED_LOGPROBS}), "PLL (pseudo log-likelihood) of each candidate text, masked LM"
     ),
 }
+
+#: below this many resampling units (clusters, else items) every metric's interval is the jackknife-t with
+#: G − 1 degrees of freedom: a percentile bootstrap over a handful of clusters (the first 30 Winogender
+#: sentences are 3 occupations) gives near-degenerate intervals that exclude the no-bias value of a null model
+FEW_UNITS = 20
 
 
 @dataclass
@@ -93,6 +101,10 @@ class ScoredBenchmark(Task):
     #: (:mod:`genderscope.stats.jackknife`; the same ``compute``, point values unchanged), where the
     #: percentile bootstrap under-covers on the null model (docs/decisions.md)
     jackknife_metrics: ClassVar[tuple[str, ...]] = ()
+    #: fewer resampling units than this: no interval (:data:`MIN_UNITS`); fewer than ``few_units``: every
+    #: metric gets the jackknife-t (:data:`FEW_UNITS`)
+    min_units: ClassVar[int] = MIN_UNITS
+    few_units: ClassVar[int] = FEW_UNITS
 
     # -- what a benchmark declares ----------------------------------------------------------------------
 
@@ -188,13 +200,17 @@ class ScoredBenchmark(Task):
         point, iv = point_and_intervals(
             stat,
             s.n,
-            o.n_boot if n_units > 1 else 0,
+            o.n_boot if n_units >= max(2, self.min_units) else 0,
             o.bootstrap_seed,
             method=self.ci_method,
             clusters=clusters,
         )
         if iv is None:
-            why = no_ci.bootstrap_off("n_boot") if n_units > 1 else ONE_UNIT
+            why = (
+                no_ci.bootstrap_off("n_boot")
+                if n_units >= max(2, self.min_units)
+                else (ONE_UNIT if n_units <= 1 else FEW_UNITS_NO_CI)
+            )
             return {k: Metric(_num(point[i]), None, None, why) for i, k in enumerate(names)}
         cols = no_ci.interval_columns(iv, len(names), self.ci_method, o.n_boot, "n_boot")
         cols = self._jackknife_columns(stat, point, names, clusters, n_units, cols)
@@ -211,10 +227,13 @@ class ScoredBenchmark(Task):
         n_units: int,
         cols: list[tuple[float | None, float | None, str | None]],
     ) -> list[tuple[float | None, float | None, str | None]]:
-        """``cols`` with the metrics of :attr:`jackknife_metrics` replaced by their jackknife-t interval over
-        the resampling units (delete-a-group, groups dealt by ``--bootstrap-seed``)."""
+        """``cols`` with the metrics of :attr:`jackknife_metrics` (every metric when there are fewer than
+        :data:`FEW_UNITS` resampling units) replaced by their jackknife-t interval over the resampling units
+        (delete-a-group, groups dealt by ``--bootstrap-seed``)."""
         which = [
-            i for i, k in enumerate(names) if any(fnmatch.fnmatchcase(k, p) for p in self.jackknife_metrics)
+            i
+            for i, k in enumerate(names)
+            if n_units < self.few_units or any(fnmatch.fnmatchcase(k, p) for p in self.jackknife_metrics)
         ]
         if not which:
             return cols
