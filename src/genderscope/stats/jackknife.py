@@ -77,7 +77,9 @@ def jackknife_intervals(
     # points is ±1 whatever the data) say nothing: no interval
     scale = np.maximum(1.0, np.abs(p))
     flat = se <= 1e-12 * scale
-    off = np.abs(np.nanmean(r, axis=0) - p) > 1e-9 * scale if g else np.zeros(p.size, dtype=bool)
+    seen = (~np.isnan(r)).sum(axis=0)
+    mean = np.nansum(r, axis=0) / np.maximum(seen, 1)  # NaN replicates left out, no warning
+    off = (seen > 0) & (np.abs(mean - p) > 1e-9 * scale)
     half = np.where(flat & off, np.nan, np.where(flat, 0.0, half))
     nan = np.isnan(r).sum(axis=0).astype(np.float64)
     bad = np.isnan(p) | (nan > 0) | np.isnan(half)
