@@ -19,7 +19,7 @@ import os
 import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -185,9 +185,19 @@ def _prefix(g: np.ndarray) -> np.ndarray:
 
 def paper_fixed_weights(g: np.ndarray, S: np.ndarray, E: np.ndarray, k: int) -> np.ndarray:
     """s[p] = P[min(E, p+k+1)] − P[max(S, p−k)] − g[p] (int64)."""
-    p = np.arange(g.size, dtype=np.int64)
-    P = _prefix(g)
-    return P[np.minimum(E, p + k + 1)] - P[np.maximum(S, p - k)] - g
+    return paper_fixed_window(S, E, k)(g)
+
+
+def paper_fixed_window(S: np.ndarray, E: np.ndarray, k: int) -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`paper_fixed_weights` as a function of ``g``, its window bounds computed once (both genders)."""
+    p = np.arange(S.size, dtype=np.int64)
+    hi, lo = np.minimum(E, p + k + 1), np.maximum(S, p - k)
+
+    def weights(g: np.ndarray) -> np.ndarray:
+        P = _prefix(g)
+        return P[hi] - P[lo] - g
+
+    return weights
 
 
 def _left_sums(g: np.ndarray, rho: float) -> np.ndarray:
@@ -203,30 +213,40 @@ def paper_infinite_weights(
     g: np.ndarray, S: np.ndarray, E: np.ndarray, rho: float, max_distance: int | None
 ) -> np.ndarray:
     """s[p] = Σ_{1≤|j−p|≤D, S≤j<E} ρ^|j−p| g[j] via recurrences; exact zeros where the window has no g."""
-    n = g.size
-    if n == 0:
-        return np.zeros(0)
+    return paper_infinite_window(S, E, rho, max_distance)(g)
+
+
+def paper_infinite_window(
+    S: np.ndarray, E: np.ndarray, rho: float, max_distance: int | None
+) -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`paper_infinite_weights` as a function of ``g``; window bounds [a, b] and the decay factors
+    ρ^(p−a), ρ^(b−p) computed once (both genders)."""
+    n = S.size
     p = np.arange(n, dtype=np.int64)
-    L = _left_sums(g, rho)
-    R = _left_sums(g[::-1], rho)[::-1]
     if max_distance is None:
-        a = S
-        b = E - 1
-    else:
-        a = np.maximum(S, p - max_distance)
-        b = np.minimum(E - 1, p + max_distance)
-    # remove the part beyond the window start a (earlier segments and distance > D): ρ^(p−a)·L[a]
-    if max_distance is None:
-        left = L - np.power(rho, (p - a).astype(np.float64)) * L[a]
-        right = R - np.power(rho, (b - p).astype(np.float64)) * R[b]
+        a, b = S, E - 1
+        decay_a = np.power(rho, (p - a).astype(np.float64))
+        decay_b = np.power(rho, (b - p).astype(np.float64))
     else:  # distances ≤ D: look the powers up
+        a, b = np.maximum(S, p - max_distance), np.minimum(E - 1, p + max_distance)
         powers = rho ** np.arange(max_distance + 1, dtype=np.float64)
-        left = L - powers[p - a] * L[a]
-        right = R - powers[b - p] * R[b]
-    P = _prefix(g)
-    left[(P[p] - P[a]) == 0] = 0.0
-    right[(P[b + 1] - P[p + 1]) == 0] = 0.0
-    return left + right
+        decay_a, decay_b = powers[p - a], powers[b - p]
+    b1 = b + 1
+
+    def weights(g: np.ndarray) -> np.ndarray:
+        if n == 0:
+            return np.zeros(0)
+        L = _left_sums(g, rho)
+        R = _left_sums(g[::-1], rho)[::-1]
+        # remove the part beyond the window [a, b] (earlier/later segments, distance > D): ρ^(p−a)·L[a]
+        left = L - decay_a * L[a]
+        right = R - decay_b * R[b]
+        P = _prefix(g)
+        left[(P[:-1] - P[a]) == 0] = 0.0
+        right[(P[b1] - P[1:]) == 0] = 0.0
+        return left + right
+
+    return weights
 
 
 def reference_fixed_weights(g: np.ndarray, S: np.ndarray, E: np.ndarray, W: int) -> np.ndarray:
@@ -322,19 +342,20 @@ def count_ids(
     S, E = stream.position_bounds()
     freq = np.bincount(ids, minlength=n_types).astype(np.int64)
     out: list[np.ndarray] = []
+    if cfg.geometry == "paper":  # one window per batch, applied to both genders
+        if cfg.context == "fixed":
+            fixed = paper_fixed_window(S, E, cfg.k)
+            out = [np.bincount(ids, weights=fixed(g), minlength=n_types).astype(np.int64) for g in (gm, gf)]
+        else:
+            decayed = paper_infinite_window(S, E, cfg.decay, cfg.max_distance)
+            out = [np.bincount(ids, weights=decayed(g), minlength=n_types) for g in (gm, gf)]
+        return freq, out[0], out[1], int(gm.sum()), int(gf.sum())
+    assert cfg.W is not None
     for g in (gm, gf):
-        if cfg.geometry == "paper" and cfg.context == "fixed":
-            w = paper_fixed_weights(g, S, E, cfg.k)
-            out.append(np.bincount(ids, weights=w, minlength=n_types).astype(np.int64))
-        elif cfg.geometry == "paper":
-            w = paper_infinite_weights(g, S, E, cfg.decay, cfg.max_distance)
-            out.append(np.bincount(ids, weights=w, minlength=n_types))
-        elif cfg.context == "fixed":
-            assert cfg.W is not None
+        if cfg.context == "fixed":
             w = reference_fixed_weights(g, S, E, cfg.W)
             out.append(np.bincount(ids, weights=w, minlength=n_types).astype(np.int64))
         else:
-            assert cfg.W is not None
             centres, w = reference_infinite_weights(g, S, E, cfg.W, cfg.decay)
             out.append(np.bincount(ids[centres], weights=w, minlength=n_types))
     return freq, out[0], out[1], int(gm.sum()), int(gf.sum())
