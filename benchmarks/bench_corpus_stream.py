@@ -154,6 +154,12 @@ def main() -> None:
     ap.add_argument("--workers-at", default=None, help="size for the 1 vs 2 workers (and Ray) comparison")
     ap.add_argument("--ray", action="store_true", help="also run on a local Ray cluster (needs ray)")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/genderscope-bench-corpus"))
+    ap.add_argument(
+        "--sweep-workers",
+        type=int,
+        default=1,
+        help="workers of the size sweep; with 2, the 1 vs 2 comparison runs only where --workers-at is given",
+    )
     args = ap.parse_args()
     print("uptime:", uptime())
     print(f"nproc: {os.cpu_count()}")
@@ -164,14 +170,25 @@ def main() -> None:
     head += f" {'worker MB':>9}"
     print(head)
     results = {}
+    sw = args.sweep_workers
     for n in sorted(set(sizes + [at])):
         corpus = build_corpus(args.workdir, n, args.shards, args.seed)
-        r = audit(corpus, args.workdir / f"out-{n}-w1", 1)
-        results[(n, 1)] = r
-        print(line(f"{n / 1e6:g}M, 1 worker", r), flush=True)
+        r = audit(corpus, args.workdir / f"out-{n}-w{sw}", sw)
+        results[(n, sw)] = r
+        print(line(f"{n / 1e6:g}M, {sw} worker{'s' if sw > 1 else ''}", r), flush=True)
+    if sw != 1 and not args.workers_at:
+        peak = max(max(r["rss_main_mb"], r["rss_worker_mb"]) for r in results.values())
+        print(f"peak memory of any process over the sizes: {peak:.0f} MB")
+        print("uptime:", uptime())
+        return
+    if sw != 1:
+        corpus = build_corpus(args.workdir, at, args.shards, args.seed)
+        results[(at, 1)] = audit(corpus, args.workdir / f"out-{at}-w1", 1)
+        print(line(f"{at / 1e6:g}M, 1 worker", results[(at, 1)]), flush=True)
     corpus = build_corpus(args.workdir, at, args.shards, args.seed)
-    r2 = audit(corpus, args.workdir / f"out-{at}-w2", 2)
-    print(line(f"{at / 1e6:g}M, 2 workers", r2), flush=True)
+    r2 = results.get((at, 2)) or audit(corpus, args.workdir / f"out-{at}-w2", 2)
+    if sw != 2:
+        print(line(f"{at / 1e6:g}M, 2 workers", r2), flush=True)
     r1 = results[(at, 1)]
     print(f"2 workers vs 1: {r1['wall'] / r2['wall']:.2f}x faster (wall)")
     same = same_counts(args.workdir / f"out-{at}-w1", args.workdir / f"out-{at}-w2")
