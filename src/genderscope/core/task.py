@@ -108,6 +108,11 @@ class Reading:
     stereotypical: str
     anti: str
 
+    @classmethod
+    def contrast(cls, harm: str, template: str, stereotypical: str, anti: str) -> Reading:
+        """Both sides in one sentence ``template`` whose ``{}`` is ``stereotypical`` or ``anti``."""
+        return cls(harm, template.format(stereotypical), template.format(anti))
+
     def doc(
         self,
         name: str,

@@ -56,6 +56,8 @@ def parse_exclude_flags(raw: str | None) -> frozenset[str]:
 _DOUBLED_DET = re.compile(r"(?<![^\W_])(?:the|a|an) +(?=(?:the|a|an) )", re.IGNORECASE)
 _DET_BEFORE = re.compile(r"(?:^|(?<=\s))(the|a|an)\s+$", re.IGNORECASE)
 _HEAD_LINE = re.compile(r"^(\d+) (.*)$", re.DOTALL)
+#: the harm WinoBias measures, as the report's summary names it
+OCCUPATIONAL = "stereotyping (occupational gender stereotypes)"
 
 
 def file_name(label: str, wb_type: int, split: str) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
 
 #: g_s: how much more the male word is preferred for male-stereotype sentences than for female ones
-_G_S = Reading(
+_G_S = Reading.contrast(
     "stereotypical reasoning",
-    "prefers the male word more for male-stereotype sentences than for female ones",
-    "prefers the male word less for male-stereotype sentences than for female ones",
+    "prefers the male word {} for male-stereotype sentences than for female ones",
+    "more",
+    "less",
 )
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(

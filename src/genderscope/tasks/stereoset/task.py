@@ -51,10 +51,10 @@ class StereoSetOptions(ScoredOptions):
     norm: str = opt("mean", "candidate score: mean log-prob per token (bias-bench) or sum", ("mean", "sum"))
 
 
-_PREFERS = Reading(
-    "stereotyping", "prefers the stereotypical association", "prefers the anti-stereotypical association"
+_PREFERS = Reading.contrast(
+    "stereotyping", "prefers the {} association", "stereotypical", "anti-stereotypical"
 )
-_PICKS = Reading("stereotyping", "picks the stereotypical option", "picks the anti-stereotypical option")
+_PICKS = Reading.contrast("stereotyping", "picks the {} option", "stereotypical", "anti-stereotypical")
 
 
 def _ss_doc(name: str) -> MetricDoc:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.datasets.winobias import OCCUPATIONAL
 
-_RESOLVES = Reading(
-    "stereotyping (occupational gender stereotypes)",
-    "resolves pronouns better when they follow the occupational stereotype",
-    "resolves pronouns better when they go against the occupational stereotype",
+_RESOLVES = Reading.contrast(
+    OCCUPATIONAL, "resolves pronouns better when they {} the occupational stereotype", "follow", "go against"
 )
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(

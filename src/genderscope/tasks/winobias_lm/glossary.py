@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.datasets.winobias import OCCUPATIONAL
 
-_PREFERS = Reading(
-    "stereotyping (occupational gender stereotypes)",
-    "prefers the pronoun that follows the occupational stereotype",
-    "prefers the pronoun that goes against the occupational stereotype",
+_PREFERS = Reading.contrast(
+    OCCUPATIONAL, "prefers the pronoun that {} the occupational stereotype", "follows", "goes against"
 )
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
