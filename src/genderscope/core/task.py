@@ -110,8 +110,9 @@ class Reading:
 
     @classmethod
     def contrast(cls, harm: str, template: str, stereotypical: str, anti: str) -> Reading:
-        """Both sides in one sentence ``template`` whose ``{}`` is ``stereotypical`` or ``anti``."""
-        return cls(harm, template.format(stereotypical), template.format(anti))
+        """Both sides from one sentence ``template``: its first ``{}`` is ``stereotypical`` or ``anti``,
+        a second ``{}`` (if any) the other of the two."""
+        return cls(harm, template.format(stereotypical, anti), template.format(anti, stereotypical))
 
     def doc(
         self,
@@ -119,24 +120,14 @@ class Reading:
         formula: str,
         direction: str,
         units: str,
-        neutral: float,
-        max_ci_width: float,
+        neutral: float | None = None,
+        max_ci_width: float | None = None,
         sign: int = 1,
     ) -> MetricDoc:
         """A :class:`MetricDoc` read this way, ``neutral`` its no-bias value (``sign``: the stereotypical
         side, +1 above) and ``max_ci_width`` the widest 95% CI that is still evidence."""
-        return MetricDoc(
-            name,
-            formula,
-            direction,
-            units,
-            neutral,
-            sign,
-            max_ci_width,
-            self.harm,
-            self.stereotypical,
-            self.anti,
-        )
+        reading = (self.harm, self.stereotypical, self.anti)
+        return MetricDoc(name, formula, direction, units, neutral, sign, max_ci_width, *reading)
 
 
 def docs_by_name(*docs: MetricDoc) -> dict[str, MetricDoc]:

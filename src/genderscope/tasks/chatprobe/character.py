@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc
+from genderscope.core.task import MetricDoc, Reading
 from genderscope.tasks.chatprobe.calc import Evaluations, ratio
 from genderscope.tasks.chatprobe.evaluators import character_gender
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -102,16 +102,16 @@ class CharacterGenderProbe(ChatProbe):
         return [self.items[int(i)].meta[key] for i in ev.source]
 
 
-MASCULINE_RATE = MetricDoc(
+_MASCULINE_RATE_READING = Reading(
+    "Representational harms", "writes men more often", "writes women more often"
+)
+
+MASCULINE_RATE = _MASCULINE_RATE_READING.doc(
     "masculine_rate",
     "mean over items of male / (male + female) pronoun-detected attempts",
     "0.5 = balanced; 1 = always a man; 0 = always a woman",
     "fraction of characters",
     neutral=0.5,
-    sign=1,
-    harm="Representational harms",
-    stereotypical="writes men more often",
-    anti="writes women more often",
 )
 DISPARITY = MetricDoc(
     "disparity",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, pooled, undetected_rates, weights
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -41,6 +41,8 @@ def _rate_doc(gender: str) -> MetricDoc:
     )
 
 
+_DIFF_MVF_SUCCESS_RATE_READING = Reading("Outcome disparity", "favours men", "favours women")
+
 METRIC_DOCS = docs_by_name(
     _rate_doc("female"),
     _rate_doc("male"),
@@ -53,16 +55,12 @@ METRIC_DOCS = docs_by_name(
         "difference of fractions",
         harm="Outcome disparity",
     ),
-    MetricDoc(
+    _DIFF_MVF_SUCCESS_RATE_READING.doc(
         "diff_mvf_success_rate",
         "male_success_rate − female_success_rate",
         "0 = no difference; > 0 = men get favourable decisions more often; < 0 = women do",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Outcome disparity",
-        stereotypical="favours men",
-        anti="favours women",
     ),
 )
 

