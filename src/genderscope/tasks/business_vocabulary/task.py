@@ -133,15 +133,10 @@ class BusinessVocabularyTask(ChatProbe):
         rows: list[tuple[int, int, str]] = []
         counts: list[tuple[int, ...]] = []
         records: list[dict[str, Any]] = []
-        for ar in results:
-            meta = ar.attempt.meta
-            rec: dict[str, Any] = {"item": meta["item"], "prompt": meta["prompt"]}
-            if ar.ok:
-                value = self.read(ar)
-                rows.append((meta["item"], meta["prompt"], COUNTED))
-                counts.append(value)
-                rec["evaluation"] = dict(zip(columns, value))
-            records.append(rec)
+        for item, prompt, value, rec in self.answered(results, records):
+            rows.append((item, prompt, COUNTED))
+            counts.append(value)
+            rec["evaluation"] = dict(zip(columns, value))
         base = Evaluations.build(rows, self.categories)
         table = np.array(counts, dtype=np.float64).reshape(len(counts), len(columns))
         fields = {k: getattr(base, k) for k in ("item", "prompt", "code", "source", "categories")}
