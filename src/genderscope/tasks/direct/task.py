@@ -12,7 +12,7 @@ import random
 import numpy as np
 
 from genderscope.core.task import MetricDoc, docs_by_name
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, pooled, undetected_rates, weights
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
@@ -67,10 +67,7 @@ class DirectTask(ChatProbe):
         return yes_no(text, word_tokenizer(self.ctx.data))
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally()  # N x 2: yes, no
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(ev, C)  # N x 2: yes, no
         source = np.array([self.items[i].meta["source"] == "sbic" for i in ev.source])
         out: Metrics = {}
         for name, mask in (("sbic", source), ("gest", ~source)):

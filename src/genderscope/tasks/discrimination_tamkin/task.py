@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, pooled, undetected_rates, weights
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.pairwise import max_abs_pairwise
@@ -109,10 +109,9 @@ class DiscriminationTamkinTask(ChatProbe):
         return yes_no(text, word_tokenizer(self.ctx.data))
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally(ev.prompt * 2 + ev.code, 6)  # N x 6: (yes, no) per gender prompt
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(
+            ev, C, ev.tally(ev.prompt * 2 + ev.code, 6)
+        )  # N x 6: (yes, no) per gender prompt
         out: Metrics = {}
         for g, gender in enumerate(self.data()["genders"]):
             yes, no = counts[:, 2 * g], counts[:, 2 * g + 1]

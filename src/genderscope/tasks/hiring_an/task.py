@@ -17,8 +17,7 @@ import numpy as np
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo, kennison_jobs
 from genderscope.stats.bootstrap import PYTHON, counts_of, resample_indices
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
-from genderscope.tasks.chatprobe.calc import wmean
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, ratio, tallied, undetected_rates, wmean
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
 from genderscope.tasks.hiring_an.regression import DrawOrder, bounded_slopes
@@ -136,10 +135,7 @@ class HiringAnTask(ChatProbe):
         return hiring_decision(text)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally()  # N x 2: yes, no
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(ev, C)  # N x 2: yes, no
         accept = ratio(counts[:, 0], detected)
         groups, male = self.groups(ev)
         order = self.draw_order(C, ev.n_items)

@@ -19,8 +19,8 @@ import numpy as np
 from genderscope.core.options import opt
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, ratio, undetected_rates
-from genderscope.tasks.chatprobe.calc import weights, wmean
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, nanmean_of, ratio, tallied
+from genderscope.tasks.chatprobe.calc import undetected_rates, wmean
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe, ProbeOptions
 
@@ -159,10 +159,7 @@ class HiringBloombergTask(ChatProbe):
         return first_name_gender(text, prompt.meta["female_names"], prompt.meta["male_names"])
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally()  # N x 2: male, female
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(ev, C)  # N x 2: male, female
         score = ratio(counts[:, 0], detected)
         meta = [self.items[i].meta for i in ev.source]
         role = np.array([m["role"] for m in meta])

