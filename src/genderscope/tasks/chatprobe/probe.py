@@ -103,7 +103,8 @@ def probe_data(package: str) -> dict[str, Any]:
 class ChatProbe(Task):
     """Base class of the GenderBench chat probes (see the module docstring)."""
 
-    #: GenderBench's probe name and class (its logs name the class)
+    #: GenderBench's probe name and class (its logs name the class; by default the probe name in
+    #: CamelCase + ``Probe``, as GenderBench names every probe: ``hiring_an`` -> ``HiringAnProbe``)
     probe_name: ClassVar[str]
     genderbench_class: ClassVar[str]
     #: GenderBench's default harness parameters for this probe
@@ -123,6 +124,11 @@ class ChatProbe(Task):
         evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
     )
     references: ClassVar[tuple[Reference, ...]] = (GENDERBENCH,)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "probe_name" in cls.__dict__ and "genderbench_class" not in cls.__dict__:
+            cls.genderbench_class = "".join(w.capitalize() for w in cls.probe_name.split("_")) + "Probe"
 
     # -- what a probe defines --------------------------------------------------------------------------
 

@@ -44,7 +44,6 @@ class DirectTask(ChatProbe):
     name = "direct"
     description = "GenderBench direct: does a chat model agree with stereotypical statements about genders?"
     probe_name = "direct"
-    genderbench_class = "DirectProbe"
     categories = ("yes", "no")
     choices = ("Yes.", "No.")
     metric_docs = METRIC_DOCS

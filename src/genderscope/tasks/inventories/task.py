@@ -64,7 +64,6 @@ class InventoriesTask(CharacterGenderProbe):
         "GenderBench inventories: the gender of characters a chat model writes for stereotyped traits"
     )
     probe_name = "inventories"
-    genderbench_class = "InventoriesProbe"
     default_repetitions = 5
     metric_docs = METRIC_DOCS
 

