@@ -10,7 +10,7 @@ of its items' scores over a resample (:func:`group_rates`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
@@ -96,6 +96,12 @@ class CharacterGenderProbe(ChatProbe):
             cached = (ev, ItemScores.of(ev))
             self._item_scores = cached
         return cached[1]
+
+    def template_items(self, filled: Iterable[tuple[dict[str, str], dict[str, Any]]]) -> list[ProbeItem]:
+        """One single-prompt item per (fields, meta): the probe's prompt ``template`` (its data) filled in
+        with the fields."""
+        template = self.data()["template"]
+        return [ProbeItem((Prompt(template.format(**fields)),), meta) for fields, meta in filled]
 
     def item_meta(self, ev: Evaluations, key: str) -> list:
         """``meta[key]`` of each scored item (in the order of ``ev``'s items)."""

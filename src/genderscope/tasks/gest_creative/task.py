@@ -16,7 +16,7 @@ import numpy as np
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
-from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.items import ProbeItem
 from genderscope.datasets.gest import FEMALE_IDS, MALE_IDS, SHORT_NAMES, VERSIONS, load_gest
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
@@ -64,11 +64,8 @@ class GestCreativeTask(CharacterGenderProbe):
         return [GEST, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        template = self.data()["template"]
-        return [
-            ProbeItem((Prompt(template.format(sentence=row.sentence)),), {"stereotype_id": row.stereotype})
-            for row in load_gest(self.ctx.data.path(GEST))
-        ]
+        rows = load_gest(self.ctx.data.path(GEST))
+        return self.template_items(({"sentence": r.sentence}, {"stereotype_id": r.stereotype}) for r in rows)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
         C = weights(C)

