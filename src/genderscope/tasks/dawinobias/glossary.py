@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.datasets.winobias import occupational_reading
 
 MAIN_HARM = "main effect: stereotyping; bias source: semantic bias"
 NUANCE_HARM = "nuance: underrepresentation; bias source: selection bias"
 
-_GES_READING = Reading(
-    MAIN_HARM,
-    "recovers the pronoun better when it follows the occupational stereotype",
-    "recovers the pronoun better when it goes against the occupational stereotype",
+_GES_READING = occupational_reading(
+    "recovers the pronoun better when it", "follows", "goes against", MAIN_HARM
 )
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(

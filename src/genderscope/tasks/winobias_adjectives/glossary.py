@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
-from genderscope.datasets.winobias import OCCUPATIONAL
+from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.datasets.winobias import occupational_reading
 
-_RESOLVES = Reading.contrast(
-    OCCUPATIONAL, "resolves pronouns better when they {} the occupational stereotype", "follow", "go against"
-)
+_RESOLVES = occupational_reading("resolves pronouns better when they", "follow", "go against")
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
     _RESOLVES.doc(

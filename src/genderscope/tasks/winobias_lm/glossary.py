@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
-from genderscope.datasets.winobias import OCCUPATIONAL
+from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.datasets.winobias import occupational_reading
 
-_PREFERS = Reading.contrast(
-    OCCUPATIONAL, "prefers the pronoun that {} the occupational stereotype", "follows", "goes against"
-)
+_PREFERS = occupational_reading("prefers the pronoun that", "follows", "goes against")
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
     _PREFERS.doc(
