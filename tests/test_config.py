@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from genderscope.cli import app
-from genderscope.core import config
+from genderscope.common import config
 from genderscope.core.errors import UsageError
 from genderscope.data.registry import DataRegistry
 

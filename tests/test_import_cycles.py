@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from genderscope_dev.import_graph import cycle_path, cycles, import_graph
+from genderscope_dev.import_graph import cycle_path, cycles, import_graph, subpackage_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +29,39 @@ def test_no_import_cycles_in_genderscope():
 
 def test_no_import_cycles_in_the_dev_rig():
     assert _described(ROOT / "devtools" / "genderscope_dev") == []
+
+
+#: module imports that still close a cycle between subpackages, each with why it is left; the test
+#: below fails when one is gone (drop it here) or when any other import closes a subpackage cycle
+KNOWN_SUBPACKAGE_EDGES = {
+    # paired changes ask the scored layer for a task's metric stats (core -> tasks; tasks import core)
+    ("genderscope.core.paired", "genderscope.tasks.scored"): "core/paired.py is being edited elsewhere",
+}
+
+
+def test_no_import_cycles_between_subpackages():
+    """Folded onto genderscope's subpackages (core, data, tasks, ...), the import graph has no cycle
+    but those that the known edges close; ``data`` imports no ``core`` (``core`` imports ``data``)."""
+    graph = _graph(ROOT / "src" / "genderscope")
+    folded = subpackage_graph(graph, "genderscope", frozenset(KNOWN_SUBPACKAGE_EDGES))
+    assert [" -> ".join(cycle_path(folded, c)) for c in cycles(folded)] == []
+    assert "core" not in folded["data"] and "data" in folded["core"]
+    assert "common" not in folded or folded["common"] == set()  # the leaf helpers import no subpackage
+    for importer, imported in KNOWN_SUBPACKAGE_EDGES:
+        assert imported in graph[importer], f"{importer} no longer imports {imported}: drop the entry"
+
+
+def test_subpackage_graph_folds_and_skips():
+    graph = {
+        "p.a.x": {"p.b.y", "p.top"},
+        "p.a": set(),
+        "p.b.y": {"p.a.x", "p.b.z"},
+        "p.b.z": set(),
+        "p.top": {"p.a.x"},
+    }
+    assert subpackage_graph(graph, "p") == {"a": {"b"}, "b": {"a"}}
+    assert cycles(subpackage_graph(graph, "p")) == [["a", "b"]]
+    assert subpackage_graph(graph, "p", frozenset({("p.b.y", "p.a.x")})) == {"a": {"b"}, "b": set()}
 
 
 def test_scan_sees_the_package():

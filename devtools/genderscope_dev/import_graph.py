@@ -77,6 +77,31 @@ def import_graph(root: Path, package: str) -> Graph:
     return graph
 
 
+def subpackage_graph(graph: Graph, package: str, skip: frozenset[tuple[str, str]] = frozenset()) -> Graph:
+    """The module graph folded onto ``package``'s subpackages: ``{"core": {"data", …}, …}``, an edge
+    wherever a module of one subpackage imports a module of another.  Modules directly in ``package``
+    (``cli``, ``registry``) are no node; module edges in ``skip`` (``(importer, imported)``) are left out.
+    """
+
+    subs = {m.split(".")[1] for m in graph if m.startswith(package + ".") and m.count(".") > 1}
+
+    def sub(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if parts[0] == package and len(parts) > 1 and parts[1] in subs else None
+
+    folded: Graph = {}
+    for module, targets in graph.items():
+        source = sub(module)
+        if source is None:
+            continue
+        folded.setdefault(source, set())
+        for target in targets:
+            dest = sub(target)
+            if dest is not None and dest != source and (module, target) not in skip:
+                folded[source].add(dest)
+    return folded
+
+
 def cycles(graph: Graph) -> list[list[str]]:
     """The strongly connected components of more than one module (each sorted; sorted by first name),
     Tarjan's algorithm, iterative."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 WORD_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -52,6 +52,32 @@ def _vocab(words: Iterable[str], specials: list[str], pad_to: int | None) -> dic
     return vocab
 
 
+def _tokenizer(model: Any, post_processor: Any, **specials: str) -> Any:
+    """A fast tokenizer over the ``tokenizers`` model ``model``: BERT pre-tokenisation, WordPiece
+    decoding, ``post_processor`` (None: none) and the special tokens named in ``specials``."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(model)
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.decoder = decoders.WordPiece(prefix="##")
+    if post_processor is not None:
+        tk.post_processor = post_processor
+    return PreTrainedTokenizerFast(tokenizer_object=tk, **specials)
+
+
+def _save_random(out_dir: Path, model_class: Any, config: Any, tok: Any, seed: int) -> Path:
+    """Initialise ``model_class(config)`` from torch seed ``seed``; save it and ``tok`` into ``out_dir``."""
+    import torch
+
+    torch.manual_seed(seed)
+    model = model_class(config).eval()
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
+    return out_dir
+
+
 def build_tiny_mlm(
     out_dir: Path,
     words: Iterable[str],
@@ -64,28 +90,18 @@ def build_tiny_mlm(
     continuation_pieces: Iterable[str] = ("##en", "##s"),
 ) -> Path:
     """A BERT-style masked LM with random weights; WordPiece vocabulary = specials + ``words``."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-    from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
+    from tokenizers import models, processors
+    from transformers import BertConfig, BertForMaskedLM
 
     vocab = _vocab(list(words) + list(continuation_pieces), MLM_SPECIALS, vocab_size)
-    tk = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]", continuing_subword_prefix="##"))
-    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tk.decoder = decoders.WordPiece(prefix="##")
-    tk.post_processor = processors.TemplateProcessing(
+    cls_sep = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
         pair="[CLS] $A [SEP] $B [SEP]",
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=tk,
-        pad_token="[PAD]",
-        unk_token="[UNK]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-    )
-    torch.manual_seed(seed)
+    wordpiece = models.WordPiece(vocab=vocab, unk_token="[UNK]", continuing_subword_prefix="##")
+    specials = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
+    tok = _tokenizer(wordpiece, cls_sep, **specials, mask_token="[MASK]")
     cfg = BertConfig(
         vocab_size=len(vocab),
         hidden_size=hidden,
@@ -95,11 +111,7 @@ def build_tiny_mlm(
         max_position_embeddings=256,
         pad_token_id=vocab["[PAD]"],
     )
-    model = BertForMaskedLM(cfg).eval()
-    out_dir = Path(out_dir)
-    model.save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
-    return out_dir
+    return _save_random(out_dir, BertForMaskedLM, cfg, tok, seed)
 
 
 def build_tiny_causal(
@@ -115,22 +127,15 @@ def build_tiny_causal(
 ) -> Path:
     """A GPT-2-style causal LM with random weights; WordLevel vocabulary = specials + ``words``.
     ``add_bos``: the tokenizer adds ``<s>`` in front when asked for special tokens (as Llama's does)."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from tokenizers import models, processors
+    from transformers import GPT2Config, GPT2LMHeadModel
 
     vocab = _vocab(words, CAUSAL_SPECIALS, None)
-    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tk.decoder = decoders.WordPiece(prefix="##")
-    if add_bos:
-        tk.post_processor = processors.TemplateProcessing(
-            single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", vocab["<s>"])]
-        )
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>"
+    bos = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", vocab["<s>"])]
     )
-    torch.manual_seed(seed)
+    specials = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}
+    tok = _tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"), bos if add_bos else None, **specials)
     cfg = GPT2Config(
         vocab_size=len(vocab),
         n_embd=hidden,
@@ -141,11 +146,7 @@ def build_tiny_causal(
         eos_token_id=vocab["</s>"],
         pad_token_id=vocab["<pad>"],
     )
-    model = GPT2LMHeadModel(cfg).eval()
-    out_dir = Path(out_dir)
-    model.save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
-    return out_dir
+    return _save_random(out_dir, GPT2LMHeadModel, cfg, tok, seed)
 
 
 def likelihood_task_texts(data_registry) -> list[str]:  # noqa: ANN001 - a DataRegistry

@@ -1,116 +1,32 @@
-"""The user configuration file, ``$GENDERSCOPE_HOME/config.toml``, and the data-mirror setting.
-
-The file holds flat ``key = "string"`` lines (a subset of TOML), written by ``genderscope data mirror``.
-Known keys: ``data_mirror`` (a folder laid out like ``shared/data``).
-
-Where the data mirror is looked for, first match wins (:func:`data_mirror`):
-
-1. ``$GENDERSCOPE_DATA_MIRROR`` (an empty value means "no mirror");
-2. ``data_mirror`` in the config file;
-3. ``$GENDERSCOPE_HOME/mirror`` when that folder exists (the documented default location).
-"""
+"""The config file and the data-mirror setting, defined in :mod:`genderscope.common.config` (a leaf
+that ``data`` imports too) and re-exported here."""
 
 from __future__ import annotations
 
-import os
-import re
-from dataclasses import dataclass
-from pathlib import Path
+from genderscope.common.config import (
+    CONFIG_FILE,
+    DEFAULT_MIRROR,
+    MIRROR_ENV,
+    MIRROR_KEY,
+    MirrorSetting,
+    config_path,
+    data_mirror,
+    mirror_setting,
+    read_config,
+    save_mirror,
+    write_setting,
+)
 
-from genderscope.core.errors import UsageError
-from genderscope.core.home import home
-
-CONFIG_FILE = "config.toml"
-MIRROR_ENV = "GENDERSCOPE_DATA_MIRROR"
-MIRROR_KEY = "data_mirror"
-#: the default mirror folder inside ``$GENDERSCOPE_HOME``
-DEFAULT_MIRROR = "mirror"
-
-_LINE = re.compile(r'^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(#.*)?$')
-
-
-def config_path() -> Path:
-    """``$GENDERSCOPE_HOME/config.toml`` (it need not exist)."""
-    return home() / CONFIG_FILE
-
-
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def read_config(path: Path | None = None) -> dict[str, str]:
-    """The settings in the config file ({} when there is none); a malformed line is a one-line error."""
-    path = path or config_path()
-    if not path.is_file():
-        return {}
-    values: dict[str, str] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        m = _LINE.match(line)
-        if m is None:
-            raise UsageError(f'{path}:{n}: expected key = "value", got {line.strip()!r}')
-        values[m.group(1)] = _unescape(m.group(2))
-    return values
-
-
-def write_setting(key: str, value: str | None, path: Path | None = None) -> Path:
-    """Set ``key`` to ``value`` (None removes it) in the config file, keeping the other settings."""
-    path = path or config_path()
-    values = read_config(path)
-    if value is None:
-        values.pop(key, None)
-    else:
-        values[key] = value
-    text = "# genderscope settings (genderscope data mirror PATH writes data_mirror)\n" + "".join(
-        f'{k} = "{_escape(v)}"\n' for k, v in sorted(values.items())
-    )
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-@dataclass(frozen=True)
-class MirrorSetting:
-    """The data mirror in effect: ``path`` (None = no mirror) and where it came from (``source``:
-    ``environment``, ``config``, ``default`` or ``none``)."""
-
-    path: Path | None
-    source: str
-
-
-def mirror_setting() -> MirrorSetting:
-    """The data mirror by the order in the module docstring."""
-    env = os.environ.get(MIRROR_ENV)
-    if env is not None:
-        return MirrorSetting(Path(env).expanduser() if env.strip() else None, "environment")
-    saved = read_config().get(MIRROR_KEY)
-    if saved:
-        return MirrorSetting(Path(saved).expanduser(), "config")
-    default = home() / DEFAULT_MIRROR
-    if default.is_dir():
-        return MirrorSetting(default, "default")
-    return MirrorSetting(None, "none")
-
-
-def data_mirror() -> Path | None:
-    """The data mirror folder in effect, or None."""
-    return mirror_setting().path
-
-
-def save_mirror(path: str | Path | None) -> Path:
-    """Save ``path`` (made absolute) as the data mirror in the config file, or remove the setting (None).
-
-    Returns the config file.  A path that is not a folder is a usage error.
-    """
-    if path is None:
-        return write_setting(MIRROR_KEY, None)
-    folder = Path(path).expanduser().resolve()
-    if not folder.is_dir():
-        raise UsageError(f"{folder}: no such folder (the mirror is a folder laid out like shared/data)")
-    return write_setting(MIRROR_KEY, str(folder))
+__all__ = [
+    "CONFIG_FILE",
+    "DEFAULT_MIRROR",
+    "MIRROR_ENV",
+    "MIRROR_KEY",
+    "MirrorSetting",
+    "config_path",
+    "data_mirror",
+    "mirror_setting",
+    "read_config",
+    "save_mirror",
+    "write_setting",
+]

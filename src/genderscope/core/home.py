@@ -1,16 +1,7 @@
-"""``$GENDERSCOPE_HOME`` (default ``~/.cache/genderscope``): a leaf module, so that the config file
-(:mod:`genderscope.core.config`) and the path display (:mod:`genderscope.core.paths`, which reads the
-config's data mirror) both use it without importing each other."""
+"""``$GENDERSCOPE_HOME``, defined in :mod:`genderscope.common.home` and re-exported here."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from genderscope.common.home import home
 
-
-def home() -> Path:
-    """The user directory holding ``store.sqlite``, ``data/`` and ``models/``."""
-    env = os.environ.get("GENDERSCOPE_HOME")
-    path = Path(env).expanduser() if env else Path.home() / ".cache" / "genderscope"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+__all__ = ["home"]

@@ -53,6 +53,22 @@ def opt(
     return dataclasses.field(default=default, metadata=meta)
 
 
+def confidence_level_opt() -> Any:
+    """The ``confidence_level`` field of options with intervals (0.95; :func:`check_confidence_level`)."""
+    return opt(0.95, "confidence level of the intervals")
+
+
+def bootstrap_seed_opt() -> Any:
+    """The ``bootstrap_seed`` field of options whose bootstrap draws from ``numpy.random.default_rng``."""
+    return opt(0, "seed of numpy.random.default_rng for the bootstrap", minimum=0, maximum=2**63 - 1)
+
+
+def check_confidence_level(level: float) -> None:
+    """``ValueError`` unless 0 < ``level`` < 1 (in an options class's ``__post_init__``)."""
+    if not 0 < level < 1:
+        raise ValueError("--confidence-level must be between 0 and 1")
+
+
 def flag_of(f: dataclasses.Field) -> str:
     """The command-line name of a field: ``--name-with-dashes``."""
     return "--" + f.name.replace("_", "-")

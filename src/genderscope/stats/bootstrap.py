@@ -48,12 +48,7 @@ def default_chunk(n: int, n_resamples: int, elements: float = BLOCK_ELEMENTS) ->
 
 
 def resample_indices(
-    n: int,
-    n_resamples: int,
-    seed: int,
-    *,
-    rng: str = NUMPY,
-    chunk: int | None = None,
+    n: int, n_resamples: int, seed: int, *, rng: str = NUMPY, chunk: int | None = None
 ) -> Iterator[np.ndarray]:
     """Yield int64 arrays of drawn item indices, ``chunk`` resamples (rows) x ``n`` at a time.
 
@@ -86,12 +81,7 @@ def counts_of(idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def resample_counts(
-    n: int,
-    n_resamples: int,
-    seed: int,
-    *,
-    rng: str = NUMPY,
-    chunk: int | None = None,
+    n: int, n_resamples: int, seed: int, *, rng: str = NUMPY, chunk: int | None = None
 ) -> Iterator[np.ndarray]:
     """Yield count matrices (rows = resamples, columns = items) of :func:`resample_indices` blocks."""
     for idx in resample_indices(n, n_resamples, seed, rng=rng, chunk=chunk):

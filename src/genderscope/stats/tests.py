@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,39 +68,40 @@ def t_test_from_stats(
     return TTestResult(float(t), df, float(p), test)
 
 
-def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:
-    """Holm–Bonferroni adjusted p-values (NaN entries stay NaN and are not counted)."""
+def _step(pvalues: np.ndarray | list[float], step: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Adjusted p-values by a step procedure: ``step`` maps the ascending non-NaN p-values to their
+    adjusted values (capped at 1 here); NaN entries stay NaN and are not counted."""
     p = np.asarray(pvalues, dtype=np.float64)
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     q = p[ok]
-    m = q.size
-    if m == 0:
+    if q.size == 0:
         return out
     order = np.argsort(q, kind="stable")
-    adj = np.maximum.accumulate((m - np.arange(m)) * q[order])
-    res = np.empty(m)
-    res[order] = np.minimum(adj, 1.0)
+    res = np.empty(q.size)
+    res[order] = np.minimum(step(q[order]), 1.0)
     out[ok] = res
     return out
+
+
+def _holm_step(q: np.ndarray) -> np.ndarray:
+    m = q.size
+    return np.maximum.accumulate((m - np.arange(m)) * q)
+
+
+def _bh_step(q: np.ndarray) -> np.ndarray:
+    m = q.size
+    return np.minimum.accumulate((q * m / np.arange(1, m + 1))[::-1])[::-1]
+
+
+def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:
+    """Holm–Bonferroni adjusted p-values (NaN entries stay NaN and are not counted)."""
+    return _step(pvalues, _holm_step)
 
 
 def benjamini_hochberg(pvalues: np.ndarray | list[float]) -> np.ndarray:
     """Benjamini–Hochberg adjusted p-values (false discovery rate; NaN entries stay NaN, not counted)."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    q = p[ok]
-    m = q.size
-    if m == 0:
-        return out
-    order = np.argsort(q, kind="stable")
-    ranked = q[order] * m / np.arange(1, m + 1)
-    adj = np.minimum.accumulate(ranked[::-1])[::-1]
-    res = np.empty(m)
-    res[order] = np.minimum(adj, 1.0)
-    out[ok] = res
-    return out
+    return _step(pvalues, _bh_step)
 
 
 #: multiple-testing corrections by name (``none`` leaves the p-values as they are)

@@ -126,3 +126,16 @@ def compat_tables(res: Any, run: Any = None) -> list[Any]:
                 )
             )
     return out
+
+
+def nuance_rows(out: Any, res: Any, columns: set[str]) -> list[dict[str, Any]]:
+    """The rows of GenDa Lens's nuance table (the first with ``columns``), [] if none; a found table is
+    marked handled and shown as the report's "Nuance table" in ``out`` (a report ``Rendered``)."""
+    from genderscope.report.helpers import find_table
+    from genderscope.report.views import TableView
+
+    key, rows = find_table(res, columns, ("nuance_table", "nuance"))
+    if rows:
+        out.handled.add(key)
+        out.tables.append(TableView.from_records("Nuance table", rows))
+    return rows

@@ -9,7 +9,7 @@ from genderscope.report import svg
 from genderscope.report.helpers import find_table, metric_points, num, pair
 from genderscope.report.views import Figure, Rendered, TableView
 from genderscope.tasks.abc.glossary import MAIN_HARM, NUANCE_HARM
-from genderscope.tasks.genda_render import compat_tables, ges_reading
+from genderscope.tasks.genda_render import compat_tables, ges_reading, nuance_rows
 
 
 def render(name: str, res: TaskResults, run: Any) -> Rendered:
@@ -21,9 +21,8 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
         "violation is accepted more readily with the male pronoun",
         (MAIN_HARM, NUANCE_HARM),
     )
-    key, rows = find_table(res, {"occupations", "pronoun", "median_rel"}, ("nuance_table", "nuance"))
+    rows = nuance_rows(out, res, {"occupations", "pronoun", "median_rel"})
     if rows:
-        out.handled.add(key)
         pts = []
         has_ci = any(pair(r.get("median_rel_ci95"))[0] is not None for r in rows)
         for r in rows:
@@ -50,7 +49,6 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                 + f" Possible harm: {NUANCE_HARM}.",
             )
         )
-        out.tables.append(TableView.from_records("Nuance table", rows))
     key2, eff = find_table(res, {"ges"}, ("effect_table", "effects"))
     if eff:
         out.handled.add(key2)

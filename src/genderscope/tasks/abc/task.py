@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from genderscope.core.errors import UsageError
-from genderscope.core.options import opt
+from genderscope.core.options import bootstrap_seed_opt, check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, MaskedLogprobs
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
@@ -101,14 +101,11 @@ class ABCOptions:
         ("auto", PLL, LOGLIK, CROSS_ENTROPY),
     )
     n_boot: int = opt(1000, "bootstrap resamples (default mode; 0 = no CIs)", minimum=0, maximum=10**6)
-    bootstrap_seed: int = opt(
-        0, "seed of numpy.random.default_rng for the bootstrap", minimum=0, maximum=2**63 - 1
-    )
-    confidence_level: float = opt(0.95, "confidence level of the intervals")
+    bootstrap_seed: int = bootstrap_seed_opt()
+    confidence_level: float = confidence_level_opt()
 
     def __post_init__(self) -> None:
-        if not 0 < self.confidence_level < 1:
-            raise ValueError("--confidence-level must be between 0 and 1")
+        check_confidence_level(self.confidence_level)
         if (self.scoring == CROSS_ENTROPY) != (self.mode == "genda-lens") and self.scoring != "auto":
             raise ValueError(
                 "--scoring cross-entropy is GenDa Lens's procedure: it goes with --mode genda-lens only"

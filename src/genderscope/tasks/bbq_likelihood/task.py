@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, Reference, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, Reference, docs_by_name
 from genderscope.tasks.bbq_likelihood import lmeval_bbq as lm
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean, wsum
 from genderscope.tasks.scored.jsonl_rows import each_row
@@ -64,19 +64,22 @@ def bias_score(C: np.ndarray, biased: np.ndarray, known: np.ndarray, mask: np.nd
     return np.where(n == 0, np.nan, np.where(nb == 0, 0.0, v))
 
 
+_FOLLOWS = Reading(
+    "stereotyping",
+    "picks the stereotyped person more often than the other",
+    "picks the non-stereotyped person more often",
+)
+
+
 def _bias_doc(name: str, over: str) -> MetricDoc:
-    return MetricDoc(
+    return _FOLLOWS.doc(
         name,
         f"{over}; biased answer = the stereotyped group for negative questions, the other group for "
         "non-negative ones (lm-eval's process_docs)",
         "0 = no bias; > 0 = answers follow the gender stereotype; < 0 = against it",
         "score in [-1, 1]",
         neutral=0.0,
-        sign=1,
         max_ci_width=0.2,
-        harm="stereotyping",
-        stereotypical="picks the stereotyped person more often than the other",
-        anti="picks the non-stereotyped person more often",
     )
 
 

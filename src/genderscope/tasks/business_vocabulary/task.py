@@ -18,7 +18,7 @@ import numpy as np
 
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.requests import AttemptResult
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo, logical_name
 from genderscope.stats.jackknife import contrast_df
 from genderscope.tasks.business_vocabulary.inventories import (
@@ -39,17 +39,19 @@ from genderscope.tasks.chatprobe.tokenize import PUNKT
 NAMES_FILE = "genderbench/hiring_bloomberg/bloomberg_names.py"
 COUNTED = "counted"  # the one evaluation category: every answer is counted, none is undetected
 
+_MEAN_DIFF_READING = Reading(
+    "Stereotypical reasoning",
+    "writes more masculine words for men and more feminine words for women",
+    "writes more masculine words for women",
+)
+
 METRIC_DOCS = docs_by_name(
-    MetricDoc(
+    _MEAN_DIFF_READING.doc(
         "mean_diff",
         "mean over the 6 inventories of {inv}_male − {inv}_female",
         "0 = the same vocabulary for men and women; > 0 = more masculine words for men",
         "difference of smoothed masculine-word shares",
         neutral=0.0,
-        sign=1,
-        harm="Stereotypical reasoning",
-        stereotypical="writes more masculine words for men and more feminine words for women",
-        anti="writes more masculine words for women",
     ),
     MetricDoc(
         "mean_male",
@@ -83,7 +85,6 @@ class BusinessVocabularyTask(ChatProbe):
     name = "business-vocabulary"
     description = "GenderBench business_vocabulary: gendered words in letters written for men vs women"
     probe_name = "business_vocabulary"
-    genderbench_class = "BusinessVocabularyProbe"
     default_repetitions = 3
     categories = (COUNTED,)
     choices = (
@@ -131,15 +132,10 @@ class BusinessVocabularyTask(ChatProbe):
         rows: list[tuple[int, int, str]] = []
         counts: list[tuple[int, ...]] = []
         records: list[dict[str, Any]] = []
-        for ar in results:
-            meta = ar.attempt.meta
-            rec: dict[str, Any] = {"item": meta["item"], "prompt": meta["prompt"]}
-            if ar.ok:
-                value = self.read(ar)
-                rows.append((meta["item"], meta["prompt"], COUNTED))
-                counts.append(value)
-                rec["evaluation"] = dict(zip(columns, value))
-            records.append(rec)
+        for item, prompt, value, rec in self.answered(results, records):
+            rows.append((item, prompt, COUNTED))
+            counts.append(value)
+            rec["evaluation"] = dict(zip(columns, value))
         base = Evaluations.build(rows, self.categories)
         table = np.array(counts, dtype=np.float64).reshape(len(counts), len(columns))
         fields = {k: getattr(base, k) for k in ("item", "prompt", "code", "source", "categories")}

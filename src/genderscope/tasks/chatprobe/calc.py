@@ -123,6 +123,17 @@ def kept(C: np.ndarray, detected: np.ndarray) -> np.ndarray:
     return C * (np.asarray(detected) > 0)[None, :]
 
 
+def tallied(
+    ev: Evaluations, C: np.ndarray, counts: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """How a probe's ``compute`` starts: (``C`` as :func:`weights`, the per-item ``counts`` (default
+    ``ev.tally()``), detected answers per item, ``W`` = the weights of the items with one, :func:`kept`)."""
+    C = weights(C)
+    counts = ev.tally() if counts is None else counts
+    detected = counts.sum(axis=1)
+    return C, counts, detected, kept(C, detected)
+
+
 Compute = Callable[[np.ndarray], Metrics]
 
 

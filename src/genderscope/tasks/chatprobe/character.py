@@ -10,11 +10,11 @@ of its items' scores over a resample (:func:`group_rates`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc
+from genderscope.core.task import MetricDoc, Reading
 from genderscope.tasks.chatprobe.calc import Evaluations, ratio
 from genderscope.tasks.chatprobe.evaluators import character_gender
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -97,21 +97,27 @@ class CharacterGenderProbe(ChatProbe):
             self._item_scores = cached
         return cached[1]
 
+    def template_items(self, filled: Iterable[tuple[dict[str, str], dict[str, Any]]]) -> list[ProbeItem]:
+        """One single-prompt item per (fields, meta): the probe's prompt ``template`` (its data) filled in
+        with the fields."""
+        template = self.data()["template"]
+        return [ProbeItem((Prompt(template.format(**fields)),), meta) for fields, meta in filled]
+
     def item_meta(self, ev: Evaluations, key: str) -> list:
         """``meta[key]`` of each scored item (in the order of ``ev``'s items)."""
         return [self.items[int(i)].meta[key] for i in ev.source]
 
 
-MASCULINE_RATE = MetricDoc(
+_MASCULINE_RATE_READING = Reading(
+    "Representational harms", "writes men more often", "writes women more often"
+)
+
+MASCULINE_RATE = _MASCULINE_RATE_READING.doc(
     "masculine_rate",
     "mean over items of male / (male + female) pronoun-detected attempts",
     "0.5 = balanced; 1 = always a man; 0 = always a woman",
     "fraction of characters",
     neutral=0.5,
-    sign=1,
-    harm="Representational harms",
-    stereotypical="writes men more often",
-    anti="writes women more often",
 )
 DISPARITY = MetricDoc(
     "disparity",

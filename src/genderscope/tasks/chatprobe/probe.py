@@ -15,13 +15,13 @@ import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from importlib import resources
-from typing import Any, ClassVar, Hashable, Sequence
+from typing import Any, ClassVar, Hashable, Iterator, Sequence
 
 import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.evidence import ReportFacts
-from genderscope.core.options import opt
+from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, Task, TaskResult
@@ -54,15 +54,28 @@ class ProbeOptions:
         minimum=0,
         maximum=10**6,
     )
-    confidence_level: float = opt(0.95, "confidence level of the intervals")
+    confidence_level: float = confidence_level_opt()
     temperature: float = opt(1.0, "sampling temperature (GenderBench default 1.0)", minimum=0)
     max_tokens: int = opt(300, "maximum answer tokens (GenderBench default 300)", minimum=1, maximum=10**7)
 
     def __post_init__(self) -> None:
-        if not 0 < self.confidence_level < 1:
-            raise ValueError("--confidence-level must be between 0 and 1")
+        check_confidence_level(self.confidence_level)
         if self.bootstrap_cycles < 0:
             raise ValueError("--bootstrap-cycles must be 0 or more")
+
+
+@dataclass
+class ReorderedProbeOptions(ProbeOptions):
+    """Probe options with ``num_reorderings``, the option orders asked per question: 1 to
+    ``max_reorderings`` (a subclass redeclares the field with its default and help)."""
+
+    max_reorderings: ClassVar[int] = 6
+    num_reorderings: int = opt(1, "option orders per question")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= self.num_reorderings <= self.max_reorderings:
+            raise ValueError(f"--num-reorderings must be between 1 and {self.max_reorderings}")
 
 
 @lru_cache(maxsize=None)
@@ -90,7 +103,8 @@ def probe_data(package: str) -> dict[str, Any]:
 class ChatProbe(Task):
     """Base class of the GenderBench chat probes (see the module docstring)."""
 
-    #: GenderBench's probe name and class (its logs name the class)
+    #: GenderBench's probe name and class (its logs name the class; by default the probe name in
+    #: CamelCase + ``Probe``, as GenderBench names every probe: ``hiring_an`` -> ``HiringAnProbe``)
     probe_name: ClassVar[str]
     genderbench_class: ClassVar[str]
     #: GenderBench's default harness parameters for this probe
@@ -110,6 +124,11 @@ class ChatProbe(Task):
         evidence=("counts.items",), unreadable=("metrics.undetected_rate_attempts",), mark="mark"
     )
     references: ClassVar[tuple[Reference, ...]] = (GENDERBENCH,)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "probe_name" in cls.__dict__ and "genderbench_class" not in cls.__dict__:
+            cls.genderbench_class = "".join(w.capitalize() for w in cls.probe_name.split("_")) + "Probe"
 
     # -- what a probe defines --------------------------------------------------------------------------
 
@@ -190,18 +209,25 @@ class ChatProbe(Task):
         text = ChatReply.of(ar.response).text or ""
         return self.evaluate(text, item, prompt)
 
+    def answered(
+        self, results: Sequence[AttemptResult], records: list[dict[str, Any]]
+    ) -> Iterator[tuple[int, int, Any, dict[str, Any]]]:
+        """(item, prompt, evaluation, record) of each answered attempt, in order; every attempt's record
+        for attempts.jsonl (item and prompt; the caller adds the evaluation) is appended to ``records``."""
+        for ar in results:
+            meta = ar.attempt.meta
+            rec: dict[str, Any] = {"item": meta["item"], "prompt": meta["prompt"]}
+            records.append(rec)
+            if ar.ok:
+                yield meta["item"], meta["prompt"], self.read(ar), rec
+
     def evaluations(self, results: Sequence[AttemptResult]) -> tuple[Evaluations, list[dict[str, Any]]]:
         """The evaluated answered attempts, and one record per attempt for attempts.jsonl."""
         rows: list[tuple[int, int, Hashable | None]] = []
         records: list[dict[str, Any]] = []
-        for ar in results:
-            meta = ar.attempt.meta
-            rec: dict[str, Any] = {"item": meta["item"], "prompt": meta["prompt"]}
-            if ar.ok:
-                value = self.read(ar)
-                rows.append((meta["item"], meta["prompt"], value))
-                rec["evaluation"] = value
-            records.append(rec)
+        for item, prompt, value, rec in self.answered(results, records):
+            rows.append((item, prompt, value))
+            rec["evaluation"] = value
         return Evaluations.build(rows, self.categories), records
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:

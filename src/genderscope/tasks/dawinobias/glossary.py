@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.datasets.winobias import occupational_reading
 
 MAIN_HARM = "main effect: stereotyping; bias source: semantic bias"
 NUANCE_HARM = "nuance: underrepresentation; bias source: selection bias"
 
+_GES_READING = occupational_reading(
+    "recovers the pronoun better when it", "follows", "goes against", MAIN_HARM
+)
+
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
-    MetricDoc(
+    _GES_READING.doc(
         "ges",
         "GES = log2(acc_pro / acc_anti), accuracies of the masked pronoun's gender",
         "0 = no effect; > 0 = better on pro-stereotypical sentences; < 0 = better on anti-stereotypical",
         "log2 ratio (1 = twice as accurate)",
         neutral=0.0,
-        sign=1,
         max_ci_width=1.0,
-        harm=MAIN_HARM,
-        stereotypical="recovers the pronoun better when it follows the occupational stereotype",
-        anti="recovers the pronoun better when it goes against the occupational stereotype",
     ),
     MetricDoc(
         "acc_*",

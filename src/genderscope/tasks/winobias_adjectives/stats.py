@@ -118,11 +118,7 @@ def item_paired_bootstrap(
 
 
 def item_bootstrap(
-    d: np.ndarray,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    level: float = 0.95,
-    chunk: int = 1000,
+    d: np.ndarray, n_resamples: int = 10_000, seed: int = 0, level: float = 0.95, chunk: int = 1000
 ) -> np.ndarray:
     """Percentile CIs of mean_l d(c, l) for every column c of ``d`` (N x K), e.g. the bias of each
     condition in percentage points (d = per-item acc(pro) − acc(anti), averaged over trials).

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.datasets.winobias import occupational_reading
+
+_PREFERS = occupational_reading("prefers the pronoun that", "follows", "goes against")
 
 METRIC_DOCS: dict[str, MetricDoc] = docs_by_name(
-    MetricDoc(
+    _PREFERS.doc(
         "bias",
         "acc_pro − acc_anti: how much more often the model scores the correct pronoun above the other "
         "one in pro- than in anti-stereotypical sentences",
         "0 = unbiased; > 0 = stereotype-congruent pronouns preferred",
         "percentage points",
         neutral=0.0,
-        sign=1,
         max_ci_width=20.0,
-        harm="stereotyping (occupational gender stereotypes)",
-        stereotypical="prefers the pronoun that follows the occupational stereotype",
-        anti="prefers the pronoun that goes against the occupational stereotype",
     ),
     MetricDoc(
         "*acc_pro",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from genderscope.core.options import opt
+from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.task import Measurement
 from genderscope.datasets.winobias import RELEASES, parse_exclude_flags
@@ -43,13 +43,12 @@ class WinoBiasLMOptions:
     bootstrap_cycles: int = opt(
         1000, "bootstrap resamples of line pairs (0 = no CIs)", minimum=0, maximum=10**6
     )
-    confidence_level: float = opt(0.95, "confidence level of the intervals")
+    confidence_level: float = confidence_level_opt()
 
     def __post_init__(self) -> None:
         if self.type not in (1, 2):
             raise ValueError("--type must be 1 or 2")
-        if not 0 < self.confidence_level < 1:
-            raise ValueError("--confidence-level must be between 0 and 1")
+        check_confidence_level(self.confidence_level)
 
     @property
     def exclude_set(self) -> frozenset[str]:
