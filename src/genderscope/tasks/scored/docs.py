@@ -3,7 +3,8 @@
 The file holds ``references`` (``[text, url]`` pairs), optional ``templates`` (named sets of
 :class:`~genderscope.core.task.MetricDoc` fields whose strings may hold ``{placeholders}``) and ``metrics``:
 one object per MetricDoc, either its fields or ``{"template": key, "name": ..., <placeholder>: value, ...}``
-(the template's fields, formatted with the entry's other keys, then any MetricDoc field the entry gives).
+(the template's fields, formatted with the entry's other keys, then any MetricDoc field the entry gives);
+optionally ``texts``: other prose the benchmark writes (name -> string, :func:`doc_texts`).
 """
 
 from __future__ import annotations
@@ -33,3 +34,8 @@ def load_docs(module_file: str, name: str = DOCS) -> tuple[dict[str, MetricDoc],
     templates = raw.get("templates", {})
     docs = docs_by_name(*(_doc(e, templates) for e in raw["metrics"]))
     return docs, tuple(Reference(text, url) for text, url in raw.get("references", []))
+
+
+def doc_texts(module_file: str, name: str = DOCS) -> dict[str, str]:
+    """The ``texts`` of the JSON file ``name`` in the folder of ``module_file`` (name -> string)."""
+    return dict(json.loads((Path(module_file).parent / name).read_text(encoding="utf-8")).get("texts", {}))

@@ -87,3 +87,29 @@ def wgroup_gap(C: np.ndarray, x: np.ndarray, G: np.ndarray, a: np.ndarray, b: np
     """B × G: each group's weighted mean of ``x`` over its items in mask ``a`` minus that over mask ``b``
     (e.g. female- minus male-pronoun items per occupation)."""
     return wgroup_mean(C, x, G, a) - wgroup_mean(C, x, G, b)
+
+
+def macro_weights(labels: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Item weights that make a weighted mean over the items in ``mask`` the mean over groups (``labels``)
+    of the group means: 1 / (items of the item's group within ``mask``) in ``mask``, else 0."""
+    _, inv = np.unique(labels, return_inverse=True)
+    m = np.asarray(mask, dtype=np.float64)
+    n = np.bincount(inv, weights=m)[inv]
+    with np.errstate(divide="ignore"):
+        return np.where(m > 0, 1.0 / np.maximum(n, 1.0), 0.0)
+
+
+def nested_scopes(
+    outer: np.ndarray, outer_levels: dict[str, Any], inner: np.ndarray, inner_levels: Sequence[Any]
+) -> list[tuple[str, np.ndarray]]:
+    """A breakdown as (metric-name suffix, item mask): every item (""), each outer level present
+    (``_<key>`` for ``outer_levels`` key -> value), each inner level present within it
+    (``_<key>_<level>``)."""
+    out = [("", np.ones(len(outer), dtype=bool))]
+    for key, value in outer_levels.items():
+        within = outer == value
+        if not within.any():
+            continue
+        out.append((f"_{key}", within))
+        out += [(f"_{key}_{v}", within & (inner == v)) for v in inner_levels if (within & (inner == v)).any()]
+    return out

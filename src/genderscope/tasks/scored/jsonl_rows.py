@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from genderscope.core.errors import DataError
 
@@ -62,3 +62,11 @@ def each_row(
         except (TypeError, ValueError, IndexError) as exc:
             raise DataError(f"{path}:{lineno}: bad row ({exc}); run genderscope data fetch") from None
     return out
+
+
+def require_text(row: Mapping[str, Any], keys: Iterable[str]) -> None:
+    """A ValueError naming the first of ``keys`` whose field is missing, not a string or blank (for
+    :func:`each_row`'s one-line error)."""
+    for key in keys:
+        if not isinstance(row.get(key), str) or not row[key].strip():
+            raise ValueError(f"field {key!r} missing or empty")
