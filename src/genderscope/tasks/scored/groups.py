@@ -54,3 +54,62 @@ def wcorr(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         r = cov / np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
     few = ok.sum(axis=1) < 2
     return np.where(few | ~np.isfinite(r), np.nan, np.clip(r, -1.0, 1.0))
+
+
+def first_of_group(G: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Length-G: ``x`` at each group's first item (for values constant within a group)."""
+    return np.asarray(x)[np.argmax(G, axis=0)]
+
+
+def group_table(
+    by: np.ndarray,
+    split: np.ndarray,
+    levels: Sequence[Any],
+    first: dict[str, np.ndarray],
+    means: dict[str, np.ndarray],
+) -> list[dict[str, Any]]:
+    """One row per group of ``by`` (first-seen order): each ``first`` column at the group's first item, then
+    per level of ``split`` the mean of each ``means`` column over the group's items of that level
+    (``<name>_<level>``; None where there are none)."""
+    rows = []
+    for b in dict.fromkeys(by):
+        row = {name: x[by == b][0].item() for name, x in first.items()}
+        for level in levels:
+            m = (by == b) & (split == level)
+            row.update(
+                {f"{name}_{level}": float(x[m].mean()) if m.any() else None for name, x in means.items()}
+            )
+        rows.append(row)
+    return rows
+
+
+def wgroup_gap(C: np.ndarray, x: np.ndarray, G: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """B × G: each group's weighted mean of ``x`` over its items in mask ``a`` minus that over mask ``b``
+    (e.g. female- minus male-pronoun items per occupation)."""
+    return wgroup_mean(C, x, G, a) - wgroup_mean(C, x, G, b)
+
+
+def macro_weights(labels: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Item weights that make a weighted mean over the items in ``mask`` the mean over groups (``labels``)
+    of the group means: 1 / (items of the item's group within ``mask``) in ``mask``, else 0."""
+    _, inv = np.unique(labels, return_inverse=True)
+    m = np.asarray(mask, dtype=np.float64)
+    n = np.bincount(inv, weights=m)[inv]
+    with np.errstate(divide="ignore"):
+        return np.where(m > 0, 1.0 / np.maximum(n, 1.0), 0.0)
+
+
+def nested_scopes(
+    outer: np.ndarray, outer_levels: dict[str, Any], inner: np.ndarray, inner_levels: Sequence[Any]
+) -> list[tuple[str, np.ndarray]]:
+    """A breakdown as (metric-name suffix, item mask): every item (""), each outer level present
+    (``_<key>`` for ``outer_levels`` key -> value), each inner level present within it
+    (``_<key>_<level>``)."""
+    out = [("", np.ones(len(outer), dtype=bool))]
+    for key, value in outer_levels.items():
+        within = outer == value
+        if not within.any():
+            continue
+        out.append((f"_{key}", within))
+        out += [(f"_{key}_{v}", within & (inner == v)) for v in inner_levels if (within & (inner == v)).any()]
+    return out

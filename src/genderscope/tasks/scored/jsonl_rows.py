@@ -1,10 +1,11 @@
-"""Reading a benchmark's JSON-lines data file: rows with their line numbers, and one-line errors."""
+"""Reading a benchmark's data file (JSON lines, or tab-separated with a header): rows with their line numbers,
+and one-line errors."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from genderscope.core.errors import DataError
 
@@ -29,11 +30,31 @@ def jsonl_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, row
 
 
-def each_row(path: str | Path, build: Callable[[int, dict[str, Any]], T]) -> list[T]:
-    """``build(line number, row)`` for every row; a missing field or bad value (KeyError, TypeError,
-    ValueError, IndexError) raises :class:`DataError` naming the file, line and field."""
+def tsv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line number, {column: field})`` of each non-blank line after the header line (fields split on
+    tabs, no quoting); a line whose field count is not the header's raises :class:`DataError`."""
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+        for lineno, line in enumerate(fh, start=2):
+            parts = line.rstrip("\n").split("\t")
+            if line.strip() and len(parts) != len(header):
+                raise DataError(
+                    f"{path}:{lineno}: {len(parts)} fields, not the header's {len(header)} ({header})"
+                )
+            if line.strip():
+                yield lineno, dict(zip(header, parts))
+
+
+def each_row(
+    path: str | Path,
+    build: Callable[[int, dict[str, Any]], T],
+    rows: Callable[[str | Path], Iterable[tuple[int, dict[str, Any]]]] = jsonl_rows,
+) -> list[T]:
+    """``build(line number, row)`` for every row of ``rows(path)`` (default: JSON lines); a missing field or
+    bad value (KeyError, TypeError, ValueError, IndexError) raises :class:`DataError` naming the file, line
+    and field."""
     out = []
-    for lineno, row in jsonl_rows(path):
+    for lineno, row in rows(path):
         try:
             out.append(build(lineno, row))
         except KeyError as exc:
@@ -41,3 +62,11 @@ def each_row(path: str | Path, build: Callable[[int, dict[str, Any]], T]) -> lis
         except (TypeError, ValueError, IndexError) as exc:
             raise DataError(f"{path}:{lineno}: bad row ({exc}); run genderscope data fetch") from None
     return out
+
+
+def require_text(row: Mapping[str, Any], keys: Iterable[str]) -> None:
+    """A ValueError naming the first of ``keys`` whose field is missing, not a string or blank (for
+    :func:`each_row`'s one-line error)."""
+    for key in keys:
+        if not isinstance(row.get(key), str) or not row[key].strip():
+            raise ValueError(f"field {key!r} missing or empty")

@@ -7,6 +7,8 @@ weights sum to 0 gives NaN.
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
 
@@ -30,3 +32,10 @@ def wmean(C: np.ndarray, x: np.ndarray, mask: np.ndarray | None = None) -> np.nd
 def wshare(C: np.ndarray, flag: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """Share of the items in ``mask`` whose ``flag`` is true (a weighted mean of 0/1)."""
     return wmean(C, np.asarray(flag, dtype=np.float64), mask)
+
+
+def wshare_by(
+    C: np.ndarray, flag: np.ndarray, labels: np.ndarray, levels: Sequence[Any]
+) -> dict[Any, np.ndarray]:
+    """:func:`wshare` of ``flag`` within each level of ``labels`` (level -> one value per row of C)."""
+    return {k: wshare(C, flag, labels == k) for k in levels}

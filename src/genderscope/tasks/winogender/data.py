@@ -10,12 +10,11 @@ case.  ``occupations-stats.tsv`` gives ``bls_pct_female`` (2015).
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from genderscope.core.errors import DataError
+from genderscope.tasks.scored.jsonl_rows import each_row, tsv_rows
 
 SENTENCES = "winogender/all_sentences.tsv"
 STATS = "winogender/occupations-stats.tsv"
@@ -51,51 +50,25 @@ def is_gotcha(gender: str, label: int, pct_female: float) -> bool:
 
 def read_stats(path: Path) -> dict[str, float]:
     """Occupation -> BLS % female (2015) from ``occupations-stats.tsv``."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
-    out = {}
-    for n, r in enumerate(rows, 2):
-        try:
-            out[r["occupation"]] = float(r["bls_pct_female"])
-        except (KeyError, TypeError, ValueError):
-            raise DataError(
-                f"{STATS}:{n}: field bls_pct_female is not a number; run `genderscope data fetch`"
-            ) from None
-    return out
+    return dict(each_row(path, lambda _n, r: (r["occupation"], float(r["bls_pct_female"])), tsv_rows))
 
 
-def _parse(n: int, line: str, stats: dict[str, float]) -> Sentence:
-    parts = line.rstrip("\n").split("\t")
-    fields = parts[0].split(".") if len(parts) == 2 else []
+def _parse(stats: dict[str, float], row: dict[str, str]) -> Sentence:
+    fields = row["sentid"].split(".")
     if len(fields) != 5 or fields[2] not in ("0", "1") or fields[3] not in GENDERS:
-        raise DataError(f"{SENTENCES}:{n}: expected 'occupation.participant.answer.gender.txt<TAB>sentence'")
+        raise ValueError("sentid is not 'occupation.participant.answer.gender.txt'")
     occupation, participant, answer, gender, _ = fields
-    found = [w.lower() for w in _WORD.findall(parts[1]) if w.lower() in PRONOUNS]
+    found = [w.lower() for w in _WORD.findall(row["sentence"]) if w.lower() in PRONOUNS]
     if len(found) != 1:
-        raise DataError(f"{SENTENCES}:{n}: expected one pronoun in the sentence, found {found}")
+        raise ValueError(f"expected one pronoun in the sentence, found {found}")
     if occupation not in stats:
-        raise DataError(f"{SENTENCES}:{n}: occupation {occupation!r} is not in {STATS}")
+        raise ValueError(f"occupation {occupation!r} is not in {STATS}")
     pct, label = stats[occupation], int(answer)
-    return Sentence(
-        parts[0],
-        parts[1],
-        found[0],
-        occupation,
-        participant,
-        gender,
-        label,
-        pct,
-        is_gotcha(gender, label, pct),
-    )
+    g = is_gotcha(gender, label, pct)
+    return Sentence(row["sentid"], row["sentence"], found[0], occupation, participant, gender, label, pct, g)
 
 
 def read_sentences(path: Path, stats_path: Path) -> list[Sentence]:
     """Every sentence of ``all_sentences.tsv`` in file order (a malformed line: one DataError naming it)."""
     stats = read_stats(stats_path)
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.read().splitlines()
-    if not lines or lines[0].split("\t")[:2] != ["sentid", "sentence"]:
-        raise DataError(
-            f"{SENTENCES}:1: expected the header 'sentid<TAB>sentence'; run `genderscope data fetch`"
-        )
-    return [_parse(n, line, stats) for n, line in enumerate(lines[1:], 2) if line.strip()]
+    return each_row(path, lambda _n, row: _parse(stats, row), tsv_rows)
