@@ -39,7 +39,8 @@ from genderscope.core.runspec import (  # noqa: F401  (check_run_values, split_o
     split_options,
     typed_options,
 )
-from genderscope.core.runner import RunCounts, execute_task, paused_gc
+from genderscope.core.runner import RunCounts, paused_gc
+from genderscope.core.scheduler import run_together
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext, Task, TaskResult
 from genderscope.data.registry import DataRegistry
@@ -177,18 +178,23 @@ def run_spec(
     backend = prep.backend()
     store = ResponseStore(store_path) if (backend_cls.cacheable and use_cache) else None
     runs: list[TaskRun] = []
+
+    def drop(task: Task, exc: BaseException) -> bool:
+        """A replay that holds no answer at all for a suite's task leaves that task out."""
+        missing = isinstance(exc, MissingResponsesError) and exc.answered == 0
+        if not missing or task.name not in prep.from_suites:
+            return False
+        prep.left_out[task.name] = f"{model} holds no answer for it"
+        return True
+
     try:
         backend.bind_store(store)
-        for t in built:
-            # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
-            pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
-            try:
-                with make_progress(progress) as prog, pause:
-                    ex = execute_task(t, backend, store, use_cache=use_cache, progress=prog, label=t.name)
-            except MissingResponsesError as exc:
-                if exc.answered != 0 or t.name not in prep.from_suites:
-                    raise
-                prep.left_out[t.name] = f"{model} holds no answer for it"
+        # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
+        pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
+        with make_progress(progress) as prog, pause:
+            done = run_together(built, backend, store, use_cache=use_cache, progress=prog, drop=drop)
+        for t, ex in zip(built, done):
+            if ex is None:
                 continue
             t0 = time.perf_counter()
             with paused_gc():
