@@ -169,3 +169,37 @@ def test_drop_leaves_a_task_out_and_the_others_go_on():
     assert dropped == ["gone"] and got[1] is None and got[0] is not None and len(got[0].results) == 4
     with pytest.raises(MissingResponsesError):
         run_together([Chain("gone", 1)], Missing(), None)
+
+
+def test_a_finished_task_is_scored_while_the_others_are_answered(tmp_path):
+    import threading
+
+    scored = threading.Event()
+
+    class Slow(Echo):
+        """Answers the tasks' jobs in order; before the last task's, waits until the first is scored."""
+
+        @handles(CHAT)
+        def chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
+            self.calls.append([])
+            for j in jobs:
+                if j.item_id.startswith("later") and not self.calls[-1]:
+                    self.calls[-1].append("waited" if scored.wait(5) else "timed out")
+                emit(j, Outcome(response="x"))
+
+    order: list[str] = []
+
+    def finish(task: Any, ex: Any) -> None:
+        order.append(task.name)
+        if task.name == "first":
+            scored.set()
+
+    b = Slow()
+    got = run_together(
+        [Chain("first", 1), Chain("later", 1)], b, ResponseStore(tmp_path / "s"), finish=finish
+    )
+    assert b.calls == [["waited"]] and order == ["first", "later"] and all(ex is not None for ex in got)
+    # in-process backends: finished after the last wave, in task order
+    order.clear()
+    run_together([Chain("two", 2), Chain("one", 1)], InProcess(), None, finish=finish)
+    assert order == ["two", "one"]

@@ -191,16 +191,20 @@ def run_spec(
         backend.bind_store(store)
         # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
         pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
-        with make_progress(progress) as prog, pause:
-            done = run_together(built, backend, store, use_cache=use_cache, progress=prog, drop=drop)
-        for t, ex in zip(built, done):
-            if ex is None:
-                continue
+        scored: dict[int, TaskRun] = {}
+
+        def finish(task: Task, ex: Any) -> None:
+            """Score a task whose answers are all in (on the scheduler's helper thread while the other
+            tasks' requests are in flight, with a cacheable backend)."""
             t0 = time.perf_counter()
             with paused_gc():
-                result = t.score(ex.results)
+                result = task.score(ex.results)
             ex.counts.seconds += time.perf_counter() - t0
-            runs.append(TaskRun(t, result, ex.results, ex.counts))
+            scored[id(task)] = TaskRun(task, result, ex.results, ex.counts)
+
+        with make_progress(progress) as prog, pause:
+            run_together(built, backend, store, use_cache=use_cache, progress=prog, drop=drop, finish=finish)
+        runs.extend(scored[id(t)] for t in built if id(t) in scored)
     finally:
         backend.close()
         if store is not None:

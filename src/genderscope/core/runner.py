@@ -14,7 +14,7 @@ import contextlib
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from genderscope.core.backend import Backend
 from genderscope.core.errors import UnsupportedKindError
@@ -101,12 +101,15 @@ def execute_parts(
     store: ResponseStore | None,
     use_cache: bool = True,
     progress: Any = None,
+    on_done: Callable[[int, Execution], None] | None = None,
 ) -> list[Execution]:
     """Answer the attempts of several parts (tasks) in one pass: one store lookup, one ``backend.answer``
     call, identical requests of different parts asked once.  Returns one :class:`Execution` per part, its
     results in its attempt order, its counts its own (a request shared by parts counts as a request of
     the part that asked it first and as ``shared`` for the others; ``seconds``: from the start of the
-    pass until the part's last answer).  Kinds are checked for every part before anything is sent."""
+    pass until the part's last answer).  Kinds are checked for every part before anything is sent.
+    ``on_done(n, execution)`` is called once per part as soon as its last answer is in (from inside the
+    backend's call: it must return at once), else when the pass ends."""
     for part in parts:
         check_request_kinds(part.attempts, backend, part.task or part.label)
     t0 = time.perf_counter()
@@ -164,8 +167,20 @@ def execute_parts(
         jobs.append(job)
 
     left = [len(part.attempts) - ready[n] for n, part in enumerate(parts)]  # attempts still unanswered
-    looked_up = time.perf_counter()
-    done_at: list[float | None] = [None if n else looked_up for n in left]
+    out: list[Execution] = []
+    start = 0
+    for n, part in enumerate(parts):
+        out.append(Execution(results[start : start + len(part.attempts)], counts[n]))
+        start += len(part.attempts)
+    reported = [False] * len(parts)
+
+    def done(n: int) -> None:
+        if not reported[n]:
+            reported[n] = True
+            counts[n].seconds = time.perf_counter() - t0
+            if on_done is not None:
+                on_done(n, out[n])
+
     if progress is not None:
         for n, part in enumerate(parts):
             progress.add(labels[n], total=len(part.attempts), cached=ready[n])
@@ -193,22 +208,20 @@ def execute_parts(
         for i in idx:
             o = owner[i]
             left[o] -= 1
-            if not left[o]:
-                done_at[o] = time.perf_counter()
             if progress is not None:
                 progress.advance(1, labels[o])
+            if not left[o]:
+                done(o)
 
+    for n in range(len(parts)):
+        if not left[n]:  # nothing to ask (all from the store or given)
+            done(n)
     for job, problem in bad:
         emit(job, Outcome(error=problem))
     if jobs:
         backend.answer(jobs, emit)
-    end = time.perf_counter()
-    out = []
-    start = 0
-    for n, part in enumerate(parts):
-        counts[n].seconds = (done_at[n] or end) - t0
-        out.append(Execution(results[start : start + len(part.attempts)], counts[n]))
-        start += len(part.attempts)
+    for n in range(len(parts)):
+        done(n)  # a part whose answers the backend left out (never emitted) is done now
     return out
 
 
