@@ -5,7 +5,9 @@ scheduler works in waves: each wave takes the current round of every unfinished 
 one pass (:func:`genderscope.core.runner.execute_parts`: one store lookup, one ``backend.answer`` call,
 identical requests of different tasks asked once), gives each task its own results, then asks each task
 for its next round.  So the requests of all tasks are in flight together and the backend's worker pool
-drains once per wave instead of once per task round.
+drains once per wave instead of once per task round.  With such a (cacheable) backend, a task whose round
+has all its answers is asked for its next round, and scored (``finish``) once it asks nothing more, on one
+helper thread while the other tasks' requests are still in flight.
 
 Backends that are not cacheable (in-process: ``random``, ``replay``) gain nothing from a shared call; they
 get one call per task round, exactly the batches of a task-by-task run, so their answers and errors (a
