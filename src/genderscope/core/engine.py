@@ -39,7 +39,8 @@ from genderscope.core.runspec import (  # noqa: F401  (check_run_values, split_o
     split_options,
     typed_options,
 )
-from genderscope.core.runner import RunCounts, execute_task, paused_gc
+from genderscope.core.runner import RunCounts, paused_gc
+from genderscope.core.scheduler import run_together
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext, Task, TaskResult
 from genderscope.data.registry import DataRegistry
@@ -177,24 +178,33 @@ def run_spec(
     backend = prep.backend()
     store = ResponseStore(store_path) if (backend_cls.cacheable and use_cache) else None
     runs: list[TaskRun] = []
+
+    def drop(task: Task, exc: BaseException) -> bool:
+        """A replay that holds no answer at all for a suite's task leaves that task out."""
+        missing = isinstance(exc, MissingResponsesError) and exc.answered == 0
+        if not missing or task.name not in prep.from_suites:
+            return False
+        prep.left_out[task.name] = f"{model} holds no answer for it"
+        return True
+
     try:
         backend.bind_store(store)
-        for t in built:
-            # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
-            pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
-            try:
-                with make_progress(progress) as prog, pause:
-                    ex = execute_task(t, backend, store, use_cache=use_cache, progress=prog, label=t.name)
-            except MissingResponsesError as exc:
-                if exc.answered != 0 or t.name not in prep.from_suites:
-                    raise
-                prep.left_out[t.name] = f"{model} holds no answer for it"
-                continue
+        # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
+        pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
+        scored: dict[int, TaskRun] = {}
+
+        def finish(task: Task, ex: Any) -> None:
+            """Score a task whose answers are all in (on the scheduler's helper thread while the other
+            tasks' requests are in flight, with a cacheable backend)."""
             t0 = time.perf_counter()
             with paused_gc():
-                result = t.score(ex.results)
+                result = task.score(ex.results)
             ex.counts.seconds += time.perf_counter() - t0
-            runs.append(TaskRun(t, result, ex.results, ex.counts))
+            scored[id(task)] = TaskRun(task, result, ex.results, ex.counts)
+
+        with make_progress(progress) as prog, pause:
+            run_together(built, backend, store, use_cache=use_cache, progress=prog, drop=drop, finish=finish)
+        runs.extend(scored[id(t)] for t in built if id(t) in scored)
     finally:
         backend.close()
         if store is not None:

@@ -30,12 +30,17 @@ class _Null:
     def add(self, description: str, total: int, cached: int = 0) -> None:
         return None
 
-    def advance(self, n: int = 1) -> None:
+    def advance(self, n: int = 1, description: str | None = None) -> None:
+        return None
+
+    def finish(self, description: str) -> None:
+        """The step ``description`` (a task) asks nothing more."""
         return None
 
 
 class RunProgress:
-    """Progress of one task's attempts; ``advance`` is cheap enough to call per answer."""
+    """Progress of a run's attempts, one bar per task round (tasks answered together advance their own
+    bars: ``advance(n, description)``); ``advance`` is cheap enough to call per answer."""
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console(stderr=True)
@@ -53,6 +58,7 @@ class RunProgress:
             transient=False,
         )
         self._task: Any = None
+        self._rows: dict[str, Any] = {}
 
     def __enter__(self) -> "RunProgress":
         self._progress.__enter__()
@@ -65,37 +71,43 @@ class RunProgress:
         self._task = self._progress.add_task(
             description, total=total, completed=cached, cached=cached, rate=""
         )
+        self._rows[description] = self._task
 
-    def advance(self, n: int = 1) -> None:
-        task = self._progress.tasks[self._task] if self._task is not None else None
-        if task is None:
+    def advance(self, n: int = 1, description: str | None = None) -> None:
+        row = self._task if description is None else self._rows.get(description, self._task)
+        if row is None:
             return
-        speed = task.speed
-        self._progress.update(self._task, advance=n, rate=f"{speed:,.0f}/s" if speed else "")
+        speed = self._progress.tasks[row].speed
+        self._progress.update(row, advance=n, rate=f"{speed:,.0f}/s" if speed else "")
+
+    def finish(self, description: str) -> None:
+        return None
 
 
 class StepLines(_Null):
-    """No live frames: one line on stderr when the step ends (``gest: 300 answered, 0 from cache, 4.2 s``)."""
+    """No live frames: one line on stderr per step (task) when it ends (``gest: 300 answered, 0 from cache,
+    4.2 s``); steps answered together each get their own line."""
 
     def __init__(self) -> None:
-        self._label = ""
-        self._total = self._cached = 0
-        self._started = time.perf_counter()
+        self._steps: dict[str, list[float]] = {}  # label -> [total, cached, started]
 
     def add(self, description: str, total: int, cached: int = 0) -> None:
         """One round of a task's attempts; a task of several rounds adds them up."""
-        if not self._label:
-            self._started = time.perf_counter()
-        self._label = description
-        self._total += total
-        self._cached += cached
+        step = self._steps.setdefault(description, [0, 0, time.perf_counter()])
+        step[0] += total
+        step[1] += cached
+
+    def finish(self, description: str) -> None:
+        step = self._steps.pop(description, None)
+        if step is not None:
+            total, cached, started = step
+            took = time.perf_counter() - started
+            step_done(f"{description}: {int(total)} answered, {int(cached)} from cache", took)
 
     def __exit__(self, *exc: Any) -> None:
-        if self._label and exc[0] is None:
-            step_done(
-                f"{self._label}: {self._total} answered, {self._cached} from cache",
-                time.perf_counter() - self._started,
-            )
+        if exc[0] is None:
+            for label in list(self._steps):
+                self.finish(label)
 
 
 def step_done(text: str, seconds: float | None = None) -> None:

@@ -14,7 +14,7 @@ import contextlib
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from genderscope.core.backend import Backend
 from genderscope.core.errors import UnsupportedKindError
@@ -71,6 +71,15 @@ def check_request_kinds(attempts: Sequence[Attempt], backend: Backend, task: str
     )
 
 
+@dataclass
+class Part:
+    """One task's attempts of a round inside a shared pass (:func:`execute_parts`)."""
+
+    attempts: Sequence[Attempt]
+    label: str = ""  # its progress label
+    task: str = ""  # the task named by a kind error (default ``label``)
+
+
 def execute(
     attempts: Sequence[Attempt],
     backend: Backend,
@@ -83,16 +92,40 @@ def execute(
     """Answer ``attempts`` (see module docstring); returns results in attempt order.  An attempt of a kind
     the backend does not answer stops the run before anything is looked up or sent
     (:func:`check_request_kinds`; ``task`` names the task in that message, default ``label``)."""
-    check_request_kinds(attempts, backend, task or label)
+    return execute_parts([Part(attempts, label, task)], backend, store, use_cache, progress)[0]
+
+
+def execute_parts(
+    parts: Sequence[Part],
+    backend: Backend,
+    store: ResponseStore | None,
+    use_cache: bool = True,
+    progress: Any = None,
+    on_done: Callable[[int, Execution], None] | None = None,
+) -> list[Execution]:
+    """Answer the attempts of several parts (tasks) in one pass: one store lookup, one ``backend.answer``
+    call, identical requests of different parts asked once.  Returns one :class:`Execution` per part, its
+    results in its attempt order, its counts its own (a request shared by parts counts as a request of
+    the part that asked it first and as ``shared`` for the others; ``seconds``: from the start of the
+    pass until the part's last answer).  Kinds are checked for every part before anything is sent.
+    ``on_done(n, execution)`` is called once per part as soon as its last answer is in (from inside the
+    backend's call: it must return at once), else when the pass ends."""
+    for part in parts:
+        check_request_kinds(part.attempts, backend, part.task or part.label)
     t0 = time.perf_counter()
-    counts = RunCounts(attempts=len(attempts))
+    attempts = [a for part in parts for a in part.attempts]
+    owner = [n for n, part in enumerate(parts) for _ in part.attempts]
+    labels = [part.label or "answering" for part in parts]
+    counts = [RunCounts(attempts=len(part.attempts)) for part in parts]
     results = [AttemptResult(a) for a in attempts]
     caching = backend.cacheable and store is not None and use_cache
     fp = backend.fingerprint
     # ``given`` requests carry their own answer (precomputed scores): neither backend nor store
     given = {i for i, a in enumerate(attempts) if a.request.kind == GIVEN}
+    ready = [0] * len(parts)  # attempts answered before the backend is asked (given, cache hits)
     for i in given:
         results[i].response = attempts[i].request.payload.get("value")
+        ready[owner[i]] += 1
 
     groups: dict[str, list[int]] = {}
     if caching:
@@ -105,12 +138,13 @@ def execute(
             k for k, resp in stored.items() if response_problem(attempts[groups[k][0]].request.kind, resp)
         ]:
             del stored[k]  # a stored answer that is not a valid answer of its kind is asked again
-            counts.invalid_cached += 1
+            counts[owner[groups[k][0]]].invalid_cached += 1
         for k, resp in stored.items():
             for i in groups[k]:
                 results[i].response = resp
                 results[i].cache_hit = True
-        counts.cache_hits = sum(len(groups[k]) for k in stored)
+                counts[owner[i]].cache_hits += 1
+                ready[owner[i]] += 1
         pending_keys = [k for k in groups if k not in stored]
     else:
         groups = {str(i): [i] for i in range(len(attempts)) if i not in given}
@@ -122,47 +156,73 @@ def execute(
         first = groups[k][0]
         a = attempts[first]
         job = Job(index=n, request=a.request, trial=a.trial, item_id=a.item_id)
-        counts.shared += len(groups[k]) - 1
+        for i in groups[k][1:]:
+            counts[owner[i]].shared += 1
         try:  # a request enters a backend only with a valid payload of its kind
             check_payload(a.request.kind, a.request.payload)
         except ProtocolError as exc:
             bad.append((job, f"invalid {a.request.kind} request: {exc}"))
             continue
+        counts[owner[first]].requests += 1
         jobs.append(job)
 
+    left = [len(part.attempts) - ready[n] for n, part in enumerate(parts)]  # attempts still unanswered
+    out: list[Execution] = []
+    start = 0
+    for n, part in enumerate(parts):
+        out.append(Execution(results[start : start + len(part.attempts)], counts[n]))
+        start += len(part.attempts)
+    reported = [False] * len(parts)
+
+    def done(n: int) -> None:
+        if not reported[n]:
+            reported[n] = True
+            counts[n].seconds = time.perf_counter() - t0
+            if on_done is not None:
+                on_done(n, out[n])
+
     if progress is not None:
-        progress.add(label or "answering", total=len(attempts), cached=counts.cache_hits + len(given))
+        for n, part in enumerate(parts):
+            progress.add(labels[n], total=len(part.attempts), cached=ready[n])
 
     def emit(job: Job, outcome: Outcome) -> None:
-        k = pending_keys[job.index]
-        idx = groups[k]
+        idx = groups[pending_keys[job.index]]
         if outcome.ok and outcome.response is not _SKIP:
             problem = response_problem(job.request.kind, outcome.response)
             if problem is not None:  # never store or score a malformed answer
                 outcome = Outcome(error=problem)
         if outcome.ok and outcome.response is not _SKIP:
             if caching:  # committed now: a killed run never asks an answered request again
+                k = pending_keys[job.index]
                 store.put(k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response)  # type: ignore[union-attr]
             for i in idx:
                 results[i].response = outcome.response
         elif outcome.response is _SKIP:
             for i in idx:
                 results[i].skipped = True
-            counts.skipped += len(idx)
+                counts[owner[i]].skipped += 1
         else:
             for i in idx:
                 results[i].error = outcome.error
-            counts.errors += len(idx)
-        if progress is not None:
-            progress.advance(len(idx))
+                counts[owner[i]].errors += 1
+        for i in idx:
+            o = owner[i]
+            left[o] -= 1
+            if progress is not None:
+                progress.advance(1, labels[o])
+            if not left[o]:
+                done(o)
 
+    for n in range(len(parts)):
+        if not left[n]:  # nothing to ask (all from the store or given)
+            done(n)
     for job, problem in bad:
         emit(job, Outcome(error=problem))
     if jobs:
-        counts.requests = len(jobs)
         backend.answer(jobs, emit)
-    counts.seconds = time.perf_counter() - t0
-    return Execution(results, counts)
+    for n in range(len(parts)):
+        done(n)  # a part whose answers the backend left out (never emitted) is done now
+    return out
 
 
 def execute_task(
