@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Hashable, Sequence
 import numpy as np
 
 from genderscope.core.errors import UsageError
+from genderscope.core.home import home
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
@@ -87,6 +88,11 @@ def probe_data(package: str) -> dict[str, Any]:
     process and shared (probes read it per item): never modify the returned value."""
     text = resources.files(package).joinpath("genderbench.json").read_text(encoding="utf-8")
     return json.loads(text)
+
+
+#: where the bootstrap's count matrices are kept, under $GENDERSCOPE_HOME (they depend on N, B and the
+#: seed alone: a rerun, and every probe or run with the same three, reads them instead of drawing again)
+COUNTS_CACHE = "cache/bootstrap-counts"
 
 
 class ChatProbe(Task):
@@ -240,7 +246,8 @@ class ChatProbe(Task):
         o = self.options
         n_boot = 0 if o.ci_method == JACKKNIFE_T else o.bootstrap_cycles
         seed = self.ctx.seeds.bootstrap
-        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, seed)
+        cache = home() / COUNTS_CACHE
+        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, seed, cache)
 
     def resample_intervals(
         self,
