@@ -67,3 +67,29 @@ def test_probe_data_is_read_once():
 def test_canonical_json_is_json_dumps_sorted_compact():
     value = {"b": [1, 2.5, None, True], "a": {"z": "é \u2028 \"q\"", "y": float("nan")}, "c": -0.0}
     assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_word_tokens_are_kept_across_tokenizers_and_equal_nltk(tmp_path):
+    from genderscope.data.registry import DataRegistry
+    from genderscope.tasks.chatprobe.tokenize import WordTokenizer
+
+    data = DataRegistry()
+    texts = ["Yes. Dr. Smith isn't here, is he?", "No!\n\nShe said: \"maybe\" (I think).", "é ß \u2028 x"]
+    plain = WordTokenizer(data)
+    first = WordTokenizer(data, tmp_path / "tokens.sqlite")
+    assert [first(t) for t in texts] == [plain(t) for t in texts]
+    first.flush()
+    again = WordTokenizer(data, tmp_path / "tokens.sqlite")
+    assert [again(t) for t in texts] == [plain(t) for t in texts]
+    assert again._nltk is None  # every text came from the cache: NLTK never built
+
+
+def test_an_unusable_token_cache_only_costs_the_caching(tmp_path):
+    from genderscope.data.registry import DataRegistry
+    from genderscope.tasks.chatprobe.tokenize import WordTokenizer
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    tok = WordTokenizer(DataRegistry(), blocker / "tokens.sqlite")
+    assert tok("Hello there.") == ("Hello", "there", ".")
+    tok.flush()
