@@ -66,7 +66,8 @@ def test_probe_data_is_read_once():
 
 def test_canonical_json_is_json_dumps_sorted_compact():
     value = {"b": [1, 2.5, None, True], "a": {"z": "é \u2028 \"q\"", "y": float("nan")}, "c": -0.0}
-    assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    plain = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == plain
 
 
 def test_word_tokens_are_kept_across_tokenizers_and_equal_nltk(tmp_path):
