@@ -65,7 +65,7 @@ def test_probe_data_is_read_once():
 
 
 def test_canonical_json_is_json_dumps_sorted_compact():
-    value = {"b": [1, 2.5, None, True], "a": {"z": "é \u2028 \"q\"", "y": float("nan")}, "c": -0.0}
+    value = {"b": [1, 2.5, None, True], "a": {"z": 'é \u2028 "q"', "y": float("nan")}, "c": -0.0}
     plain = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(value) == plain
 
@@ -75,7 +75,7 @@ def test_word_tokens_are_kept_across_tokenizers_and_equal_nltk(tmp_path):
     from genderscope.tasks.chatprobe.tokenize import WordTokenizer
 
     data = DataRegistry()
-    texts = ["Yes. Dr. Smith isn't here, is he?", "No!\n\nShe said: \"maybe\" (I think).", "é ß \u2028 x"]
+    texts = ["Yes. Dr. Smith isn't here, is he?", 'No!\n\nShe said: "maybe" (I think).', "é ß \u2028 x"]
     plain = WordTokenizer(data)
     first = WordTokenizer(data, tmp_path / "tokens.sqlite")
     assert [first(t) for t in texts] == [plain(t) for t in texts]

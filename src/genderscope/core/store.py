@@ -122,4 +122,3 @@ class ResponseStore:
 
     def close(self) -> None:
         self._db.close()
-
