@@ -38,6 +38,8 @@ def test_a_damaged_or_foreign_file_is_drawn_again(tmp_path):
     path = tmp_path / COUNTS_FILE.format(n=10, b=5, seed=1)
     path.write_bytes(b"not a matrix")
     assert np.array_equal(stored_counts(10, 5, 1, tmp_path), count_matrix(10, 5, 1))
+    path.write_bytes(b"")
+    assert np.array_equal(stored_counts(10, 5, 1, tmp_path), count_matrix(10, 5, 1))
     np.save(path, np.ones((5, 10), dtype=np.uint8) * 2)  # right shape, rows do not sum to N
     assert np.array_equal(stored_counts(10, 5, 1, tmp_path), count_matrix(10, 5, 1))
 

@@ -132,7 +132,7 @@ def stored_counts(n_items: int, n_resamples: int, seed: int, folder: Path) -> np
         full = np.load(path, allow_pickle=False)
         if full.shape == (n_resamples, n_items) and (full.sum(axis=1, dtype=np.int64) == n_items).all():
             return full
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):  # missing, truncated or not an array file: draw again
         pass
     full = np.vstack(list(resample_counts(n_items, n_resamples, seed, rng=PYTHON))).astype(np.int64)
     full = full.astype(np.min_scalar_type(int(full.max())))
