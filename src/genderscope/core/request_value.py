@@ -15,9 +15,14 @@ JSON = Any
 CHAT, GENERATE, LOGLIKELIHOOD = "chat", "generate", "loglikelihood"
 
 
+#: one encoder for every canonical text (``json.dumps`` with these settings builds a new one per call)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: JSON) -> str:
-    """Compact, key-sorted JSON: equal values always give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Compact, key-sorted JSON: equal values always give equal text (the text of ``json.dumps(value,
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False)``)."""
+    return _CANONICAL.encode(value)
 
 
 @dataclass(frozen=True)

