@@ -50,20 +50,64 @@ def labelled_lines(texts: Sequence[str], pairs: Sequence[tuple[str, str]]) -> li
     return out
 
 
-def hidden_states(model: Any, tok: Any, lines: list[tuple[str, int]], layer: int, max_len: int = 64) -> tuple[
-    torch.Tensor, torch.Tensor
-]:  # fmt: skip
-    """(X: tokens × d hidden states at block ``layer``'s output, z: each token's line label)."""
-    xs, zs = [], []
+class _Stop(Exception):
+    """Raised by the capture hook once block ``layer`` has run: the later blocks and the head are skipped."""
+
+
+def _token_ids(tok: Any, lines: list[tuple[str, int]], max_len: int) -> list[tuple[list[int], int]]:
+    """(token ids, label) of each line, truncated to ``max_len`` tokens; empty lines left out."""
+    out = []
+    for text, label in lines:
+        ids = tok(text, add_special_tokens=False, truncation=True, max_length=max_len)["input_ids"]
+        if ids:
+            out.append((ids, label))
+    return out
+
+
+def block_states(model: Any, batch: list[list[int]], layer: int, pad_id: int = 0) -> torch.Tensor:
+    """Block ``layer``'s output for a batch of token-id lists, right-padded with an attention mask (batch ×
+    longest × d); only the blocks up to ``layer`` run (a hook stops the forward pass there)."""
+    width = max(len(ids) for ids in batch)
+    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for i, ids in enumerate(batch):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        mask[i, : len(ids)] = 1
+    got: list[torch.Tensor] = []
+
+    def capture(_module: Any, _inputs: Any, output: Any) -> None:
+        got.append(output[0] if isinstance(output, tuple) else output)
+        raise _Stop
+
+    handle = blocks(model)[layer].register_forward_hook(capture)
+    try:
+        model(input_ids=input_ids, attention_mask=mask)
+    except _Stop:
+        pass
+    finally:
+        handle.remove()
+    return got[0]
+
+
+def hidden_states(
+    model: Any, tok: Any, lines: list[tuple[str, int]], layer: int, max_len: int = 64, batch_size: int = 16
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(X: tokens × d hidden states at block ``layer``'s output, z: each token's line label), in line
+    order.  Lines run in batches of similar length (right padding, attention mask; pad positions dropped)
+    and only up to block ``layer``: the same states as one line at a time, up to float rounding."""
+    items = _token_ids(tok, lines, max_len)
+    order = sorted(range(len(items)), key=lambda i: len(items[i][0]))
+    states: list[torch.Tensor | None] = [None] * len(items)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     model.eval()
     with torch.inference_mode():
-        for text, label in lines:
-            ids = tok(text, add_special_tokens=False, truncation=True, max_length=max_len)["input_ids"]
-            if not ids:
-                continue
-            hs = model(input_ids=torch.tensor([ids]), output_hidden_states=True).hidden_states[layer + 1][0]
-            xs.append(hs.float())
-            zs.append(torch.full((hs.shape[0],), label))
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            hs = block_states(model, [items[i][0] for i in chunk], layer, pad)
+            for row, i in enumerate(chunk):
+                states[i] = hs[row, : len(items[i][0])].float()
+    xs = [h for h in states if h is not None]
+    zs = [torch.full((len(ids),), label) for ids, label in items]
     return torch.cat(xs), torch.cat(zs)
 
 
