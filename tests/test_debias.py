@@ -305,3 +305,27 @@ def test_leace_runs_only_the_blocks_up_to_its_layer(tiny):
     for h in hooks:
         h.remove()
     assert ran == [0] and not model._forward_hooks
+
+
+def test_debias_leace_cli_bounds_its_lines_in_pairs(tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(_texts()))  # 40 gendered lines: 80 labelled with their swaps
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("\n".join(f"{m} {f}" for m, f in PAIRS))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, [
+        "debias", "leace", "--model", f"hf-causal:{tiny}", "--out", str(out), "--corpus", str(corpus),
+        "--eval-corpus", "", "--pairs", str(pairs), "--leace-lines", "11", "--threads", "1",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "debias.json").read_text())
+    assert rec["training"]["lines"] == 10 and rec["training"]["labelled_lines_found"] == 80
+    assert rec["hyperparameters"]["max_lines"] == 11 and rec["num_threads"] == 1
+    assert torch.load(out / "model" / "leace.pt", weights_only=False)["n_lines"] == 10
+    bad = CliRunner().invoke(app, ["debias", "leace", "--model", f"hf-causal:{tiny}", "--out", str(out),
+                                   "--leace-lines", "-1"])  # fmt: skip
+    assert bad.exit_code != 0 and "--leace-lines" in str(bad.exception)
