@@ -113,14 +113,27 @@ def hidden_states(
 
 def fit(model: Any, tok: Any, lines: list[tuple[str, int]], layer: int) -> dict[str, Any]:
     """The LEACE eraser of block ``layer`` fitted on ``lines`` (what :data:`FILE` stores)."""
-    from concept_erasure import LeaceEraser
 
     x, z = hidden_states(model, tok, lines, layer)
-    # concept-erasure drops cross-covariance directions whose singular value is under ``svd_tol`` (0.01 by
-    # default, an absolute number): scaled to the states' spread, so small-norm models are erased too
-    eraser = LeaceEraser.fit(x, z.to(x.dtype), svd_tol=max(1e-8, 1e-3 * float(x.std())))
-    return {"layer": layer, "proj_left": eraser.proj_left, "proj_right": eraser.proj_right,
-            "bias": eraser.bias, "n_tokens": int(x.shape[0]), "n_lines": len(lines)}  # fmt: skip
+    eraser = fit_eraser(x, z)
+    return {"layer": layer, "proj_left": eraser["proj_left"], "proj_right": eraser["proj_right"],
+            "bias": eraser["bias"], "n_tokens": int(x.shape[0]), "n_lines": len(lines)}  # fmt: skip
+
+
+def fit_eraser(x: torch.Tensor, z: torch.Tensor) -> dict[str, torch.Tensor]:
+    """LeaceEraser on states ``x`` and labels ``z``, fitted in float64, returned in ``x``'s dtype.
+
+    Float64: SmolLM2's middle states mix a few dimensions of size ~10⁴ with ordinary ones of ~1, so float32
+    covariances lose the ordinary directions (eigh's pinv threshold is relative to the largest eigenvalue).
+    ``svd_tol`` bounds the singular values of the *whitened* cross-covariance, which lie in [0, std z]
+    whatever the scale of x: a tolerance scaled to x's spread (as before) exceeded std z on SmolLM2 and
+    left an eraser of rank 0. It is now 10⁻³ · std z (numerical noise only)."""
+    from concept_erasure import LeaceEraser
+
+    zz = z.to(torch.float64)
+    eraser = LeaceEraser.fit(x.to(torch.float64), zz, svd_tol=max(1e-12, 1e-3 * float(zz.std())))
+    return {"proj_left": eraser.proj_left.to(x.dtype), "proj_right": eraser.proj_right.to(x.dtype),
+            "bias": eraser.bias.to(x.dtype) if eraser.bias is not None else None}  # fmt: skip
 
 
 def erase(x: torch.Tensor, state: dict[str, Any]) -> torch.Tensor:
