@@ -259,3 +259,73 @@ def test_leace_leaves_no_linear_gender_information_and_reloads(tiny, tmp_path):
     got = _ask(b, req)[0].response["logprobs"]
     assert b.settings["leace"]["layer"] == 0 and "|leace=" in b.fingerprint
     assert got != pytest.approx(plain, abs=1e-6)
+
+
+def test_leace_batched_states_equal_one_line_at_a_time(tiny):
+    """Batched, padded states stopped at block ``layer`` = each line alone through the whole model, in
+    line order: ``output_hidden_states`` for an inner block (what the eraser used to be fitted on), the
+    block's own output for the last one (its hidden state has the final norm applied, which the eraser,
+    hooked on the block, never sees)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from genderscope.debias import leace
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    model = AutoModelForCausalLM.from_pretrained(tiny).eval()
+    texts = ["he said the doctor ran quickly and the nurse met him", "his table", "the king met a nurse"]
+    lines = leace.labelled_lines([*texts, "he"] * 3, PAIRS)
+    seen: list = []
+    last = leace.blocks(model)[-1]
+    last.register_forward_hook(lambda m, i, o: seen.append(o[0] if isinstance(o, tuple) else o))
+    for layer in (0, 1):
+        ref_x, ref_z = [], []
+        with torch.inference_mode():
+            for text, label in lines:
+                ids = tok(text, add_special_tokens=False)["input_ids"]
+                seen.clear()
+                out = model(input_ids=torch.tensor([ids]), output_hidden_states=True)
+                ref_x.append((out.hidden_states[layer + 1] if layer == 0 else seen[0])[0].float())
+                ref_z.append(torch.full((len(ids),), label))
+        x, z = leace.hidden_states(model, tok, lines, layer, batch_size=5)
+        assert torch.equal(z, torch.cat(ref_z))
+        assert torch.allclose(x, torch.cat(ref_x), atol=1e-5, rtol=1e-5)
+
+
+def test_leace_runs_only_the_blocks_up_to_its_layer(tiny):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from genderscope.debias import leace
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    model = AutoModelForCausalLM.from_pretrained(tiny).eval()
+    ran = []
+    blocks = leace.blocks(model)
+    hooks = [b.register_forward_hook(lambda m, i, o, k=k: ran.append(k)) for k, b in enumerate(blocks)]
+    leace.hidden_states(model, tok, [("he ran", 0), ("she ran", 1)], 0)
+    for h in hooks:
+        h.remove()
+    assert ran == [0] and not model._forward_hooks
+
+
+def test_debias_leace_cli_bounds_its_lines_in_pairs(tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(_texts()))  # 40 gendered lines: 80 labelled with their swaps
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("\n".join(f"{m} {f}" for m, f in PAIRS))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, [
+        "debias", "leace", "--model", f"hf-causal:{tiny}", "--out", str(out), "--corpus", str(corpus),
+        "--eval-corpus", "", "--pairs", str(pairs), "--leace-lines", "11", "--threads", "1",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "debias.json").read_text())
+    assert rec["training"]["lines"] == 10 and rec["training"]["labelled_lines_found"] == 80
+    assert rec["hyperparameters"]["max_lines"] == 11 and rec["num_threads"] == 1
+    assert torch.load(out / "model" / "leace.pt", weights_only=False)["n_lines"] == 10
+    bad = CliRunner().invoke(app, ["debias", "leace", "--model", f"hf-causal:{tiny}", "--out", str(out),
+                                   "--leace-lines", "-1"])  # fmt: skip
+    assert bad.exit_code != 0 and "--leace-lines" in str(bad.exception)

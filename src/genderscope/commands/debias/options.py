@@ -41,6 +41,10 @@ class DebiasOptions:
     checkpoint_every: int = opt(25, "steps between checkpoints")
     max_train_texts: int = opt(0, "use only the first N training lines (0 = all)")
     layer: int = opt(-1, "leace: the transformer block whose output is erased (-1 = the middle one)")
+    leace_lines: int = opt(1000, "leace: fit on at most the first N labelled lines (gendered training lines "
+                           "and their swaps, kept in pairs; 0 = all)")  # fmt: skip
+    threads: int | None = opt(None, "torch CPU threads (default: env GENDERSCOPE_TORCH_THREADS, else all "
+                              "available cores; 0 = the free cores, for a shared machine)")  # fmt: skip
     audit: str = opt("", "tasks to run on the model before and after, compared with paired intervals "
                      "(comma-separated, e.g. crows-pairs,stereoset; '' = none)")  # fmt: skip
     audit_limit: int = opt(0, "first N items of each audited task (0 = all)")
@@ -51,5 +55,7 @@ class DebiasOptions:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         if self.lr <= 0:
             raise ValueError(f"--lr must be > 0, got {self.lr}")
-        if self.eval_tokens < 0 or self.max_train_texts < 0 or self.audit_limit < 0:
-            raise ValueError("--eval-tokens, --max-train-texts and --audit-limit must be >= 0")
+        if self.eval_tokens < 0 or self.max_train_texts < 0 or self.audit_limit < 0 or self.leace_lines < 0:
+            raise ValueError("--eval-tokens, --max-train-texts, --audit-limit and --leace-lines must be >= 0")
+        if self.threads is not None and self.threads < 0:
+            raise ValueError(f"--threads must be >= 0, got {self.threads}")

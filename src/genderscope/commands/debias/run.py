@@ -48,10 +48,11 @@ def load_model(kind: str, target: str) -> tuple[Any, Any]:
 
 
 def erase_gender(
-    model: Any, tok: Any, texts: list[str], pairs: Any, layer: int, folder: Path
+    model: Any, tok: Any, texts: list[str], pairs: Any, layer: int, folder: Path, max_lines: int = 0
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """LEACE: fit the eraser on gendered lines and their swaps, save the model with ``leace.pt`` and apply
-    it to ``model`` in memory; returns (statistics, hyper-parameters)."""
+    """LEACE: fit the eraser on gendered lines and their swaps (the first ``max_lines`` when > 0, rounded
+    down to whole pairs), save the model with ``leace.pt`` and apply it to ``model`` in memory; returns
+    (statistics, hyper-parameters)."""
     import torch
 
     from genderscope.debias import leace
@@ -61,6 +62,9 @@ def erase_gender(
     if layer >= n_blocks:
         raise UsageError(f"--layer {layer}: the model has {n_blocks} blocks (0 … {n_blocks - 1})")
     lines = leace.labelled_lines(texts, pairs)
+    found = len(lines)
+    if max_lines:
+        lines = lines[: max_lines - max_lines % 2]
     if len(lines) < 4:
         raise UsageError("leace needs training lines with gendered words of the pair list (found too few)")
     t0 = time.perf_counter()
@@ -69,8 +73,9 @@ def erase_gender(
     tok.save_pretrained(folder)
     torch.save(state, folder / leace.FILE)
     leace.attach(model, folder)
-    stats = {"lines": len(lines), "tokens": state["n_tokens"], "seconds": round(time.perf_counter() - t0, 3)}
-    return stats, {"layer": layer, "blocks": n_blocks}
+    stats = {"lines": len(lines), "labelled_lines_found": found, "tokens": state["n_tokens"],
+             "seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
+    return stats, {"layer": layer, "blocks": n_blocks, "max_lines": max_lines}
 
 
 def debias(o: DebiasOptions) -> dict[str, Any]:
@@ -82,7 +87,12 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
     from genderscope.debias.finetune import FinetuneConfig, finetune
     from genderscope.debias.perplexity import perplexity
 
+    import torch
+
+    from genderscope.backends.hf_runtime import resolve_threads
+
     kind, target = model_kind(o.model, o.method)
+    torch.set_num_threads(resolve_threads(o.threads))
     out = Path(o.out)
     out.mkdir(parents=True, exist_ok=True)
     pairs = load_gender_pairs(o.pairs)
@@ -102,7 +112,7 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
             f"perplexity before: {before['ppl']:.2f} on {before['tokens']} tokens", time.perf_counter() - t0
         )
     if o.method == "leace":
-        stats, hyper = erase_gender(model, tok, texts, pairs.pairs, o.layer, out / "model")
+        stats, hyper = erase_gender(model, tok, texts, pairs.pairs, o.layer, out / "model", o.leace_lines)
     else:
         cfg = FinetuneConfig(o.adapter, o.steps, o.batch_size, o.seq_len, o.lr, o.lora_r, o.seed,
                              o.checkpoint_every, masked)  # fmt: skip
@@ -125,6 +135,7 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
         "training": stats,
         "perplexity": {"corpus": o.eval_corpus, "before": before, "after": after},
         "seed": o.seed,
+        "num_threads": torch.get_num_threads(),
         "genderscope_version": __version__,
     }
     if o.audit:
