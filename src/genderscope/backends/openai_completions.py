@@ -222,15 +222,15 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
     def _multi_prompt_works(self, start: str, single: Any) -> bool:
         """Whether one echo of two prompts gives each its own choice, the first as its single echo (asked
         once, without retries: llama-cpp-python's server answers a list of prompts with HTTP 500)."""
-        short = CHECK_TEXT.rsplit(" ", 1)[0]
+        ctx, conts = "The", [CHECK_TEXT[3:], CHECK_TEXT.rsplit(" ", 1)[0][3:]]  # scored after "The"
         try:
-            body = self._echo_many([start + CHECK_TEXT, start + short])
+            body = self._echo_many([start + ctx + c for c in conts])
             raw = self.http.call("/v1/completions", json.loads(body), lambda r: r, retries=0)
             choices = echo.echo_choices(raw, 2, self.options.echo_max_tokens)
-            got = echo.continuation_sums(choices, "", [CHECK_TEXT, short], start)
+            got = echo.continuation_sums(choices, ctx, conts, start)
         except (BackendError, ValueError):
             return False
-        want = continuation_sum(single, 0)
+        want = continuation_sum(single, len(ctx))
         return got[0][1] == want[1] and got[0][0] is not None and abs(got[0][0] - want[0]) < 1e-3
 
     # -- answering -----------------------------------------------------------------------------
