@@ -75,7 +75,7 @@ class CompletionsOptions(BatchHTTPOptions):
         ("auto", "on", "off"),
     )
     prompts_per_request: int = opt(
-        16, "loglikelihood with --multi-prompt: prompts per request (whole contexts, at least one)", minimum=1
+        64, "loglikelihood with --multi-prompt: prompts per request (whole contexts, at least one)", minimum=1
     )
 
     def __post_init__(self) -> None:
