@@ -239,8 +239,8 @@ def test_a_server_that_doubles_or_drops_the_start_token_is_refused(
 
     real = openai_echo.echo_body
 
-    def ignoring_special_tokens_flag(model: str, prompt: str, max_tokens: int) -> bytes:
-        body = json.loads(real(model, prompt, max_tokens))
+    def ignoring_special_tokens_flag(model: str, prompt: Any, max_tokens: int, **kw: Any) -> bytes:
+        body = json.loads(real(model, prompt, max_tokens, **kw))
         del body["add_special_tokens"]  # the fake server's default (true) then adds a second <s>
         return json.dumps(body).encode()
 

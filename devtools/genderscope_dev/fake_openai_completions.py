@@ -7,7 +7,8 @@ per prompt, ``index`` in order), ``echo``, ``logprobs`` (top-k, 0..5, or absent 
 ``max_tokens`` (default 16), ``temperature`` (0 = greedy; default 1), ``top_p``, ``seed``.  With
 ``echo`` a choice's ``text`` is the prompt followed by the generated text and its ``logprobs`` lists
 the prompt's tokens first (first log-prob ``null``, ``top_logprobs`` ``null`` there), then the
-generated ones.  ``top_logprobs[i]`` holds the k best tokens plus the token itself (token string ->
+generated ones.  Bodies are compact JSON in vLLM's key order (see :func:`completion_json`).
+``top_logprobs[i]`` holds the k best tokens plus the token itself (token string ->
 nats).  Fault kinds ``null`` (``"logprobs": null``) and ``no_logprobs`` (no ``logprobs`` key) break a
 valid answer on purpose; ``logprob_shift`` adds a constant to every echoed prompt log-prob (a server
 whose numbers are wrong).
@@ -15,6 +16,7 @@ whose numbers are wrong).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,17 +129,15 @@ def _choice(
     for s in tokens:
         offsets.append(at)
         at += len(s)
-    choice: dict[str, Any] = {
-        "index": index,
-        "text": (text if job.echo else "") + "".join(gen_strs),
-        "finish_reason": finish,
-    }
+    # vLLM's shape and key order: logprobs after text, top_logprobs after the lists
+    choice: dict[str, Any] = {"index": index, "text": (text if job.echo else "") + "".join(gen_strs)}
     if fault != "no_logprobs":
         choice["logprobs"] = (
             None
             if job.k is None or fault == "null"
-            else {"tokens": tokens, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offsets}
+            else {"text_offset": offsets, "token_logprobs": lps, "tokens": tokens, "top_logprobs": tops}
         )
+    choice.update(finish_reason=finish, stop_reason=None, prompt_logprobs=None)
     choice["_n_gen"] = len(gen)
     return choice
 
@@ -157,6 +157,11 @@ def completion_body(
         "choices": choices,
         "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_gen, "total_tokens": n_prompt + n_gen},
     }
+
+
+def completion_json(body: dict[str, Any]) -> bytes:
+    """A completions body as vLLM writes it (pydantic's compact JSON, non-ASCII as is)."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def tokenize_body(req: dict[str, Any], model: EchoModel) -> dict[str, Any]:

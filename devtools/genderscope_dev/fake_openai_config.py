@@ -48,6 +48,7 @@ class FakeConfig:
     torch_threads: int = 1  # torch CPU threads, process-wide (0 = leave as is); tiny forwards: 1 is fastest
     echo_logprobs: bool = True  # False: ignore `echo` (prompt log-probs never returned, as llama.cpp)
     logprob_shift: float = 0.0  # added to every echoed prompt log-prob (simulates a wrong server)
+    single_prompt: bool = False  # True: a list of several prompts gets HTTP 500 (llama-cpp-python's server)
     # -- capacity (chat and completions requests; faults included) ---------------------------
     max_concurrency: int = 0  # requests served at once (0 = no cap); `latency` runs from admission
     over_capacity: str = "queue"  # beyond the cap: "queue" (wait for a slot, FIFO) or "429" (refuse)

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from genderscope_dev.fake_openai_completions import (
     PromptError,
     completion_body,
+    completion_json,
     detokenize_body,
     parse_completion,
     tokenize_body,
@@ -297,6 +298,9 @@ class _Connection(asyncio.Protocol):
             return
         key = job.keys[0] if len(job.keys) == 1 else json.dumps(req.get("prompt"))
         cfg = st.config
+        if cfg.single_prompt and len(job.prompts) > 1:  # llama-cpp-python: `assert len(body.prompt) <= 1`
+            self._send(_response(500, _error_body("Internal Server Error", "server_error")))
+            return
         if not cfg.echo_logprobs:
             job.echo = False
 
@@ -307,7 +311,7 @@ class _Connection(asyncio.Protocol):
                     prompts = None
                 else:
                     out = completion_body(model, job, scored, fault, cfg.logprob_shift)
-                    data = _response(200, json.dumps(out).encode())
+                    data = _response(200, completion_json(out))
                     prompts = None if fault in ("null", "no_logprobs") else job.keys  # broken on purpose
                 self.loop.call_soon_threadsafe(self._finish, started, delay, data, False, prompts)
 

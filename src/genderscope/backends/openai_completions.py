@@ -8,6 +8,10 @@ Servers, key, per-server concurrency, retries, failover, pausing and run statist
   ``--echo-max-tokens``, ``add_special_tokens: false``); mapping and offsets in
   :mod:`~genderscope.backends.openai_echo`.  S = the start token, so that ln p(x_t | S, x_<t) equals
   ``hf-causal``'s (which prepends BOS, else EOS).
+* ``loglikelihood`` {context, continuations}: with ``--multi-prompt`` (``auto``: when a two-prompt echo
+  works at start-up, as on vLLM; llama-cpp-python's server takes one prompt) whole jobs packed into
+  requests of up to ``--prompts-per-request`` prompts, ``prompt`` a list (one choice each) and
+  ``logprobs`` 0; else one echo per continuation.  Same numbers either way.
 * ``tokenize``: ``POST /tokenize`` (vLLM, at the server root) with ``return_token_strs``; ``lookup``
   strings are looked up one ``/tokenize`` each (a string that is one token of that spelling, else None).
 * ``chat``: ``POST /v1/chat/completions``, as ``openai:``.
@@ -48,7 +52,7 @@ from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT, GENERATE, LOGLIKELIHOOD, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import SEED_LIMIT, Job
+from genderscope.core.requests import SEED_LIMIT, Job, Outcome
 
 CHECK_TEXT = "The nurse said that she"
 
@@ -63,9 +67,21 @@ class CompletionsOptions(BatchHTTPOptions):
     echo_max_tokens: int = opt(1, "max_tokens sent with echo requests (0 or 1; some servers refuse 0)")
     trust_echo: bool = opt(False, "use echoed log-probs even when the start-up probe finds them inconsistent")
     send_seed: bool = opt(True, "chat: send a seed in [0, 2^31) derived from (request, trial)")
+    multi_prompt: str = opt(
+        "auto",
+        "loglikelihood: send a context's continuations as one request with a list of prompts (vLLM): "
+        "auto (when the server answers a two-prompt echo at start-up; llama-cpp-python's takes one), "
+        "on, off (one request per continuation)",
+        ("auto", "on", "off"),
+    )
+    prompts_per_request: int = opt(
+        64, "loglikelihood with --multi-prompt: prompts per request (whole contexts, at least one)", minimum=1
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.prompts_per_request < 1:
+            raise ValueError("--prompts-per-request must be at least 1")
         if self.echo_max_tokens not in (0, 1):
             raise ValueError("--echo-max-tokens must be 0 or 1")
         if not self.start_token:
@@ -89,6 +105,7 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
         self._ready = False
         self._store: Any = None
         self._batch: BatchRoute | None = None
+        self.multi = options.multi_prompt == "on"  # continuations as one list of prompts
 
     @property
     def fingerprint(self) -> str:
@@ -104,6 +121,7 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
             out["start_token"] = self.start or None
         if self.probe is not None:
             out["echo_probe"] = self.probe
+            out["multi_prompt"] = self.multi
         return merge_stats(out, self._batch)
 
     def bind_store(self, store: Any) -> None:
@@ -196,11 +214,32 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
                 "once: the server must echo the start token (llama-cpp-python drops it), honour "
                 "add_special_tokens=false (vLLM does) and know the start token; see docs/servers.md"
             )
+        if self.options.multi_prompt == "auto":
+            single = echo.token_logprobs_from_echo(raw, CHECK_TEXT, start)
+            self.multi = self._multi_prompt_works(start, single)
         self._ready = True
 
+    def _multi_prompt_works(self, start: str, single: Any) -> bool:
+        """Whether one echo of two prompts gives each its own choice, the first as its single echo (asked
+        once, without retries: llama-cpp-python's server answers a list of prompts with HTTP 500)."""
+        ctx, conts = "The", [CHECK_TEXT[3:], CHECK_TEXT.rsplit(" ", 1)[0][3:]]  # scored after "The"
+        try:
+            body = self._echo_many([start + ctx + c for c in conts])
+            raw = self.http.call("/v1/completions", json.loads(body), lambda r: r, retries=0)
+            choices = echo.echo_choices(raw, 2, self.options.echo_max_tokens)
+            got = echo.continuation_sums(choices, ctx, conts, start)
+        except (BackendError, ValueError):
+            return False
+        want = continuation_sum(single, len(ctx))
+        return got[0][1] == want[1] and got[0][0] is not None and abs(got[0][0] - want[0]) < 1e-3
+
     # -- answering -----------------------------------------------------------------------------
-    def _echo(self, prompt: str) -> bytes:
+    def _echo(self, prompt: str | list[str]) -> bytes:
         return echo.echo_body(self.target, prompt, self.options.echo_max_tokens)
+
+    def _echo_many(self, prompts: list[str]) -> bytes:
+        """One echo of several prompts (vLLM), asking for no top log-probs beyond each token's own."""
+        return echo.echo_body(self.target, prompts, self.options.echo_max_tokens, top=0)
 
     def _generate_body(self, job: Job) -> bytes:
         """A plain completion of a ``generate`` job: its prompt, length, sampling settings and seed."""
@@ -277,8 +316,9 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
 
     @handles(LOGLIKELIHOOD)
     def _loglikelihood_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        """One echo of ``context + continuation`` per continuation, sent together (a server with prefix
-        caching, e.g. vLLM, computes the shared context once); the continuation's tokens are those ending
+        """With ``--multi-prompt`` (vLLM): :meth:`_loglikelihood_together`.  Else one echo of ``context +
+        continuation`` per continuation, sent together (a server with prefix caching, e.g. vLLM, computes
+        the shared context once); the continuation's tokens are those ending
         after the context (lm-eval's split: the context's trailing whitespace belongs to the continuation).
         An empty context is scored after the start token; a non-empty one starts with it only when the
         server's tokenizer adds it to every input (lm-eval encodes contexts with the tokenizer's default
@@ -302,7 +342,55 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
             got = await asyncio.gather(*(one(ctx, c) for c in conts))
             return {"logprobs": [g[0] for g in got], "n_tokens": [g[1] for g in got], "greedy": []}
 
-        self.http.run(jobs, loglik, emit)
+        if self.multi:
+            self._loglikelihood_together(jobs, emit)
+        else:
+            self.http.run(jobs, loglik, emit)
+
+    def _loglikelihood_together(self, jobs: list[Job], emit: Emit) -> None:
+        """``loglikelihood`` jobs packed into requests of up to ``--prompts-per-request`` prompts (whole
+        jobs, in order), one list of prompts each; the answer is read without decoding ``top_logprobs``
+        and each context's tokens are walked once (``openai_echo.continuation_sums``)."""
+        groups: list[list[tuple[Job, str, list[str], str]]] = [[]]
+        size, adds_bos = 0, getattr(self, "adds_bos", False)
+        for job in jobs:
+            ctx, conts = split_context(job.request.payload["context"], job.request.payload["continuations"])
+            if groups[-1] and size + len(conts) > self.options.prompts_per_request:
+                groups.append([])
+                size = 0
+            start = (self.start or "") if not ctx or adds_bos else ""
+            groups[-1].append((job, ctx, conts, start))
+            size += len(conts)
+        gen = self.options.echo_max_tokens
+
+        def parse(group: list[tuple[Job, str, list[str], str]], raw: bytes) -> list[Any]:
+            choices = echo.echo_choices(raw, sum(len(g[2]) for g in group), gen)
+            out, at = [], 0
+            for _job, ctx, conts, start in group:
+                out.append(echo.continuation_sums(choices[at : at + len(conts)], ctx, conts, start))
+                at += len(conts)
+            return out
+
+        async def ask(group: Any) -> Any:
+            prompts = [start + ctx + c for _job, ctx, conts, start in group for c in conts]
+            body = self._echo_many(prompts)
+            return await self.http.post("/v1/completions", body, lambda r: parse(group, r))
+
+        def fan_out(group: Any, out: Outcome) -> None:
+            self.http.counts["answers" if out.ok else "failed"] += len(group) - 1  # counted once per group
+            for i, (job, _ctx, _conts, _start) in enumerate(group):
+                if not out.ok:
+                    emit(job, out)
+                    continue
+                got = out.response[i]
+                if any(g[0] is None for g in got):
+                    emit(job, Outcome(error="the continuation's first token has no log-probability (no start "
+                                            "token): pass --start-token TOKEN"))
+                    continue
+                emit(job, Outcome(response={"logprobs": [g[0] for g in got], "n_tokens": [g[1] for g in got],
+                                            "greedy": []}))
+
+        self.http.run([g for g in groups if g], ask, fan_out)  # type: ignore[arg-type]
 
     @handles(CHAT)
     def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:

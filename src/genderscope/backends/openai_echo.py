@@ -27,6 +27,8 @@ offsets agree with ``hf-causal``.
 from __future__ import annotations
 
 import json
+import re
+from itertools import repeat
 from typing import Any
 
 from genderscope.core.primitives import TokenLogprobsJson
@@ -34,13 +36,14 @@ from genderscope.core.primitives import TokenLogprobsJson
 ECHO_LOGPROBS = 1  # top log-probs asked for with each echo (vLLM returns the prompt token's own too)
 
 
-def echo_body(model: str, prompt: str, max_tokens: int) -> bytes:
-    """The JSON body that echoes ``prompt``'s log-probs (greedy, ``max_tokens`` 0 or 1)."""
+def echo_body(model: str, prompt: str | list[str], max_tokens: int, top: int = ECHO_LOGPROBS) -> bytes:
+    """The JSON body that echoes ``prompt``'s log-probs (greedy, ``max_tokens`` 0 or 1, ``top`` top
+    log-probs per token); a list of prompts gets one choice per prompt (vLLM)."""
     body = {
         "model": model,
         "prompt": prompt,
         "echo": True,
-        "logprobs": ECHO_LOGPROBS,
+        "logprobs": top,
         "max_tokens": max_tokens,
         "temperature": 0,
         "add_special_tokens": False,
@@ -68,27 +71,41 @@ def _echo_lists(obj: Any) -> tuple[list[Any], list[Any], list[Any], int | None]:
 
 def text_spans(text: str, tokens: list[str], server_starts: list[int]) -> list[list[int]]:
     """[start, end) of each token in ``text`` (see the module docstring)."""
+    return _walk(text, tokens, server_starts)[0]
+
+
+def _walk(
+    text: str, tokens: list[str], server_starts: list[int] | None, cur: int = 0, stop: int = -1
+) -> tuple[list[list[int]], int, int]:
+    """The spans of ``tokens`` walked from character ``cur`` (``server_starts`` None: the starts are not
+    wanted, only the ends are right), and (k, where the walk stood after k tokens) for the longest run of
+    leading tokens that end by ``stop`` with no byte piece among them: another text sharing
+    ``text[:stop]`` whose tokens begin with those k gives them the same spans."""
     spans: list[list[int]] = []
-    cur = 0
     partial: list[int] = []  # tokens that hold only part of a character's UTF-8 bytes so far
-    for tok, s_srv in zip(tokens, server_starts):
+    safe, safe_cur = 0, cur
+    find, startswith, append = text.find, text.startswith, spans.append
+    starts = repeat(-1) if server_starts is None else server_starts
+    for i, (tok, s_srv) in enumerate(zip(tokens, starts)):
         core = tok.strip()
-        if not core and tok and text.startswith(tok, cur):  # a whitespace-only token (GPT-2's "Ġ")
-            spans.append([cur, cur + len(tok)])
+        if not core and tok and startswith(tok, cur):  # a whitespace-only token (GPT-2's "Ġ")
+            append([cur, cur + len(tok)])
             cur += len(tok)
-            continue
-        idx = text.find(core, cur) if core else -1
-        if idx < 0:
-            partial.append(len(spans))
-            spans.append([cur, cur])
-            continue
-        lead = len(tok) - len(tok.lstrip())
-        start = s_srv if cur <= s_srv <= idx else max(cur, idx - lead)
-        if partial:
-            start = _close_split_character(spans, partial, idx)
-        cur = idx + len(core)
-        spans.append([start, cur])
-    return spans
+        else:
+            idx = find(core, cur) if core else -1
+            if idx < 0:
+                partial.append(i)
+                append([cur, cur])
+                continue
+            lead = len(tok) - len(tok.lstrip())
+            start = s_srv if cur <= s_srv <= idx else max(cur, idx - lead)
+            if partial:
+                start = _close_split_character(spans, partial, idx)
+            cur = idx + len(core)
+            append([start, cur])
+        if safe == i and cur <= stop:
+            safe, safe_cur = i + 1, cur
+    return spans, safe, safe_cur
 
 
 def _close_split_character(spans: list[list[int]], partial: list[int], idx: int) -> int:
@@ -126,6 +143,152 @@ def token_logprobs_from_echo(raw: bytes, text: str, start: str) -> TokenLogprobs
         logprobs.insert(0, None)
     starts = [int(o) - len(start) if isinstance(o, int) else -1 for o in offs[first:n]]
     return {"tokens": body_toks, "offsets": text_spans(text, body_toks, starts), "logprobs": logprobs}
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+_PROMPT_TOKENS = re.compile(r'"prompt_tokens"\s*:\s*(\d+)')
+_DECODER = json.JSONDecoder()
+_LISTS = ("tokens", "token_logprobs", "text_offset")
+Lists = tuple[list[Any], list[Any], list[Any]]
+
+
+def _logprobs_object(text: str, pos: int) -> int:
+    """Where the next ``"logprobs": {`` object's keys begin at or after ``pos``; -1 if none."""
+    while True:
+        at = text.find('"logprobs"', pos)
+        if at < 0:
+            return -1
+        pos = _SPACE.match(text, at + 10).end()  # type: ignore[union-attr]
+        if text.startswith(":", pos):
+            pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+            if text.startswith("{", pos):
+                return pos + 1
+
+
+def _scan(text: str, count: int) -> list[Lists] | None:
+    """The lists of the first ``count`` choices, decoding only the keys of each ``logprobs`` object up to
+    the last list needed (vLLM lists ``top_logprobs`` after them, so it is never decoded), leaving the
+    log-probs as strings (only the continuation's are converted) and the offsets as Nones (only their
+    count is used); None when the body does not read that way (then it is decoded whole).
+    ``"logprobs": {`` cannot occur inside a JSON string or a ``top_logprobs`` map (its values are
+    numbers), so each match opens a choice's object."""
+    out: list[Lists] = []
+    pos = 0
+    try:
+        for _ in range(count):
+            pos, found = _logprobs_object(text, pos), {}
+            if pos < 0:
+                return None
+            while len(found) < len(_LISTS):
+                key, pos = _DECODER.raw_decode(text, _SPACE.match(text, pos).end())  # type: ignore[union-attr]
+                pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+                if text[pos] != ":":
+                    return None
+                pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+                if key == "token_logprobs" and text[pos] == "[":  # numbers and nulls: left as strings
+                    end = text.index("]", pos)
+                    found[key], pos = "".join(text[pos + 1 : end].split()).split(","), end + 1
+                elif key == "text_offset" and text[pos] == "[":  # numbers: only their count is used
+                    end = text.index("]", pos)
+                    n = text.count(",", pos, end) + 1 if text[pos + 1 : end].strip() else 0
+                    found[key] = [None] * n
+                    pos = end + 1
+                else:
+                    value, pos = _DECODER.raw_decode(text, pos)
+                    if key in _LISTS:
+                        found[key] = value
+                pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+                if text[pos] != ",":
+                    break
+                pos += 1
+            if len(found) < len(_LISTS):
+                return None
+            out.append((found["tokens"], found["token_logprobs"], found["text_offset"]))
+    except (ValueError, IndexError):
+        return None
+    return out
+
+
+def echo_choice_lists(raw: bytes, count: int) -> tuple[list[Lists], int | None]:
+    """(tokens, token_logprobs, text_offset) of each of the ``count`` choices of an echo answer (in order)
+    and its ``usage.prompt_tokens``; ValueError when the body lacks them."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("response is not UTF-8 JSON") from None
+    got = _scan(text, count)
+    if got is None:
+        try:
+            obj = json.loads(text)
+            choices = sorted(obj["choices"], key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"response is not a text completion: {text[:120]!r}") from None
+        if len(choices) < count:
+            raise ValueError(f"the echo has {len(choices)} choices for {count} prompts")
+        got = [_echo_lists({"choices": [c]})[:3] for c in choices[:count]]
+    for toks, lps, offs in got:
+        if not (isinstance(toks, list) and isinstance(lps, list) and isinstance(offs, list)):
+            raise ValueError("response has no logprobs.tokens/token_logprobs/text_offset lists")
+        if not len(toks) == len(lps) == len(offs):
+            raise ValueError("logprobs.tokens/token_logprobs/text_offset differ in length")
+    at = text.rfind('"usage"')
+    m = _PROMPT_TOKENS.search(text, at) if at >= 0 else None
+    return got, (int(m.group(1)) if m else None)
+
+
+def _number(x: Any) -> float:
+    """A log-prob of the echo (a JSON number, or its text as :func:`_scan` leaves it) as a float."""
+    if isinstance(x, str):
+        return float(x)  # ValueError for anything but a number
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError("the echo lacks a prompt token's log-prob (null where a number belongs)")
+    return float(x)
+
+
+def echo_choices(raw: bytes, count: int, generated: int) -> list[tuple[list[Any], list[Any], int]]:
+    """(tokens, token_logprobs, prompt token count) of each of the ``count`` choices of one echo of
+    ``count`` prompts, each followed by ``generated`` tokens; ValueError when the body lacks them or its
+    ``usage.prompt_tokens`` disagrees."""
+    choices, total = echo_choice_lists(raw, count)
+    out = [(toks, lps, len(toks) - generated) for toks, lps, _offs in choices]
+    listed = sum(n for _t, _l, n in out)
+    if total is not None and total != listed:
+        raise ValueError(f"the echo lists {listed} prompt tokens but its usage says {total}")
+    return out
+
+
+def continuation_sums(
+    choices: list[tuple[list[Any], list[Any], int]], context: str, continuations: list[str], start: str
+) -> list[tuple[float | None, int]]:
+    """(Σ ln p, token count) of each continuation's tokens (those ending after ``context``; None for the sum
+    when one of them has no log-prob) from the :func:`echo_choices` of the prompts ``start + context +
+    continuation``.  Equals :func:`~genderscope.backends.continuations.continuation_sum` of
+    :func:`token_logprobs_from_echo` per prompt, but walks the context's tokens once: later choices that
+    begin with the same tokens resume the walk where those end.  ValueError for a malformed choice."""
+    first, cut = (1 if start else 0), len(context)
+    shared: tuple[list[Any], int, int] | None = None  # choice 0's safe leading tokens, where they end
+    out: list[tuple[float | None, int]] = []
+    for cont, (toks, lps, n) in zip(continuations, choices):
+        if not 0 < n <= len(toks):
+            raise ValueError(f"the echo has {len(toks)} tokens but the prompt {n}")
+        body, given = toks[first:n], lps[1:n]
+        if None in given or "null" in given:
+            raise ValueError("the echo lacks a prompt token's log-prob (null where a number belongs)")
+        i0, cur = 0, 0
+        if shared is not None and shared[1] and body[: shared[1]] == shared[0]:
+            i0, cur = shared[1], shared[2]
+        try:
+            spans, k, at = _walk(context + cont, body[i0:], None, cur, cut)  # ends only
+        except (AttributeError, TypeError):
+            raise ValueError("the echo's logprobs.tokens are not all strings") from None
+        if shared is None:
+            shared = (body[:k], k, at)
+        sel = [j for j, (_s, e) in enumerate(spans, i0) if e > cut]
+        if not start and 0 in sel:
+            out.append((None, len(sel)))
+            continue
+        out.append((float(sum(_number(lps[j + first]) for j in sel)), len(sel)))
+    return out
 
 
 def start_token_of(info: dict[str, Any]) -> str | None:

@@ -334,12 +334,15 @@ class FleetClient:
         finally:
             self.counts["micros"] += int((time.perf_counter() - t0) * 1e6)
 
-    def call(self, path: str, obj: dict[str, Any], parse: Parse = json.loads) -> Any:
-        """One POST outside a run (start-up probes): the parsed answer; BackendError if it fails."""
+    def call(
+        self, path: str, obj: dict[str, Any], parse: Parse = json.loads, retries: int | None = None
+    ) -> Any:
+        """One POST outside a run (start-up probes): the parsed answer; BackendError if it fails (after
+        ``retries`` retries, default ``max_retries``)."""
 
         async def one() -> Any:
             async with self._open_session(1):
-                return await self.post(path, json.dumps(obj).encode(), parse)
+                return await self.post(path, json.dumps(obj).encode(), parse, retries)
 
         try:
             return run_coroutine(one())
@@ -417,7 +420,7 @@ class FleetClient:
                 self.counts["answers"] += 1
                 emit(job, Outcome(response=response))
 
-    async def post(self, path: str, body: bytes, parse: Parse) -> Any:
+    async def post(self, path: str, body: bytes, parse: Parse, retries: int | None = None) -> Any:
         """POST ``body`` to ``path`` on some server (wire path: ``/v1/completions``, ``/tokenize``) and
         return ``parse(raw)``; retried and failed over as the module docstring says.  ``parse`` raising
         ValueError marks the body malformed (retried)."""
@@ -425,7 +428,8 @@ class FleetClient:
 
         o, pool = self.options, self.pool
         reason, avoid = "", None
-        for attempt in range(o.max_retries + 1):
+        most = o.max_retries if retries is None else retries
+        for attempt in range(most + 1):
             server = await pool.acquire(avoid)
             url = server.url(path)
             wait: float | None = None
@@ -468,7 +472,7 @@ class FleetClient:
                 reason = f"{server.label}: {reason}"
             wait = min(wait, MAX_RETRY_AFTER) if wait is not None else None
             pool.failed(server, kind, wait)
-            if attempt == o.max_retries:
+            if attempt == most:
                 break
             self.counts["retries"] += 1
             avoid = server
@@ -481,7 +485,7 @@ class FleetClient:
         if self._successes == 0:
             every = "every server" if len(pool.servers) > 1 else public_url(self.urls[0])
             raise Fatal(
-                f"{every} gave no answer after {o.max_retries + 1} attempts: {reason} "
+                f"{every} gave no answer after {most + 1} attempts: {reason} "
                 "(is the server up and --base-url right?)"
             )
-        raise RequestFailed(f"{reason} (gave up after {o.max_retries + 1} attempts)")
+        raise RequestFailed(f"{reason} (gave up after {most + 1} attempts)")
