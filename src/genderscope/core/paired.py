@@ -4,8 +4,11 @@ For a task declared on the scored layer (:class:`genderscope.tasks.scored.Scored
 functions of per-item scores and a weight matrix), both runs' recorded answers are read back, the items
 both runs scored are matched by id, and each metric's change after − before is resampled with the SAME
 item (or cluster) draws for both runs: a paired bootstrap, whose interval is narrower than two
-independent ones when the runs' item scores are correlated.  The state says whether the 95 % interval of
-the change excludes 0.  Tasks on other layers are listed without a paired interval, with the reason.
+independent ones when the runs' item scores are correlated.  The interval follows the task's small-sample
+rule (:func:`genderscope.tasks.scored.benchmark.rule_intervals`: none below ``min_units`` resampling units,
+the jackknife-t below ``few_units`` and for ``jackknife_metrics``).  The state says whether the 95 %
+interval of the change excludes 0 (no interval: no evidence of change, the reason in ``note``).  Tasks on
+other layers are listed without a paired interval, with the reason.
 """
 
 from __future__ import annotations
@@ -49,9 +52,10 @@ def _scores(run: Path, task: str, manifest: Any) -> tuple[Any, Any]:
 
 
 def paired_task(
-    before: Path, after: Path, task: str, n_boot: int = 1000, seed: int = 0
+    before: Path, after: Path, task: str, n_boot: int = 1000, seed: int = 0, rule: Any = None
 ) -> list[PairedChange]:
-    """Paired changes of every metric of ``task`` (a scored-layer task) between two runs."""
+    """Paired changes of every metric of ``task`` (a scored-layer task) between two runs; ``rule``: an
+    :class:`~genderscope.tasks.scored.benchmark.IntervalRule` instead of the task's own (benchmarks)."""
     from genderscope.core.reparse import read_manifest
     from genderscope.tasks.scored import ScoredBenchmark
     from genderscope.tasks.scored.benchmark import rule_intervals
@@ -72,7 +76,9 @@ def paired_task(
         a, b = ta.compute(sa, C), ta.compute(sb, C)
         return {k: b[k] - a[k] for k in a}
 
-    names, point, cols = rule_intervals(change, sa.n, ta.clusters(sa), n_boot, seed, ta.interval_rule())
+    names, point, cols = rule_intervals(
+        change, sa.n, ta.clusters(sa), n_boot, seed, rule or ta.interval_rule()
+    )
     one = np.ones((1, sa.n))
     va, vb = ta.compute(sa, one), ta.compute(sb, one)
     return [
