@@ -4,8 +4,11 @@ For a task declared on the scored layer (:class:`genderscope.tasks.scored.Scored
 functions of per-item scores and a weight matrix), both runs' recorded answers are read back, the items
 both runs scored are matched by id, and each metric's change after − before is resampled with the SAME
 item (or cluster) draws for both runs: a paired bootstrap, whose interval is narrower than two
-independent ones when the runs' item scores are correlated.  The state says whether the 95 % interval of
-the change excludes 0.  Tasks on other layers are listed without a paired interval, with the reason.
+independent ones when the runs' item scores are correlated.  The interval follows the task's small-sample
+rule (:func:`genderscope.tasks.scored.benchmark.rule_intervals`: none below ``min_units`` resampling units,
+the jackknife-t below ``few_units`` and for ``jackknife_metrics``).  The state says whether the 95 %
+interval of the change excludes 0 (no interval: no evidence of change, the reason in ``note``).  Tasks on
+other layers are listed without a paired interval, with the reason.
 """
 
 from __future__ import annotations
@@ -49,12 +52,13 @@ def _scores(run: Path, task: str, manifest: Any) -> tuple[Any, Any]:
 
 
 def paired_task(
-    before: Path, after: Path, task: str, n_boot: int = 1000, seed: int = 0
+    before: Path, after: Path, task: str, n_boot: int = 1000, seed: int = 0, rule: Any = None
 ) -> list[PairedChange]:
-    """Paired changes of every metric of ``task`` (a scored-layer task) between two runs."""
+    """Paired changes of every metric of ``task`` (a scored-layer task) between two runs; ``rule``: an
+    :class:`~genderscope.tasks.scored.benchmark.IntervalRule` instead of the task's own (benchmarks)."""
     from genderscope.core.reparse import read_manifest
-    from genderscope.stats.bootstrap import point_and_intervals
     from genderscope.tasks.scored import ScoredBenchmark
+    from genderscope.tasks.scored.benchmark import rule_intervals
 
     if not issubclass(lookup.task_class(task), ScoredBenchmark):
         return [PairedChange(task, "*", None, None, None, None, None, 0, NO_PAIRING,
@@ -67,22 +71,43 @@ def paired_task(
     if ia.size == 0:
         raise UsageError(f"{task}: the two runs share no scored item")
     sa, sb = sa.subset(ia), sb.subset(ib)
-    names: list[str] = []
 
-    def change(C: np.ndarray) -> np.ndarray:
+    def change(C: np.ndarray) -> dict[str, np.ndarray]:
         a, b = ta.compute(sa, C), ta.compute(sb, C)
-        names[:] = list(a)
-        return np.column_stack([b[k] - a[k] for k in names])
+        return {k: b[k] - a[k] for k in a}
 
-    point, iv = point_and_intervals(change, sa.n, n_boot, seed, clusters=ta.clusters(sa))
+    names, point, cols = rule_intervals(
+        change, sa.n, ta.clusters(sa), n_boot, seed, rule or ta.interval_rule()
+    )
     one = np.ones((1, sa.n))
     va, vb = ta.compute(sa, one), ta.compute(sb, one)
-    out = []
-    for i, k in enumerate(names):
-        lo, hi = (None, None) if iv is None else (float(iv[i, 0]), float(iv[i, 1]))
-        state = UNCHANGED if lo is None or lo <= 0 <= hi else (CHANGED_UP if lo > 0 else CHANGED_DOWN)
-        out.append(PairedChange(task, k, _f(va[k][0]), _f(vb[k][0]), _f(point[i]), lo, hi, sa.n, state))
-    return out
+    return [
+        _change(task, k, (_f(va[k][0]), _f(vb[k][0]), _f(point[i])), cols[i], sa.n)
+        for i, k in enumerate(names)
+    ]
+
+
+def _change(
+    task: str,
+    metric: str,
+    values: tuple[float | None, float | None, float | None],
+    col: tuple[float | None, float | None, str | None],
+    n: int,
+) -> PairedChange:
+    """One metric's paired change and its state from (before, after, change) and its interval column
+    ``(low, high, no_ci)``: no interval (or no change value) is "no evidence of change" with the reason in
+    ``note``; a percentile interval that misses its own point value is widened to reach it, so the printed
+    change always lies in its interval and the state never contradicts the change's sign."""
+    before, after, d = values
+    lo, hi, why = col
+    if lo is None or hi is None or d is None:
+        note = why or ("no interval" if d is not None else "the change is undefined (NaN)")
+        return PairedChange(task, metric, before, after, d, None, None, n, UNCHANGED, note)
+    note = ""
+    if not lo <= d <= hi:
+        lo, hi, note = min(lo, d), max(hi, d), "interval widened to include the change (skewed bootstrap)"
+    state = UNCHANGED if lo <= 0 <= hi else (CHANGED_UP if lo > 0 else CHANGED_DOWN)
+    return PairedChange(task, metric, before, after, d, lo, hi, n, state, note)
 
 
 def paired_changes(before: Path, after: Path, n_boot: int = 1000, seed: int = 0) -> list[PairedChange]:

@@ -65,7 +65,9 @@ def paired_cells(c: Any) -> list[str]:
     from genderscope.core.textfmt import fmt
 
     ci = f" [{fmt(c.ci_low)}, {fmt(c.ci_high)}]" if c.ci_low is not None else ""
-    change = f"{fmt(c.change)}{ci}" if c.change is not None else (c.note or "")
+    change = f"{fmt(c.change)}{ci}" if c.change is not None else ""
+    if c.note and c.ci_low is None:
+        change = f"{change} ({c.note})" if change else c.note
     return [c.task, c.metric, fmt(c.before), fmt(c.after), change, str(c.n_items), c.state]
 
 

@@ -184,66 +184,27 @@ class ScoredBenchmark(Task):
         uniq = {c: j for j, c in enumerate(dict.fromkeys(labels))}
         return np.array([uniq[c] for c in labels], dtype=np.int64)
 
+    @classmethod
+    def interval_rule(cls) -> IntervalRule:
+        """The task's small-sample interval rule (its ``ci_method``, ``jackknife_metrics``, ``min_units``,
+        ``few_units``): used for its metrics and for their paired changes (``compare --paired``)."""
+        return IntervalRule(cls.ci_method, tuple(cls.jackknife_metrics), cls.min_units, cls.few_units)
+
     def bootstrap_metrics(self, s: Scores) -> dict[str, Metric]:
         """Point value and interval of every metric of :meth:`compute` (items, or their clusters, drawn
-        with replacement: numpy generator, ``--bootstrap-seed``)."""
-        names: list[str] = []
-
-        def stat(C: np.ndarray) -> np.ndarray:
-            got = self.compute(s, C)
-            names[:] = list(got)
-            return np.column_stack([got[k] for k in names])
-
+        with replacement: numpy generator, ``--bootstrap-seed``), by :func:`rule_intervals`."""
         o = self.options
-        clusters = self.clusters(s)
-        n_units = int(clusters.max()) + 1 if clusters.size else 0
-        point, iv = point_and_intervals(
-            stat,
+        names, point, cols = rule_intervals(
+            lambda C: self.compute(s, C),
             s.n,
-            o.n_boot if n_units >= max(2, self.min_units) else 0,
+            self.clusters(s),
+            o.n_boot,
             o.bootstrap_seed,
-            method=self.ci_method,
-            clusters=clusters,
+            self.interval_rule(),
         )
-        if iv is None:
-            why = (
-                no_ci.bootstrap_off("n_boot")
-                if n_units >= max(2, self.min_units)
-                else (ONE_UNIT if n_units <= 1 else FEW_UNITS_NO_CI)
-            )
-            return {k: Metric(_num(point[i]), None, None, why) for i, k in enumerate(names)}
-        cols = no_ci.interval_columns(iv, len(names), self.ci_method, o.n_boot, "n_boot")
-        cols = self._jackknife_columns(stat, point, names, clusters, n_units, cols)
         return {
             k: Metric(_num(point[i]), lo, hi, why) for i, (k, (lo, hi, why)) in enumerate(zip(names, cols))
         }
-
-    def _jackknife_columns(
-        self,
-        stat: Callable[[np.ndarray], np.ndarray],
-        point: np.ndarray,
-        names: list[str],
-        clusters: np.ndarray,
-        n_units: int,
-        cols: list[tuple[float | None, float | None, str | None]],
-    ) -> list[tuple[float | None, float | None, str | None]]:
-        """``cols`` with the metrics of :attr:`jackknife_metrics` (every metric when there are fewer than
-        :data:`FEW_UNITS` resampling units) replaced by their jackknife-t interval over the resampling units
-        (delete-a-group, groups dealt by ``--bootstrap-seed``)."""
-        which = [
-            i
-            for i, k in enumerate(names)
-            if n_units < self.few_units or any(fnmatch.fnmatchcase(k, p) for p in self.jackknife_metrics)
-        ]
-        if not which:
-            return cols
-        W = jackknife_weights(n_units, self.options.bootstrap_seed)[:, clusters]
-        iv = jackknife_intervals(point[which], np.asarray(stat(W), dtype=np.float64)[:, which])
-        jk = no_ci.interval_columns(iv, len(which), JACKKNIFE_T, W.shape[0], "n_boot")
-        out = list(cols)
-        for i, c in zip(which, jk):
-            out[i] = c
-        return out
 
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         s, failed, ll_all = self.scores(results)
@@ -271,6 +232,81 @@ class ScoredBenchmark(Task):
             i = index[key]
             out.append(self.record(items[i], ll_all[i]) if ar.ok else {})
         return out
+
+
+#: per metric: (ci_low, ci_high, no_ci reason)
+Column = tuple[float | None, float | None, str | None]
+
+
+@dataclass(frozen=True)
+class IntervalRule:
+    """How a scored task's intervals are made from its resampling units (clusters, else items): fewer than
+    ``min_units`` units: none; fewer than ``few_units``: the jackknife-t for every metric; otherwise
+    ``ci_method`` over the bootstrap, except the metrics matching ``jackknife_metrics`` (jackknife-t)."""
+
+    ci_method: str = "percentile"
+    jackknife_metrics: tuple[str, ...] = ()
+    min_units: int = MIN_UNITS
+    few_units: int = FEW_UNITS
+
+
+def rule_intervals(
+    stat: Callable[[np.ndarray], dict[str, np.ndarray]],
+    n: int,
+    clusters: np.ndarray,
+    n_boot: int,
+    seed: int,
+    rule: IntervalRule,
+) -> tuple[list[str], np.ndarray, list[Column]]:
+    """(metric names, point values, per metric ``(ci_low, ci_high, no_ci)``) of a vectorised statistic
+    (``stat(C)``: name -> one value per row of the weight matrix C, rows × ``n`` items) under ``rule``:
+    the bootstrap draws whole resampling units (``clusters``: unit index of each item) with ``seed``."""
+    names: list[str] = []
+
+    def cols_of(C: np.ndarray) -> np.ndarray:
+        got = stat(C)
+        names[:] = list(got)
+        return np.column_stack([got[k] for k in names])
+
+    n_units = int(clusters.max()) + 1 if clusters.size else 0
+    enough = n_units >= max(2, rule.min_units)
+    point, iv = point_and_intervals(
+        cols_of, n, n_boot if enough else 0, seed, method=rule.ci_method, clusters=clusters
+    )
+    if iv is None:
+        why = no_ci.bootstrap_off("n_boot") if enough else (ONE_UNIT if n_units <= 1 else FEW_UNITS_NO_CI)
+        return names, point, [(None, None, why)] * len(names)
+    cols = no_ci.interval_columns(iv, len(names), rule.ci_method, n_boot, "n_boot")
+    return names, point, _jackknife_columns(cols_of, point, names, clusters, n_units, cols, rule, seed)
+
+
+def _jackknife_columns(
+    stat: Callable[[np.ndarray], np.ndarray],
+    point: np.ndarray,
+    names: list[str],
+    clusters: np.ndarray,
+    n_units: int,
+    cols: list[Column],
+    rule: IntervalRule,
+    seed: int,
+) -> list[Column]:
+    """``cols`` with the metrics of ``rule.jackknife_metrics`` (every metric when there are fewer than
+    ``rule.few_units`` resampling units) replaced by their jackknife-t interval over the resampling units
+    (delete-a-group, groups dealt by ``seed``)."""
+    which = [
+        i
+        for i, k in enumerate(names)
+        if n_units < rule.few_units or any(fnmatch.fnmatchcase(k, p) for p in rule.jackknife_metrics)
+    ]
+    if not which:
+        return cols
+    W = jackknife_weights(n_units, seed)[:, clusters]
+    iv = jackknife_intervals(point[which], np.asarray(stat(W), dtype=np.float64)[:, which])
+    jk = no_ci.interval_columns(iv, len(which), JACKKNIFE_T, W.shape[0], "n_boot")
+    out = list(cols)
+    for i, c in zip(which, jk):
+        out[i] = c
+    return out
 
 
 def _num(v: Any) -> float | None:
