@@ -35,7 +35,7 @@ os.environ.setdefault("GENDERSCOPE_HOME", tempfile.mkdtemp(prefix="gs-paired-cov
 
 import genderscope
 from genderscope.core.paired import CHANGED_DOWN, CHANGED_UP, paired_task
-from genderscope.tasks.scored.benchmark import IntervalRule
+from genderscope.stats.rules import IntervalRule
 
 #: the rule before issue 29: a percentile bootstrap over the clusters whenever there are 2 or more
 PLAIN = IntervalRule(min_units=2, few_units=0)

@@ -5,7 +5,7 @@ functions of per-item scores and a weight matrix), both runs' recorded answers a
 both runs scored are matched by id, and each metric's change after − before is resampled with the SAME
 item (or cluster) draws for both runs: a paired bootstrap, whose interval is narrower than two
 independent ones when the runs' item scores are correlated.  The interval follows the task's small-sample
-rule (:func:`genderscope.tasks.scored.benchmark.rule_intervals`: none below ``min_units`` resampling units,
+rule (:func:`genderscope.stats.rules.rule_intervals`: none below ``min_units`` resampling units,
 the jackknife-t below ``few_units`` and for ``jackknife_metrics``).  The state says whether the 95 %
 interval of the change excludes 0 (no interval: no evidence of change, the reason in ``note``).  Tasks on
 other layers are listed without a paired interval, with the reason.
@@ -51,16 +51,22 @@ def _scores(run: Path, task: str, manifest: Any) -> tuple[Any, Any]:
     return done.task, done.task.scores(done.results)[0]
 
 
+def is_paired_task(cls: type) -> bool:
+    """Whether a task class can be paired: it declares the scored layer's interface (``scores`` of its
+    answers, ``compute(scores, C)`` over a weight matrix, ``clusters`` and ``interval_rule``), as every
+    :class:`~genderscope.tasks.scored.ScoredBenchmark` does; core never imports the task layer."""
+    return all(callable(getattr(cls, m, None)) for m in ("scores", "compute", "clusters", "interval_rule"))
+
+
 def paired_task(
     before: Path, after: Path, task: str, n_boot: int = 1000, seed: int = 0, rule: Any = None
 ) -> list[PairedChange]:
     """Paired changes of every metric of ``task`` (a scored-layer task) between two runs; ``rule``: an
-    :class:`~genderscope.tasks.scored.benchmark.IntervalRule` instead of the task's own (benchmarks)."""
+    :class:`~genderscope.stats.rules.IntervalRule` instead of the task's own (benchmarks)."""
     from genderscope.core.reparse import read_manifest
-    from genderscope.tasks.scored import ScoredBenchmark
-    from genderscope.tasks.scored.benchmark import rule_intervals
+    from genderscope.stats.rules import rule_intervals
 
-    if not issubclass(lookup.task_class(task), ScoredBenchmark):
+    if not is_paired_task(lookup.task_class(task)):
         return [PairedChange(task, "*", None, None, None, None, None, 0, NO_PAIRING,
                              "paired intervals need a task declared on the scored layer")]  # fmt: skip
     ta, sa = _scores(before, task, read_manifest(before))

@@ -1,0 +1,102 @@
+"""How intervals are made from resampling units (clusters of items, else items), by their number: none
+below ``min_units``, the jackknife-t below ``few_units``, else the bootstrap's ``ci_method`` (with the
+jackknife-t for named metrics).  The scored layer's metrics and the paired changes of ``compare --paired``
+both use :func:`rule_intervals`."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from genderscope.stats import no_ci
+from genderscope.stats.bootstrap import point_and_intervals
+from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights
+
+#: ``no_ci`` when every scored item is in one resampling unit (e.g. one template at a small --limit)
+ONE_UNIT = "one resampling unit (all items in one cluster): the bootstrap cannot vary it"
+#: fewer resampling units than this: no interval at all (a jackknife over 2–4 clusters has nothing to say)
+MIN_UNITS = 5
+FEW_UNITS_NO_CI = f"fewer than {MIN_UNITS} resampling units (clusters of items): no interval is meaningful"
+
+#: below this many resampling units (clusters, else items) every metric's interval is the jackknife-t with
+#: G − 1 degrees of freedom: a percentile bootstrap over a handful of clusters (the first 30 Winogender
+#: sentences are 3 occupations) gives near-degenerate intervals that exclude the no-bias value of a null model
+FEW_UNITS = 20
+
+
+#: per metric: (ci_low, ci_high, no_ci reason)
+Column = tuple[float | None, float | None, str | None]
+
+
+@dataclass(frozen=True)
+class IntervalRule:
+    """How a scored task's intervals are made from its resampling units (clusters, else items): fewer than
+    ``min_units`` units: none; fewer than ``few_units``: the jackknife-t for every metric; otherwise
+    ``ci_method`` over the bootstrap, except the metrics matching ``jackknife_metrics`` (jackknife-t)."""
+
+    ci_method: str = "percentile"
+    jackknife_metrics: tuple[str, ...] = ()
+    min_units: int = MIN_UNITS
+    few_units: int = FEW_UNITS
+
+
+def rule_intervals(
+    stat: Callable[[np.ndarray], dict[str, np.ndarray]],
+    n: int,
+    clusters: np.ndarray,
+    n_boot: int,
+    seed: int,
+    rule: IntervalRule,
+) -> tuple[list[str], np.ndarray, list[Column]]:
+    """(metric names, point values, per metric ``(ci_low, ci_high, no_ci)``) of a vectorised statistic
+    (``stat(C)``: name -> one value per row of the weight matrix C, rows × ``n`` items) under ``rule``:
+    the bootstrap draws whole resampling units (``clusters``: unit index of each item) with ``seed``."""
+    names: list[str] = []
+
+    def cols_of(C: np.ndarray) -> np.ndarray:
+        got = stat(C)
+        names[:] = list(got)
+        return np.column_stack([got[k] for k in names])
+
+    n_units = int(clusters.max()) + 1 if clusters.size else 0
+    enough = n_units >= max(2, rule.min_units)
+    point, iv = point_and_intervals(
+        cols_of, n, n_boot if enough else 0, seed, method=rule.ci_method, clusters=clusters
+    )
+    if iv is None:
+        why = no_ci.bootstrap_off("n_boot") if enough else (ONE_UNIT if n_units <= 1 else FEW_UNITS_NO_CI)
+        return names, point, [(None, None, why)] * len(names)
+    cols = no_ci.interval_columns(iv, len(names), rule.ci_method, n_boot, "n_boot")
+    return names, point, _jackknife_columns(cols_of, point, names, clusters, n_units, cols, rule, seed)
+
+
+def _jackknife_columns(
+    stat: Callable[[np.ndarray], np.ndarray],
+    point: np.ndarray,
+    names: list[str],
+    clusters: np.ndarray,
+    n_units: int,
+    cols: list[Column],
+    rule: IntervalRule,
+    seed: int,
+) -> list[Column]:
+    """``cols`` with the metrics of ``rule.jackknife_metrics`` (every metric when there are fewer than
+    ``rule.few_units`` resampling units) replaced by their jackknife-t interval over the resampling units
+    (delete-a-group, groups dealt by ``seed``)."""
+    which = [
+        i
+        for i, k in enumerate(names)
+        if n_units < rule.few_units or any(fnmatch.fnmatchcase(k, p) for p in rule.jackknife_metrics)
+    ]
+    if not which:
+        return cols
+    W = jackknife_weights(n_units, seed)[:, clusters]
+    iv = jackknife_intervals(point[which], np.asarray(stat(W), dtype=np.float64)[:, which])
+    jk = no_ci.interval_columns(iv, len(which), JACKKNIFE_T, W.shape[0], "n_boot")
+    out = list(cols)
+    for i, c in zip(which, jk):
+        out[i] = c
+    return out
