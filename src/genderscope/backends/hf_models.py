@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from genderscope.core.errors import BackendError
-from genderscope.core.paths import home
+from genderscope.core.paths import display_path, home
 
 _WEIGHT_RE = re.compile(r".*\.(safetensors|bin|gguf|pt|pth|h5|msgpack)$")
 
@@ -173,7 +173,8 @@ def convert_gguf(auto_cls: Any, src: ModelSource, dtype: Any) -> Path:
     else:
         tmp.rename(conv)
     step_done(
-        f"converted GGUF {src.gguf_file} to transformers (cached in {conv})", time.perf_counter() - started
+        f"converted GGUF {src.gguf_file} to transformers (cached in {display_path(conv)})",
+        time.perf_counter() - started,
     )
     return conv
 
