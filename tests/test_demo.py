@@ -117,3 +117,55 @@ def test_demo_start_line_and_step_times(tmp_path: Path, monkeypatch: pytest.Monk
     assert set(outcome.times) == {"gest-random", "b"}
     assert all(wall > 0 and cpu > 0 for wall, cpu in outcome.times.values())
     assert "gest-random:" in text and " s CPU" in text and "total" in text.split("step times:")[1]
+
+
+def test_model_steps_run_after_their_background_conversion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[str] = []
+    waited: list[str] = []
+
+    class Conversions:
+        def __init__(self, models: list[str]):
+            assert models == ["gemma"]  # only the steps that run: the skipped step's model is not converted
+
+        def __enter__(self) -> "Conversions":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def wait(self, model: str, console: Console) -> None:
+            waited.append(model)
+
+    def body(name: str):
+        def go(folder: Path, quick: bool) -> Path:
+            ran.append(name)
+            return _ok(folder, quick)
+
+        return go
+
+    steps = [
+        demo.Step("gest-gemma", "G", body("gest-gemma"), gguf="gemma"),
+        demo.Step("smol", "S", _fail, gguf="smollm2", needs=lambda: "model package not installed"),
+        demo.Step("gest-random", "R", body("gest-random")),
+    ]
+    monkeypatch.setattr(demo, "demo_steps", lambda console: steps)
+    monkeypatch.setattr(demo, "_Conversions", Conversions)
+    outcome = demo.run_demo(tmp_path / "demo", console=Console(quiet=True))
+    assert ran == ["gest-random", "gest-gemma"] and waited == ["", "gemma"], outcome.failed
+    assert list(outcome.folders) == ["gest-gemma", "gest-random"]  # the report keeps the steps order
+
+
+def test_conversions_run_in_a_background_process_and_failures_are_only_said() -> None:
+    console = Console(record=True, width=200)
+    with demo._Conversions(["gemma", "smollm2", "gemma"], worker=str.upper) as conv:
+        assert conv.models == ["gemma", "smollm2"]
+        assert conv.futures["gemma"].result(timeout=60) == "GEMMA"
+        conv.wait("gemma", console)
+        conv.wait("", console)  # a step without a model: nothing to wait for
+    with demo._Conversions(["gemma"], worker=int) as conv:
+        conv.wait("gemma", console)
+    assert "background conversion of gemma failed: ValueError" in console.export_text()
+    with demo._Conversions([]) as conv:
+        assert conv.pool is None

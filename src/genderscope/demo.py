@@ -63,6 +63,9 @@ class Step:
     #: the run label (``run --label``) of a step that runs tasks on one model; distinct among steps
     #: sharing a task, so that every run has its own column in the report
     label: str = ""
+    #: the packaged GGUF model the step loads ("smollm2" / "gemma"; :func:`convert_model`): converted in
+    #: a background process while the steps without one run (2 cores: the conversion overlaps them)
+    gguf: str = ""
 
 
 def find_gguf(module: str) -> Path | None:
@@ -89,6 +92,21 @@ def gemma_gguf() -> Path | None:
     from genderscope.core.paths import home
 
     return Path(g.assemble(home() / "models" / "gguf" / g.MODEL_NAME))
+
+
+def convert_model(which: str) -> str:
+    """Convert the demo's packaged GGUF model ``which`` ("smollm2" / "gemma") to its transformers folder as
+    its step would load it (``hf-causal`` defaults: float32); returns the folder.  Run in a background
+    process by :func:`run_demo`; a no-op when the folder exists."""
+    import torch
+    import transformers
+
+    from genderscope.backends.hf_models import convert_gguf, locate
+
+    path = find_gguf(SMOLLM2_PACKAGE[0]) if which == "smollm2" else gemma_gguf()
+    if path is None:
+        raise FileNotFoundError(f"the {which} model package is not installed")
+    return str(convert_gguf(transformers.AutoModelForCausalLM, locate(str(path)), torch.float32))
 
 
 def _packages_missing(*modules: str) -> Callable[[], str | None]:
@@ -153,12 +171,13 @@ def _tasks_step(
     needs: Callable[[], str | None] | None = None,
     in_quick: bool = True,
     expect_s: float = 5.0,
+    gguf: str = "",
     **kw: Any,
 ) -> Step:
     """A step running ``tasks`` on ``model`` (:func:`_run`; ``label`` names the run, ``kw`` go to the
     engine); ``needs`` / ``in_quick`` / ``expect_s`` as in :class:`Step`."""
     run = _run(list(tasks), model, console, label=label, **kw)
-    step = Step(name, title, run, in_quick=in_quick, tasks=tasks, expect_s=expect_s, label=label)
+    step = Step(name, title, run, in_quick=in_quick, tasks=tasks, expect_s=expect_s, label=label, gguf=gguf)
     if needs is not None:
         step.needs = needs
     return step
@@ -229,7 +248,9 @@ def demo_steps(console: Console) -> list[Step]:
 
     def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
         model, label = smollm2, "SmolLM2-135M-Instruct"
-        return _tasks_step(name, title, tasks, model, label, console, needs=chat_ready, in_quick=False, **kw)
+        return _tasks_step(
+            name, title, tasks, model, label, console, needs=chat_ready, in_quick=False, gguf="smollm2", **kw
+        )
 
     steps = [
         on_random(
@@ -318,6 +339,7 @@ def demo_steps(console: Console) -> list[Step]:
             console,
             needs=gemma_ready,
             in_quick=False,
+            gguf="gemma",
             limit=80,
             expect_s=95,
         ),
@@ -394,6 +416,42 @@ def expectation(steps: list[Step], quick: bool) -> str:
     )
 
 
+class _Conversions:
+    """The demo's GGUF conversions (:func:`convert_model`), one after the other in one background process
+    started on entry; :meth:`wait` blocks until a step's model is converted.  A failed conversion is only
+    reported: the step then converts (and fails) by itself."""
+
+    def __init__(self, models: list[str], worker: Callable[[str], Any] | None = None):
+        self.models = list(dict.fromkeys(models))
+        self.worker = worker or convert_model
+        self.pool: Any = None
+        self.futures: dict[str, Any] = {}
+
+    def __enter__(self) -> "_Conversions":
+        if self.models:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self.futures = {m: self.pool.submit(self.worker, m) for m in self.models}
+        return self
+
+    def wait(self, model: str, console: Console) -> None:
+        future = self.futures.pop(model, None)
+        if future is None:
+            return
+        try:
+            future.result()
+        except Exception as exc:  # noqa: BLE001 - the step itself reports the real failure
+            console.print(
+                f"[yellow]background conversion of {model} failed[/yellow]: {type(exc).__name__}: {exc}"
+            )
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _run_step(step: Step, out_dir: Path, quick: bool, console: Console, outcome: DemoOutcome) -> None:
     """Run one step, recording its folder(s) and times, or its failure."""
     console.rule(step.title)
@@ -431,13 +489,20 @@ def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None)
     started, cpu_started = time.perf_counter(), cpu_seconds()
     steps = demo_steps(console)
     console.print(expectation(steps, quick))
+    todo: list[Step] = []
     for step in steps:
         reason = "not part of --quick" if quick and not step.in_quick else step.needs()
         if reason:
             outcome.skipped[step.name] = reason
             console.print(f"[yellow]skipped {step.name}[/yellow]: {reason}")
-            continue
-        _run_step(step, out_dir, quick, console, outcome)
+        else:
+            todo.append(step)
+    with _Conversions([s.gguf for s in todo if s.gguf]) as conversions:
+        for step in sorted(todo, key=lambda s: bool(s.gguf)):  # the steps without a model conversion first
+            conversions.wait(step.gguf, console)
+            _run_step(step, out_dir, quick, console, outcome)
+    order = {s.name: i for i, s in enumerate(steps)}  # the report keeps the steps' order
+    outcome.folders = dict(sorted(outcome.folders.items(), key=lambda kv: order[kv[0]]))
     if outcome.folders:
         from genderscope.report.html import write_report
 

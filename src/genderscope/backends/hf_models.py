@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 import time
+import types
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from genderscope.core.errors import BackendError
-from genderscope.core.paths import home
+from genderscope.core.paths import display_path, home
 
 _WEIGHT_RE = re.compile(r".*\.(safetensors|bin|gguf|pt|pth|h5|msgpack)$")
 
@@ -34,7 +38,7 @@ def file_sha256(path: Path) -> str:
             h.update(block)
     cache[key] = h.hexdigest()
     cache_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache_file.with_suffix(".tmp")
+    tmp = cache_file.with_suffix(f".tmp{os.getpid()}")  # two processes may hash at once
     tmp.write_text(json.dumps(cache))
     tmp.replace(cache_file)
     return cache[key]
@@ -126,22 +130,10 @@ def load_pretrained(
     try:
         if src.gguf_file:
             conv = gguf_converted_dir(src)
-            if (conv / "config.json").is_file():
-                model, info = auto_cls.from_pretrained(conv, **kwargs)
-                tok = AutoTokenizer.from_pretrained(conv)
-            else:
-                tok = AutoTokenizer.from_pretrained(src.path, gguf_file=src.gguf_file)
-                model, info = auto_cls.from_pretrained(src.path, gguf_file=src.gguf_file, **kwargs)
-                tmp = conv.with_name(conv.name + ".tmp")
-                _forget_gguf_quantizer(model)  # the weights are already dequantized to `dtype`
-                model.save_pretrained(tmp)
-                tok.save_pretrained(tmp)
-                if not conv.exists():
-                    tmp.rename(conv)
-                step_done(
-                    f"converted GGUF {src.gguf_file} to transformers (cached in {conv})",
-                    time.perf_counter() - started,
-                )
+            if not (conv / "config.json").is_file():
+                convert_gguf(auto_cls, src, dtype)
+            model, info = auto_cls.from_pretrained(conv, **kwargs)
+            tok = AutoTokenizer.from_pretrained(conv)
         else:
             model, info = auto_cls.from_pretrained(src.load_name, revision=src.revision, **kwargs)
             tok = AutoTokenizer.from_pretrained(src.load_name, revision=src.revision)
@@ -152,6 +144,75 @@ def load_pretrained(
     model.eval()
     step_done(f"loaded model {src.spec}", time.perf_counter() - started)
     return model, tok, dict(info or {})
+
+
+def convert_gguf(auto_cls: Any, src: ModelSource, dtype: Any) -> Path:
+    """Convert ``src``'s GGUF file to a transformers folder (:func:`gguf_converted_dir`) unless it is
+    there already; returns the folder.  Safe to run in another process (the demo converts its models
+    in the background): the folder appears only when complete."""
+    from transformers import AutoTokenizer
+
+    from genderscope.core.progress import step_done
+
+    conv = gguf_converted_dir(src)
+    if (conv / "config.json").is_file():
+        return conv
+    started = time.perf_counter()
+    assert src.path is not None and src.gguf_file
+    with _gguf_read_once():
+        tok = AutoTokenizer.from_pretrained(src.path, gguf_file=src.gguf_file)
+        model, _info = auto_cls.from_pretrained(
+            src.path, gguf_file=src.gguf_file, dtype=dtype, output_loading_info=True
+        )
+    tmp = conv.with_name(f"{conv.name}.tmp{os.getpid()}")
+    _forget_gguf_quantizer(model)  # the weights are already dequantized to `dtype`
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    if conv.exists():  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        tmp.rename(conv)
+    step_done(
+        f"converted GGUF {src.gguf_file} to transformers (cached in {display_path(conv)})",
+        time.perf_counter() - started,
+    )
+    return conv
+
+
+@contextmanager
+def _gguf_read_once() -> Iterator[None]:
+    """While active, ``gguf.GGUFReader`` reads a file into memory once and hands the same parsed reader
+    to every later caller (transformers parses the file again for the tokenizer, the config and the
+    weights).  Parsing ~800k metadata values of a 262k-token vocabulary from an in-memory array instead
+    of a ``numpy.memmap`` (whose per-slice Python hooks dominate) halves each parse; the bytes, and so
+    the converted model, are the same."""
+    import gguf
+    import gguf.gguf_reader as reader_module
+    import numpy as np
+
+    real_reader, real_np = gguf.GGUFReader, reader_module.np
+    readers: dict[tuple[str, str], Any] = {}
+
+    class _NumpyInMemory(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            return getattr(np, name)
+
+        @staticmethod
+        def memmap(path: Any, mode: str = "r", **_kw: Any) -> Any:
+            return np.fromfile(path, dtype=np.uint8)
+
+    def reader(path: Any, mode: str = "r") -> Any:
+        key = (str(Path(path).resolve()), mode)
+        if key not in readers:
+            readers[key] = real_reader(path, mode) if mode != "r" else real_reader(path)
+        return readers[key]
+
+    gguf.GGUFReader = reader
+    reader_module.np = _NumpyInMemory("numpy")
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, reader_module.np = real_reader, real_np
 
 
 def _forget_gguf_quantizer(model: Any) -> None:
