@@ -5,7 +5,8 @@ Run: ``GENDERSCOPE_DATA_MIRROR=../shared/data .venv/bin/python benchmarks/bench_
 1. End to end (read, tokenise, count, score) on WikiText-2 valid+test repeated to ~4.5M tokens, fixed
    (k = 10) and infinite (ρ = 0.95, D = 100) context, wiki pairs: tokens/s.
 2. The direct O(n·window) definition, written plainly (a Python loop over positions and window offsets), on
-   2M tokens of WikiText-2 valid repeated (``BENCH_PREFIX`` changes the size; the plain loops take minutes); the fast counters on the same prefix; ratio and agreement (fixed: identical
+   2M tokens of WikiText-2 valid repeated (``BENCH_PREFIX`` changes the size; the plain loops take minutes);
+   the fast counters on the same prefix; ratio and agreement (fixed: identical
    integers; infinite: relative difference ≤ 1e-10 and the same zero pattern).
 3. Training throughput of the tiny LM preset on CPU (tokens/s, one thread).
 """
@@ -124,7 +125,8 @@ def main() -> None:
                         worst = max(worst, abs(a - b) / abs(b))
             verdict = f"max rel. diff {worst:.1e}, zero pattern {'identical' if zeros_ok else 'DIFFERENT'}"
         print(
-            f"   {context:8s}: fast {t_fast * 1e3:.1f} ms, direct {t_direct:.2f} s, ratio {t_direct / t_fast:,.0f}x; "
+            f"   {context:8s}: fast {t_fast * 1e3:.1f} ms, direct {t_direct:.2f} s, "
+            f"ratio {t_direct / t_fast:,.0f}x; "
             f"{verdict}"
         )
 

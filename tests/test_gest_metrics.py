@@ -30,7 +30,8 @@ def write_replay(
     answer: Callable[[int, int, tuple[str, str, str]], str | None],
     only: set[int] | None = None,
 ) -> Path:
-    """A replay file answering every attempt of the default run (k = 6) with ``answer(row, stereotype, ordering)``."""
+    """A replay file answering every attempt of the default run (k = 6) with
+    ``answer(row, stereotype, ordering)``."""
     orderings = draw_orderings(len(rows), 6, 123)
     with open(path, "w", encoding="utf-8") as fh:
         for r in rows:
@@ -128,7 +129,7 @@ def test_nothing_parsable(tmp_path, gest_rows):
     assert block["mark"]["mark"] is None
 
 
-# --- a hand-made answer set ----------------------------------------------------------------------------------
+# --- a hand-made answer set ---------------------------------------------------------------------------------
 
 
 def hand_table() -> M.ItemTable:
@@ -176,7 +177,8 @@ def test_hand_made_set_vectorised_and_reference():
 
 
 def test_hand_made_set_through_the_task(tmp_path, gest_rows):
-    """The same answers as replayed model output; unanswered attempts are skipped (items without any drop out)."""
+    """The same answers as replayed model output; unanswered attempts are skipped (items without any
+    drop out)."""
     first = {}
     for r in gest_rows:
         first.setdefault(r.stereotype, []).append(r.row)

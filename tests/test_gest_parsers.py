@@ -130,7 +130,7 @@ def test_hedges_with_connectors():
     assert parse_robust("Answer: (a), but really (b)", MFN, DEFAULT, SENTENCE) == ("male", "R4")
 
 
-# --- property tests -------------------------------------------------------------------------------------------
+# --- property tests -----------------------------------------------------------------------------------------
 
 TOKENS = [
     "(a)",

@@ -116,7 +116,9 @@ def test_answers_match_prompts_under_concurrency_64(server: FakeOpenAIServer) ->
     for job in jobs:
         assert len(got[job.index]) == 1, "every job is emitted exactly once"
         prompt = job.request.payload["messages"][-1]["content"]
-        assert got[job.index][0].response == expected_answer(prompt, seed=request_seed(job.request, job.trial))
+        assert got[job.index][0].response == expected_answer(
+            prompt, seed=request_seed(job.request, job.trial)
+        )
         assert f"[{prompt_ref(prompt)}]" in got[job.index][0].response
     s = server.stats()
     assert s["requests"] == len(jobs)
@@ -209,7 +211,9 @@ def test_seeded_random_faults_recover_and_nothing_is_stored_twice(
         req = Request(**json.loads(request))
         seed = request_seed(req, trial)
         assert 0 <= seed < 2**31
-        assert json.loads(response) == expected_answer(req.prompt_text, seed=seed), "seeded per (request, trial)"
+        assert json.loads(response) == expected_answer(req.prompt_text, seed=seed), (
+            "seeded per (request, trial)"
+        )
     run = json.loads((tmp_path / "r" / "run.json").read_text())
     assert run["backend_stats"]["retries"] == sum(s["faults"].values())
 
@@ -441,7 +445,9 @@ def test_answer_works_inside_a_running_event_loop(server: FakeOpenAIServer) -> N
     trial=st.integers(1, 10**6),
 )
 @settings(max_examples=300, deadline=None)
-def test_request_seed_is_an_int31_that_every_server_accepts(text: str, temperature: float, trial: int) -> None:
+def test_request_seed_is_an_int31_that_every_server_accepts(
+    text: str, temperature: float, trial: int
+) -> None:
     req = Request(CHAT, {"messages": [{"role": "user", "content": text}], "temperature": temperature})
     seed = request_seed(req, trial)
     assert 0 <= seed < 2**31

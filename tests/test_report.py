@@ -229,7 +229,11 @@ def test_renderers_live_next_to_their_tasks() -> None:
         assert renderer_module(name) == module
     assert renderer_module("gest-likelihood") is None  # no report module: the generic section
     assert renderer_module("future-task") is None
-    assert renderer_module("bordia-score") == renderer_module("bordia-sweep") == "genderscope.commands.bordia.report"
+    assert (
+        renderer_module("bordia-score")
+        == renderer_module("bordia-sweep")
+        == "genderscope.commands.bordia.report"
+    )
 
 
 def test_failing_renderer_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

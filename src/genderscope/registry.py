@@ -29,7 +29,9 @@ TASKS: dict[str, str] = {
     "winobias-adjectives": "genderscope.tasks.winobias_adjectives.task:WinoBiasAdjectivesTask",
     "dawinobias": "genderscope.tasks.dawinobias.task:DaWinoBiasTask",
     "abc": "genderscope.tasks.abc.task:ABCTask",
-    "cooccurrence-amplification": "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask",
+    "cooccurrence-amplification": (
+        "genderscope.tasks.cooccurrence_amplification.task:CooccurrenceAmplificationTask"
+    ),
     "crows-pairs": "genderscope.tasks.crows_pairs.task:CrowsPairsTask",
     "stereoset": "genderscope.tasks.stereoset.task:StereoSetTask",
     "bbq-likelihood": "genderscope.tasks.bbq_likelihood.task:BbqLikelihoodTask",

@@ -1,7 +1,8 @@
 """vLLM 0.32 (CPU build) serving SmolLM2-135M-Instruct in float32, through every route we document.
 
 * ``openai-completions:`` likelihood tasks equal ``hf-causal`` on the same weights: the same offsets,
-  per-token log-probs within 1e-3 nats but for float noise far in the tail (:func:`assert_token_agreement`); every metric within 1 % of its CI's width (without one: 1e-4 relative, 1e-4 absolute near zero);
+  per-token log-probs within 1e-3 nats but for float noise far in the tail (:func:`assert_token_agreement`);
+  every metric within 1 % of its CI's width (without one: 1e-4 relative, 1e-4 absolute near zero);
   ``--start-token auto`` picks the start token hf-causal uses.
 * ``openai:`` chat tasks with default options: no failed request; temperature 0 repeats with ``--no-cache``.
 * ``generate`` (cooccurrence-amplification): seeded samples repeat.
@@ -164,7 +165,9 @@ CHAT_SIZE = {
 @pytest.mark.parametrize("task", sorted(CHAT_SIZE))
 def test_chat_tasks_over_vllm_with_default_options(task: str, vllm_url: str, tmp_path: Path) -> None:
     size = CHAT_SIZE[task]
-    out = run_ok(task, "--model", "openai:smol", "--base-url", vllm_url, *size, "--out", str(tmp_path / "default"))
+    out = run_ok(
+        task, "--model", "openai:smol", "--base-url", vllm_url, *size, "--out", str(tmp_path / "default")
+    )
     _results, run, attempts = read_run(out)
     assert run["tasks"][task]["counts"]["errors"] == 0 and not [r for r in attempts if r.get("error")]
     assert run["backend_stats"]["failed_jobs"] == 0 and len(attempts) > 0
@@ -190,9 +193,16 @@ def test_generated_samples_repeat_with_their_seeds(vllm_url: str, tmp_path: Path
 
 def test_a_refused_field_is_named(vllm_url: str) -> None:
     """vLLM refuses seeds >= 2^63 (a FastAPI validation error): the hint names the field and the fix."""
-    body = {"model": "smol", "messages": [{"role": "user", "content": "hi"}], "seed": 2**64 - 1, "max_tokens": 1}
+    body = {
+        "model": "smol",
+        "messages": [{"role": "user", "content": "hi"}],
+        "seed": 2**64 - 1,
+        "max_tokens": 1,
+    }
     req = urllib.request.Request(
-        vllm_url + "/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        vllm_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
     )
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=60)

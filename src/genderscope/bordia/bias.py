@@ -23,7 +23,8 @@ from genderscope.stats.intervals import interval
 
 @dataclass(frozen=True)
 class ScoreOptions:
-    """Which words are scored and how (spec §4, §12). ``bootstrap`` = resamples for μ/σ intervals (0 = off)."""
+    """Which words are scored and how (spec §4, §12). ``bootstrap`` = resamples for μ/σ intervals
+    (0 = off)."""
 
     stopwords: frozenset[str] = frozenset()
     extra_exclude: frozenset[str] = frozenset()

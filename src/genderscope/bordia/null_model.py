@@ -33,7 +33,8 @@ def unigram_sample_texts(
     seed: int = NULL_SEED,
     drop_tokens: Iterable[str] = (EOS,),
 ) -> list[str]:
-    """``n_samples`` texts of ``words`` tokens drawn i.i.d. from the tokens of ``docs`` (minus ``drop_tokens``)."""
+    """``n_samples`` texts of ``words`` tokens drawn i.i.d. from the tokens of ``docs``
+    (minus ``drop_tokens``)."""
     drop = frozenset(drop_tokens)
     tokens = np.array([t for d in docs for t in d.text.split() if t not in drop], dtype=object)
     if tokens.size == 0:

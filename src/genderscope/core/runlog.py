@@ -136,7 +136,8 @@ class ModelInfo:
 
     def answer_facts(self) -> dict[str, Any]:
         """:meth:`to_json` without how the answers travelled (server URLs, concurrency, retries, batch
-        transport): results.json states what answered, so a run moved to another fleet writes the same file."""
+        transport): results.json states what answered, so a run moved to another fleet writes the
+        same file."""
         out = {k: v for k, v in self.to_json().items() if k not in TRANSPORT_FACTS}
         out["options"] = {k: v for k, v in self.options.items() if k not in TRANSPORT_FACTS}
         return out

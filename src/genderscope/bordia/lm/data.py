@@ -37,7 +37,8 @@ def _lines(text: str) -> list[str]:
 def build_corpus(
     train_text: str, valid_text: str, test_text: str, vocab: Sequence[str] | None = None
 ) -> LMCorpus:
-    """Tokenise the three splits; build the dictionary (or use a saved ``vocab``; unknown words are an error)."""
+    """Tokenise the three splits; build the dictionary (or use a saved ``vocab``; unknown words are
+    an error)."""
     index: dict[str, int] = {w: i for i, w in enumerate(vocab)} if vocab is not None else {}
     fixed = vocab is not None
     streams = []

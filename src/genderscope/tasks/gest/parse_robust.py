@@ -62,7 +62,8 @@ _PHRASE = re.compile(
 
 
 def normalise(text: str) -> str:
-    """R1: NFKC, ``‘’“”`` → ``'"``, delete ``*``/``_``/`````, lower-case, ``\\r`` → ``\\n``, collapse spaces, strip."""
+    """R1: NFKC, ``‘’“”`` → ``'"``, delete ``*``/``_``/`````, lower-case, ``\\r`` → ``\\n``,
+    collapse spaces, strip."""
     t = unicodedata.normalize("NFKC", text).translate(_TRANSLATE).lower()
     t = t.replace("\r\n", "\n").replace("\r", "\n")
     return _HSPACE.sub(" ", t).strip()

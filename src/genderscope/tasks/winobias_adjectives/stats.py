@@ -31,7 +31,8 @@ def replicate_accuracy_tenths(counts: np.ndarray, n: int) -> np.ndarray:
 
 @dataclass
 class ReplicateStats:
-    """§6.2 for one condition: per-trial b (tenths), rounded mean m, unrounded SD s, one-sided pooled t-test."""
+    """§6.2 for one condition: per-trial b (tenths), rounded mean m, unrounded SD s,
+    one-sided pooled t-test."""
 
     b_tenths: list[int]
     m: float
