@@ -142,6 +142,8 @@ def test_scored_benchmarks_over_vllm_equal_hf_causal(
     ref_results, _ref_run, ref_attempts = read_run(ref)
     got_results, got_run, got_attempts = read_run(got)
     assert got_run["tasks"][task]["counts"]["errors"] == 0
+    # vLLM takes a list of prompts in one request: the packed route (--multi-prompt auto) is the one used
+    assert got_run["backend_stats"].get("multi_prompt") is True, got_run["backend_stats"]
     a, b = loglikelihood_answers(ref_attempts), loglikelihood_answers(got_attempts)
     assert a and set(a) == set(b)
     for key, ra in a.items():
