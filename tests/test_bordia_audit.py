@@ -7,6 +7,7 @@ import gzip
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -193,6 +194,10 @@ def make_shards(folder: Path, n: int, per: int = 40) -> None:
         write_jsonl(folder / f"part-{s:03d}.jsonl", texts[s * per : (s + 1) * per])
 
 
+#: the progress line: shards done of all, tokens counted, tokens per second
+PROGRESS = r"shards \d+/\d+( \(\d+ reused\))?, [\d,]+ tokens counted, ([\d.]+M tokens/s|–)"
+
+
 def audit_cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
     code = "from genderscope.cli import main; main()"
     full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "80", **(env or {})}
@@ -210,14 +215,28 @@ def test_bad_shards_stop_with_exit_2_or_are_skipped(tmp_path, data_registry):
     assert proc.returncode == 2
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("shards ")]
     assert len(lines) == 1 and "part-001.jsonl:2: not valid JSON" in lines[0], proc.stderr
+    assert "1 finished shard's counts kept" in lines[0] and " at at " not in lines[0]
     assert "Traceback" not in proc.stderr
+    # progress: shards done, tokens counted, tokens/s; the failed shard adds no line of its own
+    progress = [ln.strip() for ln in proc.stderr.splitlines() if ln.startswith("shards ")]
+    assert progress and all(re.fullmatch(PROGRESS, ln) for ln in progress), progress
+    assert sum(ln.startswith("shards 1/3") for ln in progress) == 1, progress
     assert (out / "partials" / "0000000.npz").exists()  # the finished shard's counts are kept
-    opts = CorpusAuditOptions(corpora=[str(folder)], pairs="wiki", out=out, bootstrap=0, skip_bad_shards=True)
-    result = audit_corpus(opts)
+    skip = audit_cli(
+        str(folder), "--pairs", "wiki", "--out", str(out), "--skip-bad-shards", "--bootstrap", "0"
+    )
+    assert skip.returncode == 0 and "part-001.jsonl" in skip.stdout, skip.stdout + skip.stderr
     res = json.loads((out / "results.json").read_text())["tasks"]["bordia-audit"]
     skipped = res["shards"]["skipped"]
     assert [Path(s["shard"]).name for s in skipped] == ["part-001.jsonl"] and skipped[0]["tokens"] == 2
-    assert res["shards"]["reused"] == 1 and len(result.run.counted) == 2
+    assert res["shards"]["reused"] == 1
+    from genderscope.cli import app
+    from typer.testing import CliRunner
+
+    r = CliRunner().invoke(app, ["report", str(out), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "r.html").read_text()
+    assert "Shards left out (--skip-bad-shards)" in html and "part-001.jsonl" in html
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,8 @@ class CountPlan:
             "pairs": self.pairs.describe(),
             "configs": [c.describe() for c in self.configs],
             "text_field": self.text_field,
+            # float (infinite-context) sums depend on the batches' order of addition in their last bits
+            "batch_chars": self.batch_chars,
         }
         return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -280,7 +282,8 @@ def run_map(
                 else:
                     run.failed = run.failed or out
                     stop = True
-                report()
+                if out.error is None or skip_bad_shards:  # a failed shard advances nothing: no new line
+                    report()
                 if stop:
                     todo = []
         finally:

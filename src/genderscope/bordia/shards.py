@@ -135,7 +135,8 @@ def _record_text(shard: str, lineno: int, raw: bytes, text_field: str) -> str | 
     except UnicodeDecodeError as exc:
         raise ShardError(shard, lineno, f"not valid UTF-8 ({exc.reason})") from None
     except json.JSONDecodeError as exc:
-        raise ShardError(shard, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        what = exc.msg.removesuffix(" at")  # e.g. "Invalid control character at": the column follows
+        raise ShardError(shard, lineno, f"not valid JSON ({what} at column {exc.colno})") from None
     if not isinstance(rec, dict):
         raise ShardError(shard, lineno, f"expected a JSON object with field {text_field!r}")
     text = rec.get(text_field)

@@ -110,9 +110,10 @@ def audit_corpus(
     )
     if run.failed is not None:
         kept = len(run.counted)
+        whose = "1 finished shard's" if kept == 1 else f"{kept} finished shards'"
         raise DataError(
-            f"{run.failed.error}; stopped ({kept} finished shards' counts kept in {plan.partials}: rerun to "
-            "resume, or add --skip-bad-shards)"
+            f"{run.failed.error}; stopped ({whose} counts kept in {plan.partials}: rerun to resume, or add "
+            "--skip-bad-shards)"
         )
     acc = merge_partials(plan, run.done_shards())
     scores = {}
