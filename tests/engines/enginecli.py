@@ -28,5 +28,8 @@ def read_run(out: Path) -> tuple[dict, dict, list[dict]]:
     """(results.json, run.json, attempts.jsonl records) of a run folder."""
     results = json.loads((out / "results.json").read_text())
     run = json.loads((out / "run.json").read_text())
-    attempts = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines() if x.strip()]
+    # JSON Lines end at "\n" only: a model's answer may hold U+2028, U+0085 … (valid, unescaped JSON),
+    # which str.splitlines() would also cut at
+    text = (out / "attempts.jsonl").read_text(encoding="utf-8")
+    attempts = [json.loads(x) for x in text.split("\n") if x.strip()]
     return results, run, attempts
