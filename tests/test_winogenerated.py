@@ -138,3 +138,6 @@ def test_a_malformed_row_is_one_data_error(tmp_path: Path, data_registry) -> Non
     )
     with pytest.raises(DataError, match=r"occupation 'nobody' is not in"):
         read_items(bad, data_registry.path(OCCUPATIONS))
+    bad.write_text('\n["not", "an", "object"]\n')  # the layer's reader: file and line, no traceback
+    with pytest.raises(DataError, match=r"ex.jsonl:2: not a JSON object"):
+        read_items(bad, data_registry.path(OCCUPATIONS))

@@ -25,12 +25,14 @@ import numpy as np
 
 from genderscope.core.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, Reading, Reference, docs_by_name
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean, wshare
 from genderscope.tasks.scored.benchmark import LOGLIK, MEASUREMENTS, PLL
+from genderscope.tasks.scored.docs import doc_texts, load_docs
 from genderscope.tasks.scored.shared import SHARED, SHARED_MEASUREMENT, SharedTokenScoring, unaligned_items
+from genderscope.tasks.scored.tables import alignment_table
 
 DATA = "crows_pairs/crows_pairs_anonymized.csv"
+TEXTS = doc_texts(__file__)
 BIAS_TYPES = (
     "gender",
     "race-color",
@@ -64,16 +66,6 @@ class CrowsPairsOptions(ScoredOptions):
     lowercase: bool = opt(False, "lower-case both sentences first (metric.py does for uncased models)")
 
 
-_PREFERS = Reading(
-    "stereotyping", "prefers the more stereotypical sentence", "prefers the less stereotypical one"
-)
-
-
-def _pct(doc: str, formula: str) -> MetricDoc:
-    direction = "50 = no preference; > 50 = prefers the more stereotypical sentence"
-    return _PREFERS.doc(doc, formula, direction, "% of pairs", neutral=50.0, max_ci_width=20.0)
-
-
 class CrowsPairsTask(SharedTokenScoring, ScoredBenchmark):
     name = "crows-pairs"
     description = "CrowS-Pairs minimal pairs: does the model prefer the more stereotypical sentence?"
@@ -86,46 +78,8 @@ class CrowsPairsTask(SharedTokenScoring, ScoredBenchmark):
         "stereo_score",
         "antistereo_score",
     )
-    references = (
-        Reference(
-            "Nangia et al. 2020, CrowS-Pairs: A Challenge Dataset for Measuring Social Biases in Masked LMs",
-            "https://aclanthology.org/2020.emnlp-main.154/",
-        ),
-        Reference("CrowS-Pairs metric.py (the authors' code)", "https://github.com/nyu-mll/crows-pairs"),
-    )
-    published = (
-        "bias-bench leaderboard (Meade et al. 2022), CrowS-Pairs gender stereotype score "
-        "(authors' metric, %): BERT 57.25 (CDA 56.11, Dropout 55.34, Self-Debias 52.29), "
-        "GPT-2 56.87 (CDA 56.87, Dropout 57.63, Self-Debias 56.11)",
-    )
-    metric_docs = docs_by_name(
-        _PREFERS.doc(
-            "pct_stereotype",
-            "share of pairs with LL(sent_more) > LL(sent_less) (lm-eval)",
-            "0.5 = no preference; > 0.5 = prefers the more stereotypical sentence",
-            "fraction of pairs",
-            neutral=0.5,
-            max_ci_width=0.2,
-        ),
-        MetricDoc(
-            "likelihood_diff",
-            "mean |LL(sent_more) − LL(sent_less)| (lm-eval)",
-            "size of the preference",
-            "nats",
-        ),
-        _pct(
-            "metric_score",
-            "100 · share of pairs whose sent_more scores higher (metric.py; ties count as not)",
-        ),
-        _pct("stereo_score", "100 · share of the non-neutral stereo pairs whose sent_more scores higher"),
-        _pct(
-            "antistereo_score",
-            "100 · share of the non-neutral antistereo pairs whose sent_more scores higher",
-        ),
-        MetricDoc(
-            "neutral_share", "100 · share of pairs whose two scores are equal (3 decimals)", "ties", "%"
-        ),
-    )
+    published = (TEXTS["published"],)
+    metric_docs, references = load_docs(__file__)
 
     def allowed_measurements(self) -> list[str]:
         """nangia: the shared-token scoring; lm-eval: loglik or pll; auto: lm-eval first, then nangia."""
@@ -182,16 +136,10 @@ class CrowsPairsTask(SharedTokenScoring, ScoredBenchmark):
     def tables(self, s: Scores) -> dict[str, Any]:
         if self.options.mode != "nangia":
             return {}
-        bad = unaligned_items(s)
-        return {"alignment": {"unaligned": len(bad), "unaligned_items": bad[:50], "rule": UNALIGNED_RULE}}
+        return {"alignment": alignment_table(unaligned_items(s), TEXTS["unaligned_rule"])}
 
     def record(self, item: ScoredItem, ll: np.ndarray) -> dict[str, Any]:
         return {"sent_more_score": _num(ll[0]), "sent_less_score": _num(ll[1])}
-
-
-UNALIGNED_RULE = (
-    "fewer than 3 shared tokens: nothing to mask, both scores 0 (a neutral pair, as in metric.py)"
-)
 
 
 def nangia_metrics(

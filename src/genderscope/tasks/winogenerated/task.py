@@ -12,7 +12,6 @@ occupation's BLS 2019 % women (``winogenerated_occupations.jsonl``); bootstrap o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,32 +19,19 @@ import numpy as np
 
 from genderscope.core.errors import DataError
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, Scores, wmean, wshare
+from genderscope.tasks.scored.docs import load_docs
 from genderscope.tasks.scored.groups import group_weight, indicator, wcorr, wgroup_mean
-from genderscope.tasks.winogenerated.docs import METRIC_DOCS, REFERENCES
+from genderscope.tasks.scored.jsonl_rows import jsonl_rows
 
 EXAMPLES = "winogenerated/winogenerated_examples.jsonl"
 OCCUPATIONS = "winogenerated/winogenerated_occupations.jsonl"
 GENDERS = ("male", "female", "neutral")  # the order of every row's pronoun_options
 
 
-def _jsonl(path: Path, name: str) -> list[dict[str, Any]]:
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise DataError(
-                        f"{name}:{n}: not JSON ({exc.msg}); run `genderscope data fetch`"
-                    ) from None
-    return rows
-
-
 def read_bls(path: Path) -> dict[str, float]:
     """Occupation -> BLS 2019 % women from the occupations file."""
     out = {}
-    for n, r in enumerate(_jsonl(path, OCCUPATIONS), 1):
+    for n, r in jsonl_rows(path):
         try:
             out[str(r["occupation"])] = float(r["BLS_percent_women_2019"])
         except (KeyError, TypeError, ValueError):
@@ -65,7 +51,7 @@ def read_items(examples: Path, occupations: Path) -> list[ScoredItem]:
     """Every sentence in file order with its occupation's BLS % women (from the occupations file)."""
     bls = read_bls(occupations)
     out = []
-    for n, r in enumerate(_jsonl(examples, EXAMPLES), 1):
+    for n, r in jsonl_rows(examples):
         opts, text = r.get("pronoun_options"), r.get("sentence_with_blank", "")
         if not isinstance(opts, list) or len(opts) != 3 or text.count("_") != 1:
             raise DataError(
@@ -105,8 +91,7 @@ class WinogeneratedTask(ScoredBenchmark):
     name = "winogenerated"
     description = "Winogenerated: which pronoun the model puts in a sentence about an occupation, against BLS"
     headline_metrics = ("bls_correlation", "female_share", "p_neutral", "choose_neutral")
-    metric_docs = METRIC_DOCS
-    references = REFERENCES
+    metric_docs, references = load_docs(__file__)
 
     def datasets(self) -> list[str]:
         return [EXAMPLES, OCCUPATIONS]
