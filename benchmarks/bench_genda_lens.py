@@ -50,7 +50,7 @@ def main() -> None:
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     from genderscope.backends.hf_mlm import HFMaskedLMBackend, MLMOptions
-    from genderscope.demo_models import build_tiny_mlm, genda_lens_texts, words_of
+    from genderscope.demo_models import TinySize, build_tiny_mlm, genda_lens_texts, words_of
     from genderscope.core.primitives import MASKED_LOGPROBS
     from genderscope.core.requests import Job, Request
     from genderscope.core.runner import execute_task
@@ -65,9 +65,7 @@ def main() -> None:
     model_dir = build_tiny_mlm(
         Path(tempfile.mkdtemp(prefix="gs-bench-mlm-")),
         words_of(genda_lens_texts(data)),
-        hidden=256,
-        layers=4,
-        heads=4,
+        size=TinySize(hidden=256, layers=4, heads=4),
         vocab_size=8000,
         seed=0,
     )

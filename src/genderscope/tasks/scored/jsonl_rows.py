@@ -1,13 +1,16 @@
 """Reading a benchmark's data file (JSON lines, or tab-separated with a header): rows with their line numbers,
-and one-line errors."""
+and one-line errors; :class:`JsonlBenchmark`, a scored benchmark whose items are the rows of one such file."""
 
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
 
 from genderscope.core.errors import DataError
+from genderscope.tasks.scored.benchmark import ScoredBenchmark
+from genderscope.tasks.scored.items import ScoredItem
 
 T = TypeVar("T")
 
@@ -70,3 +73,21 @@ def require_text(row: Mapping[str, Any], keys: Iterable[str]) -> None:
     for key in keys:
         if not isinstance(row.get(key), str) or not row[key].strip():
             raise ValueError(f"field {key!r} missing or empty")
+
+
+class JsonlBenchmark(ScoredBenchmark):
+    """A scored benchmark with one item per row of one JSON-lines registry file, in file order."""
+
+    #: the registry name of the file
+    data_file: ClassVar[str]
+
+    @staticmethod
+    @abstractmethod
+    def item_of(lineno: int, row: dict[str, Any]) -> ScoredItem:
+        """The item of one row (KeyError, TypeError, ValueError or IndexError for a bad row)."""
+
+    def datasets(self) -> list[str]:
+        return [self.data_file]
+
+    def load_items(self) -> list[ScoredItem]:
+        return each_row(self.ctx.data.path(self.data_file), self.item_of)
