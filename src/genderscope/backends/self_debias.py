@@ -15,8 +15,10 @@ prefix).  Tokens the prefix makes more likely are down-weighted: with Δ(w) = ma
 
 Scoring: the biased input is the scored sequence with the prefix's tokens after its leading start token
 (BOS or EOS), or in front when it has none (the authors' ``compute_loss_self_debiasing`` joins token ids
-too, so the text's tokens are the same in both rows); several sequences and their prefixed copies share a
-right-padded forward pass under the logits budget (``--batch-tokens``, capped on CPU).  Generation: the
+too, so the text's tokens are the same in both rows).  Sequences are batched as ``hf-causal`` batches them
+(right-padded under ``--batch-tokens``, capped on CPU): one forward pass over the regular sequences, then one
+per prefix over the copies' own tokens after the head they all share (start token + prefix), whose KV cache
+is computed once per call.  Generation: the
 prefixed prompt is the prefix text in front of the input text, tokenised together (the authors'
 ``generate_self_debiasing``): ``generate`` = start token + prefix + prompt, ``chat`` = the chat template
 with the prefix in front of the first message's content (docs/decisions.md).
@@ -73,44 +75,85 @@ class SelfDebiasBackend(HFBackendBase):
         self.prefix_id = t.bos_token_id if t.bos_token_id is not None else t.eos_token_id
         self.prefixes = [t(p, add_special_tokens=False)["input_ids"] for p in self.options.prefix.split("|")]
 
-    def biased(self, seq: list[int], prefix: list[int]) -> list[int]:
-        """``seq`` with the prefix's tokens after its leading start token, else in front."""
-        return seq[:1] + prefix + seq[1:] if seq[0] == self.prefix_id else prefix + seq
-
     def debiased_logprobs(self, seq: list[int], scored_from: int) -> list[float]:
         """ln p̃(seq[t] | seq[:t]) for t = ``scored_from`` … len(seq) − 1 (see the module docstring)."""
         return self.debiased_many([(seq, scored_from)])[0]
 
     def debiased_many(self, items: list[tuple[list[int], int]]) -> list[list[float]]:
-        """:meth:`debiased_logprobs` of every (seq, scored_from), batched: a sequence and its prefixed copies
-        are rows of one forward pass, right-padded with several sequences under the logits budget."""
+        """:meth:`debiased_logprobs` of every (seq, scored_from), batched under the logits budget as
+        ``hf-causal`` batches: one right-padded forward pass over the regular sequences, then one per prefix
+        over their prefixed copies.  A prefixed copy shares its head (start token + prefix, or the prefix
+        alone) with every other: the head's KV cache and last logits are computed once per call, and only
+        the copies' own tokens run, after the cached head."""
         import torch
 
-        o, g = self.options, 1 + len(self.prefixes)
-        units = [[seq] + [self.biased(seq, pre) for pre in self.prefixes] for seq, _ in items]
+        o = self.options
         out: list[list[float]] = [[] for _ in items]
+        todo = [i for i, (seq, frm) in enumerate(items) if frm < len(seq)]
+        heads: dict[tuple[int, bool], tuple[Any, Any]] = {}
 
         def run(batch: list[int]) -> None:
-            rows = [r for i in batch for r in units[i]]
-            ids, mask = self.pad(rows)
-            self.count_forward(len(rows))
+            seqs = [items[i][0] for i in batch]
+            ids, mask = self.pad(seqs)
+            self.count_forward(len(seqs))
             logits = self.model(input_ids=ids, attention_mask=mask).logits
+            p = [torch.softmax(logits[b, frm - 1 : len(seq) - 1].float(), -1) for b, (seq, frm) in
+                 enumerate(items[i] for i in batch)]  # fmt: skip
+            p_b: list[Any] = [None] * len(batch)
+            for k in range(len(self.prefixes)):
+                for led in (True, False):  # sequences that start with the start token, and the others
+                    part = [b for b, seq in enumerate(seqs) if (seq[0] == self.prefix_id) == led]
+                    if part:
+                        self._prefixed_probs(k, led, [items[batch[b]] for b in part], heads, p_b, part)
             for b, i in enumerate(batch):
+                pt = debias(p[b], p_b[b], o.decay_constant, o.epsilon)
                 seq, frm = items[i]
-                n, base = len(seq), b * g
-                p = torch.softmax(logits[base, frm - 1 : n - 1].float(), -1)
-                p_b = None
-                for k, pre in enumerate(self.prefixes):
-                    shift = len(pre)
-                    q = torch.softmax(logits[base + 1 + k, shift + frm - 1 : shift + n - 1].float(), -1)
-                    p_b = q if p_b is None else torch.maximum(p_b, q)
-                pt = debias(p, p_b, o.decay_constant, o.epsilon)
                 tgt = torch.tensor(seq[frm:], device=pt.device)
                 out[i] = torch.log(pt.gather(1, tgt[:, None])[:, 0]).double().cpu().tolist()
 
-        widths = [g * max(len(r) for r in u) for u in units]
-        self.batched(widths, run, self.full_logits_budget())
+        self.batched([len(items[i][0]) for i in todo], lambda bt: run([todo[j] for j in bt]),
+                     self.full_logits_budget())  # fmt: skip
         return out
+
+    def _prefixed_probs(
+        self,
+        k: int,
+        led: bool,
+        rows: list[tuple[list[int], int]],
+        heads: dict[tuple[int, bool], tuple[Any, Any]],
+        p_b: list[Any],
+        slots: list[int],
+    ) -> None:
+        """Next-token distributions of prefix ``k``'s copies of ``rows`` (all led by the start token, or
+        none), at the positions that predict seq[frm:]; folded into ``p_b[slots[r]]`` by maximum."""
+        import copy
+
+        import torch
+
+        from genderscope.backends.hf_generate import _cache_name, _cache_of
+        from genderscope.backends.hf_tensors import repeat_cache_rows
+
+        s = 1 if led else 0
+        head = ([self.prefix_id] if led else []) + self.prefixes[k]
+        if (k, led) not in heads:
+            hout = self.model(input_ids=torch.tensor([head], device=self.device), use_cache=True)
+            self.count_forward(1)
+            heads[(k, led)] = (_cache_of(hout), hout.logits[0, -1:].float())
+        cache, last = heads[(k, led)]
+        ids, mask = self.pad([seq[s:] for seq, _ in rows])
+        n_rows, width, h = ids.shape[0], ids.shape[1], len(head)
+        past = repeat_cache_rows(copy.deepcopy(cache), n_rows)
+        attn = torch.cat([torch.ones((n_rows, h), dtype=mask.dtype, device=mask.device), mask], dim=1)
+        pos = torch.arange(h, h + width, device=ids.device)[None].expand(n_rows, -1)
+        kw = {_cache_name(self.model): past}
+        logits = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, **kw).logits
+        self.count_forward(n_rows)
+        for r, (seq, frm) in enumerate(rows):
+            # seq[t] is predicted by the head's last position (t = s), else by tail position t - s - 1
+            q = torch.cat([last, logits[r, : len(seq) - s - 1].float()])[frm - s :]
+            q = torch.softmax(q, -1)
+            b = slots[r]
+            p_b[b] = q if p_b[b] is None else torch.maximum(p_b[b], q)
 
     @handles(TOKEN_LOGPROBS)
     def _token_logprobs_jobs(self, jobs: list[Job], emit: Emit) -> None:
