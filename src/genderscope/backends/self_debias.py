@@ -66,6 +66,10 @@ class SelfDebiasBackend(HFBackendBase):
                 f"self-debias:{target}: Self-Debias wraps a causal LM given as self-debias:hf-causal:PATH "
                 "(it needs the model's full next-token distributions: masked LMs and API models cannot)"
             )
+        if any(not part.strip() for part in options.prefix.split("|")):
+            raise UsageError(
+                f"--prefix {options.prefix!r}: each bias-inducing prefix (separated by '|') must be non-empty"
+            )
         super().__init__(path, options)
         digest = hashlib.sha256(options.prefix.encode()).hexdigest()[:12]
         self._fp += f"|self-debias:lambda={options.decay_constant}:eps={options.epsilon}:prefix={digest}"
