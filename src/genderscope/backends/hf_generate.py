@@ -240,8 +240,10 @@ def generate_batch(
 
 def _batches(backend: Any, items: list[tuple[Any, ...]]) -> Any:
     """Items ``(job, ids, max_new, temp, top_p, seed)`` grouped by ``max_new``, longest prompt first,
-    ``--gen-batch-size`` at a time; yields (chunk, new token ids per item)."""
+    ``--gen-batch-size`` at a time; yields (chunk, new token ids per item).  A backend with a
+    ``generate_chunk(chunk, max_new)`` method (``self-debias``) decodes each chunk itself."""
     batch_size = max(1, int(getattr(backend.options, "gen_batch_size", 16)))
+    custom = getattr(backend, "generate_chunk", None)
     groups: dict[int, list[Any]] = {}
     for item in items:
         groups.setdefault(item[2], []).append(item)
@@ -249,6 +251,9 @@ def _batches(backend: Any, items: list[tuple[Any, ...]]) -> Any:
         group.sort(key=lambda it: -len(it[1]))
         for start in range(0, len(group), batch_size):
             chunk = group[start : start + batch_size]
+            if custom is not None:
+                yield chunk, custom(chunk, max_new)
+                continue
             cols = list(zip(*chunk))
             yield (
                 chunk,
