@@ -10,11 +10,12 @@ first answer for a key (an answer is never stored twice).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from genderscope.core.paths import home
 
@@ -33,6 +34,17 @@ CREATE TABLE IF NOT EXISTS responses (
 
 #: the largest part of the store file SQLite reads through a memory map (address space, not memory)
 MMAP_BYTES = 1 << 30
+
+
+def answers_digest(items: Iterable[tuple[str, str]]) -> str:
+    """sha256 of (store key, stored response text) pairs, in the order given (sorted by key)."""
+    h = hashlib.sha256()
+    for key, text in items:
+        h.update(key.encode())
+        h.update(b"\x00")
+        h.update(text.encode("utf-8", "surrogatepass"))
+        h.update(b"\n")
+    return h.hexdigest()
 
 
 class ResponseStore:
@@ -67,6 +79,26 @@ class ResponseStore:
             for key, resp in self._db.execute(q, part):
                 out[key] = loads(resp)
         return out
+
+    def answers_digest(self, keys: Sequence[str]) -> tuple[int, str]:
+        """(how many of ``keys`` are stored, :func:`answers_digest` of their stored text in key order),
+        without parsing any answer."""
+        ordered = sorted(set(keys))
+        found = 0
+
+        def rows() -> Iterator[tuple[str, str]]:
+            nonlocal found
+            for i in range(0, len(ordered), 900):
+                part = ordered[i : i + 900]
+                q = "SELECT key, response FROM responses WHERE key IN (%s) ORDER BY key" % ",".join(
+                    "?" * len(part)
+                )
+                for row in self._db.execute(q, part):
+                    found += 1
+                    yield row
+
+        digest = answers_digest(rows())
+        return found, digest
 
     def put(self, key: str, fingerprint: str, kind: str, trial: int, request: str, response: Any) -> None:
         """Commit one response now (first answer for a key wins)."""
