@@ -15,7 +15,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 from genderscope.core.paths import home
 
@@ -37,13 +37,10 @@ MMAP_BYTES = 1 << 30
 
 
 def answers_digest(items: Iterable[tuple[str, str]]) -> str:
-    """sha256 of (store key, stored response text) pairs, in the order given (sorted by key)."""
+    """sha256 of (store key, stored response text) pairs, in the order given (sorted by key): of
+    ``key NUL text LF`` for each, UTF-8."""
     h = hashlib.sha256()
-    for key, text in items:
-        h.update(key.encode())
-        h.update(b"\x00")
-        h.update(text.encode("utf-8", "surrogatepass"))
-        h.update(b"\n")
+    h.update("".join([f"{key}\x00{text}\n" for key, text in items]).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
@@ -84,21 +81,17 @@ class ResponseStore:
         """(how many of ``keys`` are stored, :func:`answers_digest` of their stored text in key order),
         without parsing any answer."""
         ordered = sorted(set(keys))
+        h = hashlib.sha256()
         found = 0
-
-        def rows() -> Iterator[tuple[str, str]]:
-            nonlocal found
-            for i in range(0, len(ordered), 900):
-                part = ordered[i : i + 900]
-                q = "SELECT key, response FROM responses WHERE key IN (%s) ORDER BY key" % ",".join(
-                    "?" * len(part)
-                )
-                for row in self._db.execute(q, part):
-                    found += 1
-                    yield row
-
-        digest = answers_digest(rows())
-        return found, digest
+        for i in range(0, len(ordered), 900):
+            part = ordered[i : i + 900]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT key, response FROM responses WHERE key IN ({marks}) ORDER BY key", part
+            ).fetchall()
+            found += len(rows)
+            h.update("".join([f"{k}\x00{r}\n" for k, r in rows]).encode("utf-8", "surrogatepass"))
+        return found, h.hexdigest()
 
     def put(self, key: str, fingerprint: str, kind: str, trial: int, request: str, response: Any) -> None:
         """Commit one response now (first answer for a key wins)."""
