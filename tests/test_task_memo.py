@@ -113,3 +113,15 @@ def test_an_unreadable_memo_runs_the_task(home: Path, tmp_path: Path) -> None:
         p.write_bytes(b"not a pickle")
     again = run(tmp_path / "b")
     assert again.runs[0].memo is None and again.runs[0].counts.cache_hits == again.runs[0].counts.attempts
+
+
+def test_a_memo_that_cannot_be_written_leaves_the_run_as_it_is(
+    home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    def full_disk(key: str, memo: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(taskmemo, "save_memo", full_disk)
+    out = run(tmp_path / "a")
+    assert out.runs[0].counts.attempts == 6 and (tmp_path / "a" / "results.json").exists()
+    assert not list((home / taskmemo.MEMO_DIR).glob("*.pickle"))

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import json
+import pickle
 import re
 import time
 from pathlib import Path
@@ -392,23 +393,31 @@ class RunOutput:
         """attempts.jsonl, results.json and run.json into ``out_dir``; a task run with a memo key and
         every answer through the store leaves its memo (:mod:`genderscope.core.taskmemo`)."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        texts = []
+        chunks = []
         for r in self.runs:
             if r.memo is not None:
-                texts.append(r.memo.text())
+                chunks.append(r.memo.data())
                 continue
             lines, again = _attempt_lines(self._records([r]), r.results, memo=r.memo_key is not None)
-            texts.append("".join(line + "\n" for line in lines))
+            chunks.append("".join(line + "\n" for line in lines).encode("utf-8"))
             if again is not None and _memo_eligible(r):
-                from genderscope.core.taskmemo import build_memo, save_memo
-
-                kinds = sorted({str(ar.attempt.request.kind) for ar in r.results} - {""})
-                keyed = [(ar.key, ar.response) for ar in r.results if ar.key is not None]
-                memo = build_memo(r.result, keyed, again, len(r.results), r.counts.rounds, kinds)
-                save_memo(str(r.memo_key), memo)
-        with open(self.out_dir / ATTEMPTS_FILE, "w", encoding="utf-8") as fh:
-            fh.write("".join(texts))
+                _keep_memo(r, again)
+        with open(self.out_dir / ATTEMPTS_FILE, "wb") as fh:
+            fh.write(b"".join(chunks))
         write_run_log(self.out_dir, self.manifest, self.results_file())
+
+
+def _keep_memo(r: TaskRun, lines: list[str]) -> None:
+    """Write ``r``'s memo; a memo that cannot be written (a value that does not pickle, a full disk) is
+    left out, the run goes on."""
+    from genderscope.core.taskmemo import build_memo, save_memo
+
+    kinds = sorted({str(ar.attempt.request.kind) for ar in r.results} - {""})
+    keyed = [(ar.key, ar.response) for ar in r.results if ar.key is not None]
+    try:
+        save_memo(str(r.memo_key), build_memo(r.result, keyed, lines, len(r.results), r.counts.rounds, kinds))
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        pass
 
 
 def _memo_eligible(r: TaskRun) -> bool:

@@ -57,9 +57,13 @@ class TaskMemo:
     rounds: int
     request_kinds: list[str]
 
+    def data(self) -> bytes:
+        """The task's ``attempts.jsonl`` lines, UTF-8."""
+        return zlib.decompress(self.lines)
+
     def text(self) -> str:
         """The task's ``attempts.jsonl`` lines."""
-        return zlib.decompress(self.lines).decode("utf-8")
+        return self.data().decode("utf-8")
 
     def key_list(self) -> list[str]:
         k = self.keys
@@ -96,9 +100,7 @@ def _library_versions() -> tuple[str, ...]:
 def code_identity(task_cls: type) -> str:
     """sha256 of the code a task's outputs depend on: the package, the task's module if it lies outside
     (a plugin), Python and the numeric libraries' versions."""
-    import genderscope
-
-    root = str(Path(genderscope.__file__).resolve().parent)
+    root = str(Path(__file__).resolve().parents[1])  # the genderscope package folder
     parts = [_package_digest(root), *_library_versions()]
     module = sys.modules.get(task_cls.__module__)
     path = getattr(module, "__file__", None)
@@ -157,8 +159,12 @@ def save_memo(key: str, memo: TaskMemo) -> None:
     path = memo_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(pickle.dumps(memo, protocol=pickle.HIGHEST_PROTOCOL))
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(pickle.dumps(memo, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def build_memo(
