@@ -10,7 +10,7 @@ answers.
 
 ``key`` is the sha256 of everything the task's outputs are computed from, except the answers: this
 module's format version, genderscope's code (every file of the package, the task's own module if it lies
-outside, Python and the numeric libraries' versions), the task's name, class, version and resolved
+outside, Python's and the scoring libraries' versions), the task's name, class, version and resolved
 options, the run context (seed, trials, limit, the request kinds and model the backend answers,
 generation overrides), the backend's fingerprint and the pinned sha256 of every dataset the task reads
 (a file whose sha256 differs from its pin is never read).  The answers are checked on every use: the
@@ -40,8 +40,8 @@ from genderscope.core.store import answers_digest
 MEMO_DIR = "cache/task-runs"
 #: raise when the memo's contents or meaning change
 MEMO_FORMAT = 1
-#: libraries whose versions can change a task's numbers
-_LIBRARIES = ("numpy", "scipy", "pandas", "statsmodels")
+#: libraries whose versions can change a task's numbers (NLTK: the word tokens GenderBench's parsers read)
+_LIBRARIES = ("numpy", "scipy", "pandas", "statsmodels", "nltk")
 
 
 @dataclass
@@ -99,7 +99,7 @@ def _library_versions() -> tuple[str, ...]:
 
 def code_identity(task_cls: type) -> str:
     """sha256 of the code a task's outputs depend on: the package, the task's module if it lies outside
-    (a plugin), Python and the numeric libraries' versions."""
+    (a plugin), Python's and the scoring libraries' versions."""
     root = str(Path(__file__).resolve().parents[1])  # the genderscope package folder
     parts = [_package_digest(root), *_library_versions()]
     module = sys.modules.get(task_cls.__module__)
