@@ -149,7 +149,7 @@ def run(
         spec = load_spec(spec_file)
     else:
         spec = RunSpec.build(tasks, model or "random", options=options, use_cache=not no_cache, **given)
-    output = run_spec(spec, out=out_dir, progress=progress)
+    output = run_spec(spec, out=out_dir, progress=progress, reuse=True)
     for r in output.runs:
         out.print(r.task.render(r.result))
         c = r.counts

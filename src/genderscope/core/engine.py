@@ -10,14 +10,15 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import json
+import pickle
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from genderscope.core.errors import MissingResponsesError, UsageError
 from genderscope.core.options import as_dict
-from genderscope.core.requests import AttemptResult, request_sha256
+from genderscope.core.requests import GIVEN, AttemptResult, request_sha256
 from genderscope.core.runlog import (
     ATTEMPT_ENGINE_KEYS,
     ATTEMPTS_FILE,
@@ -55,6 +56,10 @@ class TaskRun:
     result: TaskResult
     results: list[AttemptResult]
     counts: RunCounts
+    #: the task's memo key when its outputs may be kept for a rerun (:mod:`genderscope.core.taskmemo`)
+    memo_key: str | None = None
+    #: its outputs taken from a memo (``results`` is then empty; the attempt lines are the memo's)
+    memo: Any = None
 
 
 def default_out_dir(tasks: Sequence[str], model: str) -> Path:
@@ -162,9 +167,14 @@ def run_spec(
     store_path: str | Path | None = None,
     data: DataRegistry | None = None,
     write: bool = True,
+    reuse: bool = False,
 ) -> "RunOutput":
     """Run ``spec`` and write the output folder (``out``, default :func:`default_out_dir`); run.json
-    stores the spec verbatim, so :func:`~genderscope.core.runspec.load_spec` of it repeats the run."""
+    stores the spec verbatim, so :func:`~genderscope.core.runspec.load_spec` of it repeats the run.
+
+    ``reuse`` (the CLI's ``run``): with the store in use, a task whose inputs and stored answers are
+    those of an earlier run's memo takes its outputs from it (its ``TaskRun.results`` stay empty), and
+    the tasks run here leave memos when ``write`` (:mod:`genderscope.core.taskmemo`)."""
     from genderscope.core.progress import make_progress
     from genderscope.core.validate import writable_path
 
@@ -178,6 +188,8 @@ def run_spec(
     backend = prep.backend()
     store = ResponseStore(store_path) if (backend_cls.cacheable and use_cache) else None
     runs: list[TaskRun] = []
+    scored: dict[int, TaskRun] = {}
+    memo_keys: dict[int, str] = {}
 
     def drop(task: Task, exc: BaseException) -> bool:
         """A replay that holds no answer at all for a suite's task leaves that task out."""
@@ -191,7 +203,9 @@ def run_spec(
         backend.bind_store(store)
         # cheap in-process backends (not cacheable: replay, random) answer in one allocation burst
         pause = contextlib.nullcontext() if backend_cls.cacheable else paused_gc()
-        scored: dict[int, TaskRun] = {}
+        if reuse and store is not None:
+            memo_keys = _reuse_memos(built, backend.fingerprint, data, store, scored)
+        todo = [t for t in built if id(t) not in scored]
 
         def finish(task: Task, ex: Any) -> None:
             """Score a task whose answers are all in (on the scheduler's helper thread while the other
@@ -200,10 +214,11 @@ def run_spec(
             with paused_gc():
                 result = task.score(ex.results)
             ex.counts.seconds += time.perf_counter() - t0
-            scored[id(task)] = TaskRun(task, result, ex.results, ex.counts)
+            scored[id(task)] = TaskRun(task, result, ex.results, ex.counts, memo_keys.get(id(task)))
 
-        with make_progress(progress) as prog, pause:
-            run_together(built, backend, store, use_cache=use_cache, progress=prog, drop=drop, finish=finish)
+        if todo:
+            with make_progress(progress) as prog, pause:
+                run_together(todo, backend, store, use_cache, progress=prog, drop=drop, finish=finish)
         runs.extend(scored[id(t)] for t in built if id(t) in scored)
     finally:
         backend.close()
@@ -236,9 +251,35 @@ def run_spec(
     return output
 
 
+def _reuse_memos(
+    tasks: Sequence[Task],
+    fingerprint: str,
+    data: DataRegistry,
+    store: ResponseStore,
+    runs: dict[int, TaskRun],
+) -> dict[int, str]:
+    """Each task's memo key (by ``id``); the tasks whose memo holds (unchanged inputs and answers) go
+    into ``runs`` with their outputs from it."""
+    from genderscope.core.taskmemo import load_memo, memo_key
+
+    keys = {}
+    for t in tasks:
+        t0 = time.perf_counter()
+        key = keys[id(t)] = memo_key(t, fingerprint, data)
+        memo = load_memo(key, store)
+        if memo is None:
+            continue
+        counts = RunCounts(attempts=memo.attempts, cache_hits=memo.from_store, rounds=memo.rounds)
+        counts.seconds = time.perf_counter() - t0
+        runs[id(t)] = TaskRun(t, memo.result, [], counts, key, memo)
+    return keys
+
+
 def _task_manifest(run: TaskRun, data: DataRegistry) -> TaskManifest:
     """run.json's entry of one task: resolved options, dataset hashes, counts, request kinds used."""
     kinds = sorted({str(getattr(ar.attempt.request, "kind", "")) for ar in run.results} - {""})
+    if run.memo is not None:
+        kinds = list(run.memo.request_kinds)
     names = run.task.datasets()
     c = run.counts
     return TaskManifest(
@@ -313,9 +354,10 @@ class RunOutput:
         """results.json of the run as written."""
         return self.results_file().to_json()
 
-    def _records(self) -> Iterator[tuple[dict[str, Any], Any]]:
-        """(the engine's fields, the task's fields or None) per attempt, in order."""
-        for r in self.runs:
+    def _records(self, runs: Sequence[TaskRun] | None = None) -> Iterator[tuple[dict[str, Any], Any]]:
+        """(the engine's fields, the task's fields or None) per attempt, in order (runs from a memo
+        have none: their lines are the memo's)."""
+        for r in self.runs if runs is None else runs:
             extra = r.result.records
             for i, ar in enumerate(r.results):
                 a = ar.attempt
@@ -337,31 +379,106 @@ class RunOutput:
 
     def attempt_records(self) -> list[dict[str, Any]]:
         rows = []
-        for rec, extra in self._records():
-            if extra is not None:
-                rec.update(extra)
-            rows.append(rec)
+        for r in self.runs:
+            if r.memo is not None:
+                rows.extend(json.loads(line) for line in r.memo.text().splitlines())
+                continue
+            for rec, extra in self._records([r]):
+                if extra is not None:
+                    rec.update(extra)
+                rows.append(rec)
         return rows
 
     def write(self) -> None:
-        from genderscope.core.jsonutil import JoinedRecord, clean_json, encode_json
-
+        """attempts.jsonl, results.json and run.json into ``out_dir``; a task run with a memo key and
+        every answer through the store leaves its memo (:mod:`genderscope.core.taskmemo`)."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        lines = []
-        for rec, extra in self._records():
-            try:  # plain JSON values (the usual case) are written directly, ~3x faster than cleaning first
-                members = extra.json_members(_ENGINE_KEYS) if isinstance(extra, JoinedRecord) else None
-                if members is not None:  # task fields pre-encoded once per shared part (JoinedRecord)
-                    head = encode_json(rec)
-                    lines.append(head[:-1] + ", " + members + "}" if members else head)
-                    continue
-                if extra is not None:
-                    rec.update(extra)
-                lines.append(encode_json(rec))
-            except (TypeError, ValueError):  # NaN/inf or numpy values: convert first
-                if extra is not None:
-                    rec.update(extra)
-                lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
-        with open(self.out_dir / ATTEMPTS_FILE, "w", encoding="utf-8") as fh:
-            fh.write("".join(line + "\n" for line in lines))
+        chunks = []
+        for r in self.runs:
+            if r.memo is not None:
+                chunks.append(r.memo.data())
+                continue
+            lines, again = _attempt_lines(self._records([r]), r.results, memo=r.memo_key is not None)
+            chunks.append("".join(line + "\n" for line in lines).encode("utf-8"))
+            if again is not None and _memo_eligible(r):
+                _keep_memo(r, again)
+        with open(self.out_dir / ATTEMPTS_FILE, "wb") as fh:
+            fh.write(b"".join(chunks))
         write_run_log(self.out_dir, self.manifest, self.results_file())
+
+
+def _keep_memo(r: TaskRun, lines: list[str]) -> None:
+    """Write ``r``'s memo; a memo that cannot be written (a value that does not pickle, a full disk) is
+    left out, the run goes on."""
+    from genderscope.core.taskmemo import build_memo, save_memo
+
+    kinds = sorted({str(ar.attempt.request.kind) for ar in r.results} - {""})
+    keyed = [(ar.key, ar.response) for ar in r.results if ar.key is not None]
+    try:
+        save_memo(str(r.memo_key), build_memo(r.result, keyed, lines, len(r.results), r.counts.rounds, kinds))
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        pass
+
+
+def _memo_eligible(r: TaskRun) -> bool:
+    """Would a rerun answer every attempt of ``r`` from the store (nothing failed, skipped or not
+    stored)?"""
+    c = r.counts
+    if c.errors or c.skipped or c.invalid_cached:
+        return False
+    return all(
+        ar.error is None and not ar.skipped and (ar.key is not None or ar.attempt.request.kind == GIVEN)
+        for ar in r.results
+    )
+
+
+#: where a record's ``cache_hit`` sits when it was answered by the backend (a rerun reads it from the store)
+_FRESH = '"cache_hit": false, "request_kind": '
+#: the engine's fields before ``cache_hit`` in a record
+_BEFORE_HIT = ("task", "item_id", "trial", "prompt", "response")
+
+
+def _attempt_lines(
+    records: Iterable[tuple[dict[str, Any], Any]], results: Sequence[AttemptResult], memo: bool
+) -> tuple[list[str], list[str] | None]:
+    """The attempts.jsonl lines of one task and, if ``memo`` and every line allows it, the same lines as
+    a rerun from the store writes them (``cache_hit`` true but for ``given`` answers)."""
+    from genderscope.core.jsonutil import JoinedRecord, clean_json, encode_json
+
+    lines: list[str] = []
+    again: list[str] | None = [] if memo else None
+    for (rec, extra), ar in zip(records, results):
+        flip = not ar.cache_hit and ar.attempt.request.kind != GIVEN
+        try:  # plain JSON values (the usual case) are written directly, ~3x faster than cleaning first
+            members = extra.json_members(_ENGINE_KEYS) if isinstance(extra, JoinedRecord) else None
+            if members is not None or extra is None:  # task fields pre-encoded once per shared part
+                head = encode_json(rec)
+                lines.append(head[:-1] + ", " + members + "}" if members else head)
+                if again is not None and flip:
+                    i = head.rfind(_FRESH)
+                    head = head[:i] + '"cache_hit": true' + head[i + 18 :] if i > 0 else ""
+                if again is not None and head:
+                    again.append(head[:-1] + ", " + members + "}" if members else head)
+                else:
+                    again = None
+                continue
+            if type(extra) is dict and "cache_hit" not in extra:  # the record in two parts around cache_hit
+                merged = {**rec, **extra}
+                pre = encode_json({k: merged[k] for k in _BEFORE_HIT})
+                rest = {k: v for k, v in merged.items() if k not in _BEFORE_HIT and k != "cache_hit"}
+                post = encode_json(rest)
+                flag = "true" if ar.cache_hit else "false"
+                lines.append(f'{pre[:-1]}, "cache_hit": {flag}, {post[1:]}')
+                if again is not None:
+                    again.append(f'{pre[:-1]}, "cache_hit": true, {post[1:]}' if flip else lines[-1])
+                continue
+            again = None
+            if extra is not None:
+                rec.update(extra)
+            lines.append(encode_json(rec))
+        except (TypeError, ValueError):  # NaN/inf or numpy values: convert first
+            again = None
+            if extra is not None:
+                rec.update(extra)
+            lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
+    return lines, again

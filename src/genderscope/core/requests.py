@@ -74,6 +74,8 @@ class AttemptResult:
     error: str | None = None
     cache_hit: bool = False
     skipped: bool = False  # replay had no answer and --replay-missing skip was given
+    #: the store key the answer was looked up under (None when the store is not used, or ``given``)
+    key: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

@@ -133,6 +133,7 @@ def execute_parts(
         for i, k in enumerate(keys):
             if i not in given:
                 groups.setdefault(k, []).append(i)
+                results[i].key = k
         stored = store.get_many(list(groups))  # type: ignore[union-attr]
         for k in [
             k for k, resp in stored.items() if response_problem(attempts[groups[k][0]].request.kind, resp)

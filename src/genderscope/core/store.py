@@ -10,6 +10,7 @@ first answer for a key (an answer is never stored twice).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -33,6 +34,14 @@ CREATE TABLE IF NOT EXISTS responses (
 
 #: the largest part of the store file SQLite reads through a memory map (address space, not memory)
 MMAP_BYTES = 1 << 30
+
+
+def answers_digest(items: Iterable[tuple[str, str]]) -> str:
+    """sha256 of (store key, stored response text) pairs, in the order given (sorted by key): of
+    ``key NUL text LF`` for each, UTF-8."""
+    h = hashlib.sha256()
+    h.update("".join([f"{key}\x00{text}\n" for key, text in items]).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 class ResponseStore:
@@ -67,6 +76,22 @@ class ResponseStore:
             for key, resp in self._db.execute(q, part):
                 out[key] = loads(resp)
         return out
+
+    def answers_digest(self, keys: Sequence[str]) -> tuple[int, str]:
+        """(how many of ``keys`` are stored, :func:`answers_digest` of their stored text in key order),
+        without parsing any answer."""
+        ordered = sorted(set(keys))
+        h = hashlib.sha256()
+        found = 0
+        for i in range(0, len(ordered), 900):
+            part = ordered[i : i + 900]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT key, response FROM responses WHERE key IN ({marks}) ORDER BY key", part
+            ).fetchall()
+            found += len(rows)
+            h.update("".join([f"{k}\x00{r}\n" for k, r in rows]).encode("utf-8", "surrogatepass"))
+        return found, h.hexdigest()
 
     def put(self, key: str, fingerprint: str, kind: str, trial: int, request: str, response: Any) -> None:
         """Commit one response now (first answer for a key wins)."""

