@@ -315,7 +315,7 @@ def group_sums(raw: bytes, groups: list[Group], generated: int) -> list[list[tup
 _TO_OFFSETS = ':{"text_offset":['
 _TO_LOGPROBS = '],"token_logprobs":['
 _TO_TOKENS = '],"tokens":['
-Compact = tuple[int, int, int, int]  # where tokens begins ("["), where token_logprobs' items begin, end; count
+Compact = tuple[int, int, int, int]  # where tokens begins ("["), token_logprobs' items begin, end; count
 
 
 def _compact_choices(text: str, count: int) -> list[Compact] | None:
