@@ -350,7 +350,7 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
     def _loglikelihood_together(self, jobs: list[Job], emit: Emit) -> None:
         """``loglikelihood`` jobs packed into requests of up to ``--prompts-per-request`` prompts (whole
         jobs, in order), one list of prompts each; the answer is read without decoding ``top_logprobs``
-        and each context's tokens are walked once (``openai_echo.continuation_sums``)."""
+        and each context's tokens are walked once (``openai_echo.group_sums``)."""
         groups: list[list[tuple[Job, str, list[str], str]]] = [[]]
         size, adds_bos = 0, getattr(self, "adds_bos", False)
         for job in jobs:
@@ -364,12 +364,7 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
         gen = self.options.echo_max_tokens
 
         def parse(group: list[tuple[Job, str, list[str], str]], raw: bytes) -> list[Any]:
-            choices = echo.echo_choices(raw, sum(len(g[2]) for g in group), gen)
-            out, at = [], 0
-            for _job, ctx, conts, start in group:
-                out.append(echo.continuation_sums(choices[at : at + len(conts)], ctx, conts, start))
-                at += len(conts)
-            return out
+            return echo.group_sums(raw, [(ctx, conts, start) for _job, ctx, conts, start in group], gen)
 
         async def ask(group: Any) -> Any:
             prompts = [start + ctx + c for _job, ctx, conts, start in group for c in conts]

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import repeat
+from bisect import bisect_right
+from itertools import accumulate, repeat
+from json.decoder import scanstring
 from typing import Any
 
 from genderscope.core.primitives import TokenLogprobsJson
@@ -289,6 +291,172 @@ def continuation_sums(
             continue
         out.append((float(sum(_number(lps[j + first]) for j in sel)), len(sel)))
     return out
+
+
+Group = tuple[str, list[str], str]  # (context, continuations, start token) of one loglikelihood job
+
+
+def group_sums(raw: bytes, groups: list[Group], generated: int) -> list[list[tuple[float | None, int]]]:
+    """:func:`continuation_sums` of each group of one echo of all their prompts (in order), each prompt
+    followed by ``generated`` tokens.  vLLM's compact body is read by :func:`_compact_sums`; any other
+    body, or anything unusual in it, by :func:`echo_choices` and :func:`continuation_sums` (same numbers,
+    same errors)."""
+    got = _compact_sums(raw, groups, generated)
+    if got is not None:
+        return got
+    choices = echo_choices(raw, sum(len(conts) for _c, conts, _s in groups), generated)
+    out, at = [], 0
+    for ctx, conts, start in groups:
+        out.append(continuation_sums(choices[at : at + len(conts)], ctx, conts, start))
+        at += len(conts)
+    return out
+
+
+_TO_OFFSETS = ':{"text_offset":['
+_TO_LOGPROBS = '],"token_logprobs":['
+_TO_TOKENS = '],"tokens":['
+Compact = tuple[int, int, int, int]  # where tokens begins ("["), token_logprobs' items begin, end; count
+
+
+def _compact_choices(text: str, count: int) -> list[Compact] | None:
+    """Where each choice's lists lie in vLLM's compact ``"logprobs":{"text_offset":[..],
+    "token_logprobs":[..],"tokens":[..]``, found as :func:`_scan` finds them (nothing decoded, split
+    or converted here); None for any other shape."""
+    out: list[Compact] = []
+    find, index, count_, startswith, pos = text.find, text.index, text.count, text.startswith, 0
+    for _ in range(count):
+        at = find('"logprobs"', pos) + 10
+        if at < 10 or not startswith(_TO_OFFSETS, at):
+            return None
+        p = at + len(_TO_OFFSETS)
+        e = index("]", p)
+        if not startswith(_TO_LOGPROBS, e):
+            return None
+        offsets = count_(",", p, e) + 1 if text[p:e].strip() else 0
+        p = e + len(_TO_LOGPROBS)
+        e = index("]", p)
+        if not startswith(_TO_TOKENS, e):
+            return None
+        n = count_(",", p, e) + 1  # as many as _scan's split gives, even for []
+        if n != offsets:
+            return None
+        out.append((e + len(_TO_TOKENS) - 1, p, e, n))
+        pos = e
+    return out
+
+
+def _compact_sums(raw: bytes, groups: list[Group], generated: int) -> list[list[Any]] | None:
+    """:func:`group_sums` of vLLM's compact body, converting only the continuations' log-probs, decoding
+    only the tokens after a context's (its later prompts' echoes begin with the same text) and walking a
+    context's tokens one by one only where they do not simply spell it (:func:`_plain_ends`); None for
+    any other body or when anything is unusual (a null or a word among the log-probs, ``usage``
+    disagreeing, a token that is not a string ...): then the general reading decides, with its errors."""
+    try:
+        text = raw.decode("utf-8")
+        choices = _compact_choices(text, sum(len(conts) for _c, conts, _s in groups))
+        if choices is None:
+            return None
+        at = text.rfind('"usage"')
+        m = _PROMPT_TOKENS.search(text, at) if at >= 0 else None
+        if m and int(m.group(1)) != sum(c[3] - generated for c in choices):
+            return None
+        out, at = [], 0
+        for ctx, conts, start in groups:
+            got = _compact_group(text, choices[at : at + len(conts)], ctx, conts, start, generated)
+            if got is None:
+                return None
+            out.append(got)
+            at += len(conts)
+        return out
+    except (ValueError, IndexError, TypeError, AttributeError):
+        return None
+
+
+def _compact_group(
+    text: str, choices: list[Compact], context: str, conts: list[str], start: str, generated: int
+) -> list[tuple[float | None, int]] | None:
+    """:func:`continuation_sums` of one context's choices in a compact body (None: unusual, see
+    :func:`_compact_sums`); the same steps, with tokens and log-probs read from ``text`` where needed."""
+    first, cut = (1 if start else 0), len(context)
+    shared: tuple[list[Any], int, int] | None = None
+    lead: tuple[str, list[Any]] | None = None  # the first choice's leading tokens: their JSON, themselves
+    out: list[tuple[float | None, int]] = []
+    for cont, (arr, lo, hi, count) in zip(conts, choices):
+        toks = None
+        if lead is not None and text.startswith(lead[0], arr):  # the same leading tokens: the rest only
+            rest = _strings(text, arr + len(lead[0]))
+            toks = None if rest is None else lead[1] + rest
+        if toks is None:
+            toks = _DECODER.raw_decode(text, arr)[0]
+        if type(toks) is not list or len(toks) != count:
+            return None
+        n = len(toks) - generated
+        if not 0 < n <= len(toks):
+            return None
+        comma = text.find(",", lo, hi)  # items 1..: no null (nor any word: "n") among them
+        if comma >= 0 and text.find("n", comma, hi) >= 0:
+            return None
+        body = toks[first:n]
+        i0, cur = 0, 0
+        if shared is not None and shared[1] and body[: shared[1]] == shared[0]:
+            i0, cur = shared[1], shared[2]
+        tail, whole = body[i0:], context + cont
+        plain = _plain_ends(whole, tail, cur, cut)
+        if plain is None:
+            spans, k, end = _walk(whole, tail, None, cur, cut)
+            sel: Any = [j for j, (_s, e) in enumerate(spans, i0) if e > cut]
+        else:
+            k, end = plain
+            sel = range(i0 + k, i0 + len(tail))
+        if shared is None:
+            shared = (body[:k], k, end)
+            if first + k:
+                lead = (json.dumps(toks[: first + k], ensure_ascii=False, separators=(",", ":"))[:-1] + ",",
+                        toks[: first + k])  # fmt: skip
+        if not start and 0 in sel:
+            out.append((None, len(sel)))
+            continue
+        out.append((float(sum(_items(text, lo, hi, count, [j + first for j in sel]))), len(sel)))
+    return out
+
+
+def _strings(text: str, pos: int) -> list[str] | None:
+    """The JSON strings from ``pos`` up to the ``]`` that ends their list, when that is all there is (no
+    whitespace); None otherwise."""
+    out: list[str] = []
+    while text.startswith('"', pos):
+        value, pos = scanstring(text, pos + 1)
+        out.append(value)
+        if text.startswith("]", pos):
+            return out
+        if not text.startswith(",", pos):
+            return None
+        pos += 1
+    return None
+
+
+def _items(text: str, lo: int, hi: int, count: int, wanted: list[int]) -> list[float]:
+    """The ``wanted`` (ascending) of the ``count`` comma-separated log-probs in ``text[lo:hi]`` as floats
+    (ValueError for whitespace inside one, which :func:`_scan` would remove: then it reads the body)."""
+    if not wanted:
+        return []
+    last = text[lo:hi].rsplit(",", count - wanted[0])
+    base = len(last) - count
+    return [float(last[base + i]) for i in wanted]
+
+
+def _plain_ends(text: str, tokens: list[str], cur: int, stop: int) -> tuple[int, int] | None:
+    """``_walk(text, tokens, None, cur, stop)``'s (k, where the walk stood after k tokens) when the tokens
+    spell ``text`` from ``cur`` and none is empty or ends in whitespace after other characters: then each
+    token ends where its characters do, so k counts those ending by ``stop``; None otherwise (walk)."""
+    if not text.startswith("".join(tokens), cur) or "" in tokens:
+        return None
+    stripped = list(map(str.rstrip, tokens))
+    if stripped != tokens and any([s for s, t in zip(stripped, tokens) if s is not t]):
+        return None  # a token with trailing whitespace after other characters (whitespace-only is fine)
+    ends = list(accumulate(map(len, tokens), initial=cur))
+    k = bisect_right(ends, stop, 1) - 1
+    return k, ends[k]
 
 
 def start_token_of(info: dict[str, Any]) -> str | None:
