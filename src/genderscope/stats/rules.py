@@ -6,8 +6,8 @@ both use :func:`rule_intervals`."""
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -43,6 +43,46 @@ class IntervalRule:
     few_units: int = FEW_UNITS
 
 
+@dataclass(frozen=True)
+class UnitScores:
+    """What a task declares so that ``compare --paired`` can pair two of its runs (``Task.paired_units``):
+    its per-unit scores of one run and its metrics as a function of them.
+
+    ``ids``: one id per resampling unit, the same in every run that scored the same unit (e.g. the dataset
+    row); ``scores``: the per-unit scores in the order of ``ids`` (an array with the units on its last axis,
+    or anything ``subset`` can cut); ``stat(scores, C)``: every metric (name -> one value per row of the
+    weight matrix C, rows × units), the same function for both runs; ``subset(scores, idx)``: the scores of
+    units ``idx`` in that order (default: ``numpy.take`` on the last axis); ``rule``: how the change's
+    interval is made; ``no_ci``: metric name pattern (``fnmatch``) -> why its change gets no interval
+    (e.g. a rank or a maximum)."""
+
+    ids: Sequence[str]
+    scores: Any
+    stat: Callable[[Any, np.ndarray], Mapping[str, np.ndarray]]
+    subset: Callable[[Any, np.ndarray], Any] | None = None
+    rule: IntervalRule = IntervalRule()
+    no_ci: Mapping[str, str] = field(default_factory=dict)
+
+    def take(self, idx: np.ndarray) -> Any:
+        """The scores of units ``idx`` (in that order)."""
+        if self.subset is not None:
+            return self.subset(self.scores, idx)
+        return np.take(np.asarray(self.scores), idx, axis=-1)
+
+    def reason(self, metric: str) -> str | None:
+        """Why ``metric``'s change gets no interval, or None."""
+        return next((why for pat, why in self.no_ci.items() if fnmatch.fnmatchcase(metric, pat)), None)
+
+
+def paired_rule(ci_method: str) -> IntervalRule:
+    """The interval rule of a task's paired changes under its ``--ci-method``: ``jackknife-t`` for every
+    metric (the chat probes' and ``gest-likelihood``'s default), else that bootstrap interval; both with
+    the small-sample rule's ``min_units``."""
+    if ci_method == JACKKNIFE_T:
+        return IntervalRule(jackknife_metrics=("*",))
+    return IntervalRule(ci_method=ci_method)
+
+
 def rule_intervals(
     stat: Callable[[np.ndarray], dict[str, np.ndarray]],
     n: int,
@@ -63,6 +103,11 @@ def rule_intervals(
 
     n_units = int(clusters.max()) + 1 if clusters.size else 0
     enough = n_units >= max(2, rule.min_units)
+    if enough and n_boot > 0 and (n_units < rule.few_units or "*" in rule.jackknife_metrics):
+        # every metric gets the jackknife-t: no bootstrap to draw (it would be replaced column by column)
+        point = np.asarray(cols_of(np.ones((1, n))), dtype=np.float64)[0]
+        blank: list[Column] = [(None, None, None)] * len(names)
+        return names, point, _jackknife_columns(cols_of, point, names, clusters, n_units, blank, rule, seed)
     point, iv = point_and_intervals(
         cols_of, n, n_boot if enough else 0, seed, method=rule.ci_method, clusters=clusters
     )

@@ -138,6 +138,10 @@ class GestTask(GestRowsMixin, ChatProbe):
         ]
         return Evaluations.build(rows, self.categories)
 
+    def scored_evaluations(self, results: Sequence[AttemptResult]) -> Evaluations:
+        """The evaluations the metrics are computed from (the ``--parser``'s options)."""
+        return self._evaluations(results, [self.read(ar).parsed for ar in results])
+
     # -- metrics ---------------------------------------------------------------------------------------
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:
