@@ -88,7 +88,9 @@ def paired_task(
                          "this task declares no per-unit scores to pair (paired_units)")]  # fmt: skip
 
 
-def _paired_scored(before: Path, after: Path, task: str, n_boot: int, seed: int, rule: Any) -> list[PairedChange]:
+def _paired_scored(
+    before: Path, after: Path, task: str, n_boot: int, seed: int, rule: Any
+) -> list[PairedChange]:
     """:func:`paired_task` of a scored-layer task: items matched by id, resampled by cluster."""
     from genderscope.core.reparse import read_manifest
     from genderscope.stats.rules import rule_intervals
@@ -117,7 +119,9 @@ def _paired_scored(before: Path, after: Path, task: str, n_boot: int, seed: int,
     ]
 
 
-def _paired_units(before: Path, after: Path, task: str, n_boot: int, seed: int, rule: Any) -> list[PairedChange]:
+def _paired_units(
+    before: Path, after: Path, task: str, n_boot: int, seed: int, rule: Any
+) -> list[PairedChange]:
     """:func:`paired_task` of a task that declares ``paired_units``: the units both runs scored, matched by
     id, each run's metrics by its own ``stat`` on the same unit draws (units resampled one by one)."""
     from genderscope.core.reparse import read_manifest
@@ -130,7 +134,9 @@ def _paired_units(before: Path, after: Path, task: str, n_boot: int, seed: int, 
     ia = np.array([i for i, u in enumerate(ua.ids) if u in ids_b], dtype=np.int64)
     ib = np.array([ids_b[ua.ids[i]] for i in ia], dtype=np.int64)
     if ia.size == 0:
-        raise UsageError(f"{task}: the two runs share no scored unit (item ids differ: seed, --limit, options?)")
+        raise UsageError(
+            f"{task}: the two runs share no scored unit (other items: --seed, --limit or options differ)"
+        )
     sa, sb = ua.take(ia), ub.take(ib)
     one = np.ones((1, ia.size))
     va, vb = _row(ua.stat(sa, one)), _row(ub.stat(sb, one))
