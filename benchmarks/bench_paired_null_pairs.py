@@ -1,19 +1,23 @@
-"""Null flag rate of ``compare --paired`` for one scored-task metric under several interval rules, from many
-null pairs at a small cost: K runs ``random:S`` (S = 1 … K, one run each, the same run seed) are read back
-once, and every two of them form a null pair (K·(K−1)/2 pairs; they share runs, so the pairs are not
-independent, but each is a valid null pair).  Each pair's change is resampled by
-:func:`genderscope.stats.rules.rule_intervals` with the pair's own seed, exactly as ``paired_task`` does.
+"""Null flag rate of ``compare --paired`` on crows-pairs ``likelihood_diff`` under several interval rules,
+by simulating the random model exactly (many pairs at a small cost).
 
-    .venv/bin/python benchmarks/bench_paired_null_pairs.py [--task crows-pairs] [--metric likelihood_diff]
-        [--limit 120] [--runs 40] [--n-boot 1000]
+The random model answers a ``loglikelihood`` request with, per continuation, the sum of its whitespace
+tokens' draws, each uniform in (−5, −1] nats, independent of everything else
+(``backends/random_model.py``).  One run ``random:1`` of the task gives each item's token counts (the
+Scores' ``n_tokens``); each simulated pair is two independent sets of those sums over the same items, and
+its change of ``likelihood_diff`` (mean |LL(sent_more) − LL(sent_less)|) is resampled by
+:func:`genderscope.stats.rules.rule_intervals` with the pair's own seed, as ``paired_task`` does.
 
-Prints, per rule, the pairs and the share whose 95 % interval of the change excludes 0.
+    .venv/bin/python benchmarks/bench_paired_null_pairs.py [--limit 120] [--pairs 2000] [--n-boot 1000]
+
+Prints, per rule, the pairs and the share whose 95 % interval of the change excludes 0 (with its binomial
+standard error).
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -31,42 +35,52 @@ from genderscope.core.reparse import read_manifest
 from genderscope.stats.rules import IntervalRule, rule_intervals
 
 RULES = {
-    "percentile (task rule)": IntervalRule(),
-    "jackknife-t (= t on per-unit differences)": IntervalRule(jackknife_metrics=("*",)),
+    "percentile (the task's rule)": IntervalRule(),
+    "jackknife-t (= t on the per-pair differences)": IntervalRule(jackknife_metrics=("*",)),
 }
+
+
+def token_counts(task: str, limit: int) -> np.ndarray:
+    """N × 2 whitespace-token counts of each item's two sentences, from one ``random:1`` run."""
+    with tempfile.TemporaryDirectory(prefix="gs-null-pairs-") as tmp:
+        out = Path(tmp) / "r"
+        genderscope.run(task, "random:1", limit=limit, no_cache=True, out=out)
+        _task, s = _scores(out, task, read_manifest(out))
+        return np.asarray(s.n_tokens[:, :2], dtype=np.int64)
+
+
+def simulate(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One run's |LL(more) − LL(less)| per item: each token's log-probability uniform in (−5, −1]."""
+    ll = [np.array([np.sum(-1.0 - 4.0 * rng.random(m)) for m in counts[:, k]]) for k in (0, 1)]
+    return np.abs(ll[0] - ll[1])
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--task", default="crows-pairs")
-    ap.add_argument("--metric", default="likelihood_diff")
     ap.add_argument("--limit", type=int, default=120)
-    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--rules", default=",".join(RULES))
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    scored = []
-    with tempfile.TemporaryDirectory(prefix="gs-null-pairs-") as tmp:
-        for s in range(1, args.runs + 1):
-            out = Path(tmp) / f"r{s}"
-            genderscope.run(args.task, f"random:{s}", limit=args.limit, no_cache=True, out=out)
-            scored.append(_scores(out, args.task, read_manifest(out)))
-    task = scored[0][0]
-    n = scored[0][1].n
-    for name in args.rules.split(","):
-        flagged = pairs = 0
-        for i, j in itertools.combinations(range(len(scored)), 2):
-            sa, sb = scored[i][1], scored[j][1]
+    counts = token_counts(args.task, args.limit)
+    n = len(counts)
+    rng = np.random.default_rng(args.seed)
+    flagged = dict.fromkeys(RULES, 0)
+    for p in range(args.pairs):
+        x = simulate(counts, rng) - simulate(counts, rng)  # after − before, per item
 
-            def change(C: np.ndarray) -> dict[str, np.ndarray]:
-                return {args.metric: task.compute(sb, C)[args.metric] - task.compute(sa, C)[args.metric]}
+        def change(C: np.ndarray, x: np.ndarray = x) -> dict[str, np.ndarray]:
+            return {"likelihood_diff": (C @ x) / C.sum(axis=1)}
 
-            _, _, cols = rule_intervals(change, n, np.arange(n), args.n_boot, pairs + 1, RULES[name])
-            lo, hi, _ = cols[0]
-            pairs += 1
-            flagged += lo is not None and not lo <= 0 <= hi
-        print(f"{args.task} {args.metric} limit {args.limit}: {name:<44} {pairs:>5} pairs, "
-              f"{flagged:>4} flagged = {flagged / pairs:.1%}", flush=True)  # fmt: skip
+        for name, rule in RULES.items():
+            lo, hi, _ = rule_intervals(change, n, np.arange(n), args.n_boot, p + 1, rule)[2][0]
+            flagged[name] += lo is not None and not lo <= 0 <= hi
+    for name, k in flagged.items():
+        share = k / args.pairs
+        se = math.sqrt(share * (1 - share) / args.pairs)
+        print(f"{args.task} likelihood_diff limit {args.limit}, {n} items: {name:<46} {args.pairs} pairs, "
+              f"{k} flagged = {share:.1%} (s.e. {se:.1%})", flush=True)  # fmt: skip
     return 0
 
 
