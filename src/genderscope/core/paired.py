@@ -148,7 +148,8 @@ def _paired_units(
         return {k: np.asarray(b[k], dtype=np.float64) - np.asarray(a[k], dtype=np.float64) for k in a}
 
     n = int(ia.size)
-    names, point, cols = rule_intervals(change, n, np.arange(n), n_boot, seed, rule or ua.rule)
+    df = ua.df(sa) if ua.df is not None else None
+    names, point, cols = rule_intervals(change, n, np.arange(n), n_boot, seed, rule or ua.rule, df)
     out = []
     for i, k in enumerate(names):
         why = ua.reason(k)

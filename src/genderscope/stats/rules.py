@@ -54,7 +54,8 @@ class UnitScores:
     weight matrix C, rows × units), the same function for both runs; ``subset(scores, idx)``: the scores of
     units ``idx`` in that order (default: ``numpy.take`` on the last axis); ``rule``: how the change's
     interval is made; ``no_ci``: metric name pattern (``fnmatch``) -> why its change gets no interval
-    (e.g. a rank or a maximum)."""
+    (e.g. a rank or a maximum); ``df(scores)``: per metric, the degrees of freedom of its jackknife-t on
+    those (common) units, e.g. a subgroup's units − 1 (default: units − 1)."""
 
     ids: Sequence[str]
     scores: Any
@@ -62,6 +63,7 @@ class UnitScores:
     subset: Callable[[Any, np.ndarray], Any] | None = None
     rule: IntervalRule = IntervalRule()
     no_ci: Mapping[str, str] = field(default_factory=dict)
+    df: Callable[[Any], Mapping[str, float]] | None = None
 
     def take(self, idx: np.ndarray) -> Any:
         """The scores of units ``idx`` (in that order)."""
@@ -90,10 +92,12 @@ def rule_intervals(
     n_boot: int,
     seed: int,
     rule: IntervalRule,
+    df: Mapping[str, float] | None = None,
 ) -> tuple[list[str], np.ndarray, list[Column]]:
     """(metric names, point values, per metric ``(ci_low, ci_high, no_ci)``) of a vectorised statistic
     (``stat(C)``: name -> one value per row of the weight matrix C, rows × ``n`` items) under ``rule``:
-    the bootstrap draws whole resampling units (``clusters``: unit index of each item) with ``seed``."""
+    the bootstrap draws whole resampling units (``clusters``: unit index of each item) with ``seed``;
+    ``df``: per metric, the degrees of freedom of its jackknife-t (at most units − 1, the default)."""
     names: list[str] = []
 
     def cols_of(C: np.ndarray) -> np.ndarray:
@@ -107,7 +111,11 @@ def rule_intervals(
         # every metric gets the jackknife-t: no bootstrap to draw (it would be replaced column by column)
         point = np.asarray(cols_of(np.ones((1, n))), dtype=np.float64)[0]
         blank: list[Column] = [(None, None, None)] * len(names)
-        return names, point, _jackknife_columns(cols_of, point, names, clusters, n_units, blank, rule, seed)
+        return (
+            names,
+            point,
+            _jackknife_columns(cols_of, point, names, clusters, n_units, blank, rule, seed, df),
+        )
     point, iv = point_and_intervals(
         cols_of, n, n_boot if enough else 0, seed, method=rule.ci_method, clusters=clusters
     )
@@ -115,7 +123,7 @@ def rule_intervals(
         why = no_ci.bootstrap_off("n_boot") if enough else (ONE_UNIT if n_units <= 1 else FEW_UNITS_NO_CI)
         return names, point, [(None, None, why)] * len(names)
     cols = no_ci.interval_columns(iv, len(names), rule.ci_method, n_boot, "n_boot")
-    return names, point, _jackknife_columns(cols_of, point, names, clusters, n_units, cols, rule, seed)
+    return names, point, _jackknife_columns(cols_of, point, names, clusters, n_units, cols, rule, seed, df)
 
 
 def _jackknife_columns(
@@ -127,6 +135,7 @@ def _jackknife_columns(
     cols: list[Column],
     rule: IntervalRule,
     seed: int,
+    df: Mapping[str, float] | None = None,
 ) -> list[Column]:
     """``cols`` with the metrics of ``rule.jackknife_metrics`` (every metric when there are fewer than
     ``rule.few_units`` resampling units) replaced by their jackknife-t interval over the resampling units
@@ -139,7 +148,8 @@ def _jackknife_columns(
     if not which:
         return cols
     W = jackknife_weights(n_units, seed)[:, clusters]
-    iv = jackknife_intervals(point[which], np.asarray(stat(W), dtype=np.float64)[:, which])
+    dof = None if not df else np.array([df.get(names[i], np.inf) for i in which], dtype=np.float64)
+    iv = jackknife_intervals(point[which], np.asarray(stat(W), dtype=np.float64)[:, which], df=dof)
     jk = no_ci.interval_columns(iv, len(which), JACKKNIFE_T, W.shape[0], "n_boot")
     out = list(cols)
     for i, c in zip(which, jk):

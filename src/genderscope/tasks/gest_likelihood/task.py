@@ -321,7 +321,8 @@ class GestLikelihoodTask(GestRowsMixin, Task):
     def paired_units(self, results: Sequence[AttemptResult]) -> UnitScores:
         """What ``compare --paired`` resamples: per dataset row (id ``gest/<row>``), its score in each
         template and its stereotype (one-hot); the metrics are those of :meth:`score`, ranks without an
-        interval (:data:`RANK_NO_CI`), under the task's ``--ci-method``."""
+        interval (:data:`RANK_NO_CI`), under the task's ``--ci-method``; a stereotype's ``mean_score_i`` and
+        ``r_i`` take its rows − 1 degrees of freedom."""
         ids = self._template_ids()
         got = self._read(results)
         T = len(ids)
@@ -333,8 +334,14 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             return {k: m[:, i] for i, k in enumerate(names)}
 
         units = [f"gest/{r}" for r in got.rows]
+
+        def df(s: np.ndarray) -> dict[str, float]:  # a stereotype's mean rests on its rows alone
+            n_rows = s[T:].sum(axis=1)
+            return {f"template_{t}/{m}_{i + 1}": n_rows[i] - 1 for t in ids for m in ("mean_score", "r")
+                    for i in range(16)}  # fmt: skip
+
         rule = paired_rule(self.options.ci_method)
-        return UnitScores(units, scores, stat, rule=rule, no_ci={"*/feminine_rank_*": RANK_NO_CI})
+        return UnitScores(units, scores, stat, rule=rule, no_ci={"*/feminine_rank_*": RANK_NO_CI}, df=df)
 
     @staticmethod
     def _metric_names(ids: list[int]) -> list[str]:
