@@ -133,3 +133,26 @@ def test_the_all_jackknife_rule_keeps_its_level_on_null_pairs():
         lo, hi, _ = cols[0]
         flagged += lo is not None and not lo <= 0 <= hi
     assert flagged / 400 <= 0.08
+
+
+def test_gest_likelihood_stereotype_means_take_their_rows_as_degrees_of_freedom(runs):
+    from genderscope.core.paired import _replayed
+    from genderscope.core.reparse import read_manifest
+
+    a, _ = runs["gest-likelihood"]
+    task, results = _replayed(a, "gest-likelihood", read_manifest(a))
+    u = task.paired_units(results)
+    df = u.df(u.scores)
+    rows = u.scores[-16:].sum(axis=1)  # the stereotypes, one-hot
+    assert df["template_0/mean_score_3"] == rows[2] - 1 and df["template_0/r_16"] == rows[15] - 1
+    assert "g_s_mean" not in df
+
+
+def test_rule_intervals_degrees_of_freedom_widen_the_jackknife_t():
+    from genderscope.stats.rules import paired_rule, rule_intervals
+
+    x = np.random.default_rng(1).normal(size=40)
+    stat = lambda C: {"m": (C @ x) / C.sum(axis=1)}  # noqa: E731
+    wide = rule_intervals(stat, 40, np.arange(40), 100, 0, paired_rule("jackknife-t"), {"m": 4})[2][0]
+    plain = rule_intervals(stat, 40, np.arange(40), 100, 0, paired_rule("jackknife-t"))[2][0]
+    assert wide[0] < plain[0] < plain[1] < wide[1]
