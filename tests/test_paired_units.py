@@ -94,6 +94,11 @@ def test_compare_paired_terminal_and_html_show_the_new_tasks(runs, tmp_path):
     assert "winobias-lm" in flat and "none_none/bias" in flat and "evidence" in flat
     html = page.read_text()
     assert "none_none/bias" in html and "winobias-lm" in html
+    a, b = runs["gest"]  # a chat probe, end to end
+    res = CliRunner().invoke(app, ["compare", "--paired", str(a), str(b)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    flat = "".join(res.output.split()).replace("│", "")
+    assert "stereotype_rate" in flat and "notpaired" not in flat
 
 
 def test_paired_changes_lists_every_shared_task(runs, tmp_path):
