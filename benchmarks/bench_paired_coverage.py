@@ -10,11 +10,11 @@ replay path, as ``genderscope compare --paired`` does.
         [--tasks crows-pairs,stereoset] [--n-boot 1000] [--budget-s 600] [--rules task,plain]
         [--json out.json]
 
-Prints one row per (task, size, metric), then one per rule over all metrics pooled: pairs, pairs with an
-interval, pairs marked changed (interval
-excludes 0) and that share, under the task's own small-sample rule (``[task]``) and under the plain
-percentile bootstrap over the clusters that ``compare --paired`` used before issue 29 (``[plain]``), on the
-same runs.
+Any paired task: scored-layer ones and those that declare ``paired_units`` (e.g. ``--tasks
+winobias-lm,gest-likelihood,gest,jobs-lum --rules task``).  Prints one row per (task, size, metric), then
+one per rule over all metrics pooled: pairs, pairs with an interval, pairs marked changed (interval excludes
+0) and that share, under the task's own rule (``[task]``) and under the plain percentile bootstrap over the
+clusters that ``compare --paired`` used before issue 29 (``[plain]``), on the same runs.
 """
 
 from __future__ import annotations
