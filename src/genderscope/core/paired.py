@@ -171,7 +171,7 @@ def _change(
     change always lies in its interval and the state never contradicts the change's sign."""
     before, after, d = values
     lo, hi, why = col
-    if lo is None or hi is None or d is None:
+    if lo is None or hi is None or d is None or np.isnan(lo) or np.isnan(hi):
         note = why or ("no interval" if d is not None else "the change is undefined (NaN)")
         return PairedChange(task, metric, before, after, d, None, None, n, UNCHANGED, note)
     note = ""

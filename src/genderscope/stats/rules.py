@@ -21,6 +21,12 @@ ONE_UNIT = "one resampling unit (all items in one cluster): the bootstrap cannot
 MIN_UNITS = 5
 FEW_UNITS_NO_CI = f"fewer than {MIN_UNITS} resampling units (clusters of items): no interval is meaningful"
 
+#: ``no_ci`` of a metric whose degrees of freedom (``df``) say it rests on fewer than ``min_units`` units
+FEW_SUBGROUP_NO_CI = (
+    f"fewer than {MIN_UNITS} resampling units move this metric (a small subgroup, or no unit changed): "
+    "no interval is meaningful"
+)
+
 #: below this many resampling units (clusters, else items) every metric's interval is the jackknife-t with
 #: G − 1 degrees of freedom: a percentile bootstrap over a handful of clusters (the first 30 Winogender
 #: sentences are 3 occupations) gives near-degenerate intervals that exclude the no-bias value of a null model
@@ -41,6 +47,9 @@ class IntervalRule:
     jackknife_metrics: tuple[str, ...] = ()
     min_units: int = MIN_UNITS
     few_units: int = FEW_UNITS
+    #: the jackknife-t of a metric takes (units that move it) − 1 degrees of freedom at most, and no
+    #: interval when fewer than ``min_units`` move it (paired changes: a subgroup's metric rests on its units)
+    influence_df: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,10 +87,10 @@ class UnitScores:
 
 def paired_rule(ci_method: str) -> IntervalRule:
     """The interval rule of a task's paired changes under its ``--ci-method``: ``jackknife-t`` for every
-    metric (the chat probes' and ``gest-likelihood``'s default), else that bootstrap interval; both with
-    the small-sample rule's ``min_units``."""
+    metric (the chat probes' and ``gest-likelihood``'s default; degrees of freedom from the units that move
+    each metric), else that bootstrap interval; both with the small-sample rule's ``min_units``."""
     if ci_method == JACKKNIFE_T:
-        return IntervalRule(jackknife_metrics=("*",))
+        return IntervalRule(jackknife_metrics=("*",), influence_df=True)
     return IntervalRule(ci_method=ci_method)
 
 
@@ -97,7 +106,8 @@ def rule_intervals(
     """(metric names, point values, per metric ``(ci_low, ci_high, no_ci)``) of a vectorised statistic
     (``stat(C)``: name -> one value per row of the weight matrix C, rows × ``n`` items) under ``rule``:
     the bootstrap draws whole resampling units (``clusters``: unit index of each item) with ``seed``;
-    ``df``: per metric, the degrees of freedom of its jackknife-t (at most units − 1, the default)."""
+    ``df``: per metric, the degrees of freedom of its jackknife-t (at most units − 1, the default); a
+    metric whose df + 1 is below ``rule.min_units`` gets no interval (:data:`FEW_SUBGROUP_NO_CI`)."""
     names: list[str] = []
 
     def cols_of(C: np.ndarray) -> np.ndarray:
@@ -126,6 +136,15 @@ def rule_intervals(
     return names, point, _jackknife_columns(cols_of, point, names, clusters, n_units, cols, rule, seed, df)
 
 
+def _influential(point: np.ndarray, replicates: np.ndarray) -> np.ndarray:
+    """Per metric, the jackknife groups whose removal moves it (a NaN replicate counts): the units a
+    subgroup's metric rests on, whatever the task."""
+    scale = np.maximum(1.0, np.abs(point))
+    with np.errstate(invalid="ignore"):
+        moved = ~(np.abs(replicates - point[None, :]) <= 1e-12 * scale[None, :])
+    return moved.sum(axis=0).astype(np.float64)
+
+
 def _jackknife_columns(
     stat: Callable[[np.ndarray], np.ndarray],
     point: np.ndarray,
@@ -148,10 +167,14 @@ def _jackknife_columns(
     if not which:
         return cols
     W = jackknife_weights(n_units, seed)[:, clusters]
+    reps = np.asarray(stat(W), dtype=np.float64)[:, which]
     dof = None if not df else np.array([df.get(names[i], np.inf) for i in which], dtype=np.float64)
-    iv = jackknife_intervals(point[which], np.asarray(stat(W), dtype=np.float64)[:, which], df=dof)
+    if rule.influence_df:
+        dof = np.minimum(np.inf if dof is None else dof, _influential(point[which], reps) - 1.0)
+    iv = jackknife_intervals(point[which], reps, df=dof)
     jk = no_ci.interval_columns(iv, len(which), JACKKNIFE_T, W.shape[0], "n_boot")
     out = list(cols)
-    for i, c in zip(which, jk):
-        out[i] = c
+    for j, (i, c) in enumerate(zip(which, jk)):
+        few = dof is not None and dof[j] + 1 < rule.min_units
+        out[i] = (None, None, FEW_SUBGROUP_NO_CI) if few else c
     return out
