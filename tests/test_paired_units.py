@@ -161,3 +161,27 @@ def test_rule_intervals_degrees_of_freedom_widen_the_jackknife_t():
     wide = rule_intervals(stat, 40, np.arange(40), 100, 0, paired_rule("jackknife-t"), {"m": 4})[2][0]
     plain = rule_intervals(stat, 40, np.arange(40), 100, 0, paired_rule("jackknife-t"))[2][0]
     assert wide[0] < plain[0] < plain[1] < wide[1]
+
+
+def test_a_metric_moved_by_few_units_gets_no_interval_under_the_paired_rule():
+    # a subgroup mean over 3 of 40 units: the jackknife-t would use 39 degrees of freedom
+    from genderscope.stats.rules import FEW_SUBGROUP_NO_CI, paired_rule, rule_intervals
+
+    x = np.random.default_rng(2).normal(size=40)
+    sub = np.zeros(40, dtype=bool)
+    sub[[3, 17, 30]] = True
+
+    def stat(C):
+        return {"all": (C @ x) / C.sum(axis=1), "sub": (C @ (x * sub)) / (C @ sub.astype(float))}
+
+    names, _, cols = rule_intervals(stat, 40, np.arange(40), 100, 0, paired_rule("jackknife-t"))
+    got = dict(zip(names, cols))
+    assert got["sub"] == (None, None, FEW_SUBGROUP_NO_CI)
+    assert got["all"][0] is not None
+
+
+def test_a_nan_interval_is_no_interval_not_a_change():
+    from genderscope.core.paired import _change
+
+    c = _change("t", "m", (0.0, 0.5, 0.5), (float("nan"), float("nan"), "undefined"), 30)
+    assert (c.ci_low, c.ci_high, c.state, c.note) == (None, None, UNCHANGED, "undefined")
