@@ -10,10 +10,11 @@ replay path, as ``genderscope compare --paired`` does.
         [--tasks crows-pairs,stereoset] [--n-boot 1000] [--budget-s 600] [--rules task,plain]
         [--json out.json]
 
-Prints one row per (task, size, metric): pairs, pairs with an interval, pairs marked changed (interval
-excludes 0) and that share, under the task's own small-sample rule (``[task]``) and under the plain
-percentile bootstrap over the clusters that ``compare --paired`` used before issue 29 (``[plain]``), on the
-same runs.
+Any paired task: scored-layer ones and those that declare ``paired_units`` (e.g. ``--tasks
+winobias-lm,gest-likelihood,gest,jobs-lum --rules task``).  Prints one row per (task, size, metric), then
+one per rule over all metrics pooled: pairs, pairs with an interval, pairs marked changed (interval excludes
+0) and that share, under the task's own rule (``[task]``) and under the plain percentile bootstrap over the
+clusters that ``compare --paired`` used before issue 29 (``[plain]``), on the same runs.
 """
 
 from __future__ import annotations
@@ -107,7 +108,12 @@ def main(argv: list[str] | None = None) -> int:
                     Path(tmp),
                     tuple(args.rules.split(",")),
                 )
+                pooled: dict[str, dict[str, Any]] = {}
                 for name, t in tallies.items():
+                    p = pooled.setdefault(f"(all metrics) [{name.rpartition('[')[2]}", dict.fromkeys(t, 0))
+                    for k in t:
+                        p[k] += t[k]
+                for name, t in {**tallies, **pooled}.items():
                     share = t["changed"] / t["pairs"] if t["pairs"] else math.nan
                     ok = "yes" if share <= TARGET_EXCLUDED else "NO"
                     rows.append({"task": task, "size": size, "metric": name, **t, "share": share})

