@@ -33,7 +33,10 @@ def test_a_run_against_itself_has_no_change(tmp_path):
         assert c.change == 0 and c.ci_low == 0 == c.ci_high and c.state == UNCHANGED
 
 
-def test_compare_paired_on_the_command_line(tmp_path):
+def test_compare_paired_on_the_command_line(tmp_path, monkeypatch):
+    from genderscope import cli_console
+
+    monkeypatch.setattr(cli_console.out, "width", 160)  # read from COLUMNS once, at first import
     a, b = _run(tmp_path, "random:1", "a"), _run(tmp_path, "random:2", "b")
     res = CliRunner().invoke(app, ["compare", str(a), str(b), "--paired"], env={"COLUMNS": "160"})
     assert res.exit_code == 0, res.output

@@ -83,7 +83,11 @@ def test_chat_probe_items_match_by_content(tmp_path, runs):
     assert paired_task(a, tmp_path / "b", "gest")[0].n_items == len(common)
 
 
-def test_compare_paired_terminal_and_html_show_the_new_tasks(runs, tmp_path):
+def test_compare_paired_terminal_and_html_show_the_new_tasks(runs, tmp_path, monkeypatch):
+    from genderscope import cli_console
+
+    # the console reads COLUMNS once, when first imported (under xdist, by another test)
+    monkeypatch.setattr(cli_console.out, "width", 200)
     a, b = runs["winobias-lm"]
     page = tmp_path / "ba.html"
     res = CliRunner().invoke(
