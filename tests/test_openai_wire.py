@@ -105,6 +105,7 @@ def test_which_client(monkeypatch: pytest.MonkeyPatch) -> None:
     assert wire_eligible(["http://127.0.0.1:8000/v1"], loopback=True)
     assert wire_eligible(["http://10.0.0.1:8000/v1"], loopback=False)
     assert not wire_eligible(["https://api.openai.com/v1"], loopback=False)
+    assert not wire_eligible(["http://u:p@10.0.0.1:8000/v1"], loopback=False)  # basic auth: aiohttp's
     monkeypatch.setenv("HTTP_PROXY", "http://proxy:3128")
     assert not wire_eligible(["http://10.0.0.1:8000/v1"], loopback=False)  # aiohttp speaks to proxies
     assert wire_eligible(["http://127.0.0.1:8000/v1"], loopback=True)  # loopback never goes to a proxy

@@ -260,13 +260,13 @@ HTTP_CLIENT_ENV = "GENDERSCOPE_HTTP"
 
 def wire_eligible(urls: Sequence[str], loopback: bool) -> bool:
     """Whether requests go through :mod:`~genderscope.backends.openai_wire` (cheaper per request) rather
-    than aiohttp: every URL plain ``http://`` and no proxy in the environment (aiohttp honours proxies for
-    non-loopback servers; the small client does not speak to proxies), unless ``$GENDERSCOPE_HTTP`` is
-    ``aiohttp``."""
+    than aiohttp: every URL plain ``http://`` without credentials and no proxy in the environment
+    (aiohttp honours proxies for non-loopback servers; the small client does not speak to proxies),
+    unless ``$GENDERSCOPE_HTTP`` is ``aiohttp``."""
     if os.environ.get(HTTP_CLIENT_ENV, "auto").strip().lower() == "aiohttp":
         return False
-    if any(urlsplit(u).scheme != "http" for u in urls):
-        return False
+    if any(urlsplit(u).scheme != "http" or "@" in urlsplit(u).netloc for u in urls):
+        return False  # https, or user:password in the URL (aiohttp sends it as basic auth)
     if loopback:
         return True
     from urllib.request import getproxies
