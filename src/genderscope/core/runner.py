@@ -6,9 +6,9 @@ call, shared by the attempts that ask it), commit the answers as the backend emi
 them (in one transaction per :data:`COMMIT_SECONDS` or :data:`COMMIT_ROWS`, whichever
 comes first, and at the end of the pass, also when it is interrupted), and return one
 :class:`AttemptResult` per attempt, in order.  An interrupted run (Ctrl-C) loses
-nothing that was emitted; a killed one (SIGKILL) at most the last
-:data:`COMMIT_SECONDS` of answers: the next run finds the rest in the store and asks
-only for what is missing.
+nothing that was emitted; a killed one (SIGKILL) at most the answers emitted less than
+:data:`COMMIT_SECONDS` after the previous commit (they wait for the next answer or the
+end of the pass): the next run finds the rest in the store and asks only for those.
 """
 
 from __future__ import annotations
@@ -200,8 +200,9 @@ def execute_parts(
     def commit() -> None:
         last_commit[0] = time.perf_counter()
         if rows:
-            store.put_many(rows)  # type: ignore[union-attr]
-            rows.clear()
+            batch = rows[:]  # an answer emitted meanwhile (by another thread) stays for the next commit
+            del rows[: len(batch)]
+            store.put_many(batch)  # type: ignore[union-attr]
 
     def emit(job: Job, outcome: Outcome) -> None:
         idx = groups[pending_keys[job.index]]
