@@ -203,3 +203,29 @@ def test_a_finished_task_is_scored_while_the_others_are_answered(tmp_path):
     order.clear()
     run_together([Chain("two", 2), Chain("one", 1)], InProcess(), None, finish=finish)
     assert order == ["two", "one"]
+
+
+def test_answers_are_committed_in_batches_and_when_the_backend_is_interrupted(tmp_path, monkeypatch):
+    import genderscope.core.runner as runner
+
+    monkeypatch.setattr(runner, "COMMIT_ROWS", 3)
+    monkeypatch.setattr(runner, "COMMIT_SECONDS", 3600.0)
+    store = ResponseStore(tmp_path / "s.sqlite")
+    commits: list[int] = []
+    put_many = store.put_many
+    monkeypatch.setattr(store, "put_many", lambda rows: (commits.append(len(rows)), put_many(rows)))
+
+    class Interrupted(Echo):
+        @handles(CHAT)
+        def chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
+            for j in jobs[:5]:
+                emit(j, Outcome(response="x"))
+            raise KeyboardInterrupt
+
+    attempts = [Attempt(f"i{n}", 1, chat(f"p{n}")) for n in range(8)]
+    with pytest.raises(KeyboardInterrupt):
+        runner.execute(attempts, Interrupted(), store)
+    assert commits == [3, 2]  # one batch of COMMIT_ROWS, then the rest when the call ended
+    b = Echo()
+    got = runner.execute(attempts, b, store)
+    assert got.counts.cache_hits == 5 and b.calls == [["p5", "p6", "p7"]]

@@ -53,6 +53,11 @@ class OpenAIOptions(BatchHTTPOptions):
     )
 
 
+#: ``json.dumps(value, ensure_ascii=False)`` with one encoder (json.dumps builds a new one per call when an
+#: option differs from its defaults): the same text
+_encode_body = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def chat_content(raw: bytes) -> str | None:
     """``choices[0].message.content`` of a chat-completion body; ValueError if the body is not one."""
     try:
@@ -77,7 +82,7 @@ def chat_body(model: str, job: Job, send_seed: bool, max_tokens_field: str = "ma
         body[max_tokens_field] = p["max_tokens"]
     if send_seed:
         body["seed"] = request_seed(job.request, job.trial)
-    return json.dumps(body, ensure_ascii=False).encode()
+    return _encode_body(body).encode()
 
 
 def model_fingerprint(kind: str, target: str, model_id: str) -> str:

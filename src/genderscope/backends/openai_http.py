@@ -6,8 +6,10 @@ else ``https://api.openai.com/v1``).  Key: ``$OPENAI_API_KEY`` (or the variable 
 ``--api-key-env``), sent as a bearer token to every server and never stored in options, fingerprints,
 logs or run files; required unless every URL is loopback (127.0.0.1, localhost, ::1).
 
-Requests go out from one asyncio loop over aiohttp (HTTP/1.1 keep-alive; ``run`` runs the loop itself,
-on a helper thread inside a running loop such as a notebook's).  ``--concurrency`` is per server:
+Requests go out from one asyncio loop (HTTP/1.1 keep-alive; ``run`` runs the loop itself, on a helper
+thread inside a running loop such as a notebook's): to plain ``http://`` servers with no proxy through
+:mod:`~genderscope.backends.openai_wire` (a fraction of aiohttp's CPU per request), else over aiohttp
+(https, proxies, or ``GENDERSCOPE_HTTP=aiohttp``).  ``--concurrency`` is per server:
 ``concurrency x servers`` workers share the job list, and a request takes a slot on the least loaded
 usable server.  Retryable failures (429, 5xx, 408/409/425, timeouts, connection errors, bodies the caller
 cannot parse) are retried up to ``max_retries`` times per request: at once on another server when one is
@@ -35,6 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from genderscope.backends.openai_pool import Pool, Server
+from genderscope.backends.openai_wire import WireError, WireSession
 from genderscope.core.backend import Emit
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
@@ -251,6 +254,27 @@ def split_base_urls(text: str) -> list[str]:
     return urls
 
 
+#: ``GENDERSCOPE_HTTP=aiohttp`` sends every request through aiohttp (default ``auto``: see wire_eligible)
+HTTP_CLIENT_ENV = "GENDERSCOPE_HTTP"
+
+
+def wire_eligible(urls: Sequence[str], loopback: bool) -> bool:
+    """Whether requests go through :mod:`~genderscope.backends.openai_wire` (cheaper per request) rather
+    than aiohttp: every URL plain ``http://`` without credentials and no proxy in the environment
+    (aiohttp honours proxies for non-loopback servers; the small client does not speak to proxies),
+    unless ``$GENDERSCOPE_HTTP`` is ``aiohttp``."""
+    if os.environ.get(HTTP_CLIENT_ENV, "auto").strip().lower() == "aiohttp":
+        return False
+    if any(urlsplit(u).scheme != "http" or "@" in urlsplit(u).netloc for u in urls):
+        return False  # https, or user:password in the URL (aiohttp sends it as basic auth)
+    if loopback:
+        return True
+    from urllib.request import getproxies
+
+    proxies = getproxies()
+    return not (proxies.get("http") or proxies.get("all"))
+
+
 def public_url(url: str) -> str:
     """``url`` without user:password, query and fragment (for run files)."""
     p = urlsplit(url)
@@ -288,6 +312,8 @@ class FleetClient:
         self.tokens: Counter[str] = Counter()
         self._session: Any = None
         self._successes = 0
+        self.wire = wire_eligible(urls, self.loopback)  # POSTs through openai_wire, not aiohttp
+        self._wire: WireSession | None = None
 
     @property
     def key_set(self) -> bool:
@@ -385,9 +411,14 @@ class FleetClient:
             headers=headers,
             trust_env=not self.loopback,
         )
+        if self.wire:
+            self._wire = WireSession(headers, self.options.timeout)
         try:
             yield self._session
         finally:
+            if self._wire is not None:
+                await self._wire.close()
+                self._wire = None
             await self._session.close()
             self._session = None
 
@@ -435,14 +466,17 @@ class FleetClient:
             wait: float | None = None
             kind = ""
             try:
-                async with self._session.post(url, data=body) as resp:
-                    status = resp.status
-                    raw = await resp.read()
-                    if status in (429, 503):
-                        wait = parse_retry_after(resp.headers.get("Retry-After"))
+                if self._wire is not None:
+                    status, retry_after, raw = await self._wire.post(url, body)
+                else:
+                    async with self._session.post(url, data=body) as resp:
+                        status, raw = resp.status, await resp.read()
+                        retry_after = resp.headers.get("Retry-After")
+                if status in (429, 503):
+                    wait = parse_retry_after(retry_after)
             except asyncio.TimeoutError:
                 reason, kind = f"timeout after {o.timeout:g} s", "timeout"
-            except aiohttp.ClientError as exc:
+            except (aiohttp.ClientError, WireError) as exc:
                 reason = f"connection error ({type(exc).__name__}: {self.clean(str(exc))})"
                 kind = "connection"
             else:

@@ -2,10 +2,13 @@
 
 Flow: look every attempt up in the store (unless ``use_cache`` is off), send the
 rest to the backend once per distinct key (identical request + trial = one model
-call, shared by the attempts that ask it), commit each answer the moment the
-backend emits it, and return one :class:`AttemptResult` per attempt, in order.
-An interrupted run (Ctrl-C, kill) loses nothing that was emitted: the next run
-finds those answers in the store and asks only for the rest.
+call, shared by the attempts that ask it), commit the answers as the backend emits
+them (in one transaction per :data:`COMMIT_SECONDS` or :data:`COMMIT_ROWS`, whichever
+comes first, and at the end of the pass, also when it is interrupted), and return one
+:class:`AttemptResult` per attempt, in order.  An interrupted run (Ctrl-C) loses
+nothing that was emitted; a killed one (SIGKILL) at most the answers emitted less than
+:data:`COMMIT_SECONDS` after the previous commit (they wait for the next answer or the
+end of the pass): the next run finds the rest in the store and asks only for those.
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ from genderscope.core.errors import UnsupportedKindError
 from genderscope.core.primitives import ProtocolError, check_payload, response_problem
 from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Job, Outcome, store_key
 from genderscope.core.store import ResponseStore
+
+
+#: answers are committed to the store at least this often (seconds) while a backend answers ...
+COMMIT_SECONDS = 0.1
+#: ... or once this many are waiting (one SQLite transaction each: a commit per answer cost ~1-2 ms)
+COMMIT_ROWS = 512
 
 
 @dataclass
@@ -186,6 +195,16 @@ def execute_parts(
         for n, part in enumerate(parts):
             progress.add(labels[n], total=len(part.attempts), cached=ready[n])
 
+    rows: list[tuple[str, str, str, int, str, Any]] = []  # answers not yet committed
+    last_commit = [time.perf_counter()]
+
+    def commit() -> None:
+        last_commit[0] = time.perf_counter()
+        if rows:
+            batch = rows[:]  # an answer emitted meanwhile (by another thread) stays for the next commit
+            del rows[: len(batch)]
+            store.put_many(batch)  # type: ignore[union-attr]
+
     def emit(job: Job, outcome: Outcome) -> None:
         idx = groups[pending_keys[job.index]]
         if outcome.ok and outcome.response is not _SKIP:
@@ -193,9 +212,11 @@ def execute_parts(
             if problem is not None:  # never store or score a malformed answer
                 outcome = Outcome(error=problem)
         if outcome.ok and outcome.response is not _SKIP:
-            if caching:  # committed now: a killed run never asks an answered request again
+            if caching:  # committed within COMMIT_SECONDS: a rerun does not ask it again
                 k = pending_keys[job.index]
-                store.put(k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response)  # type: ignore[union-attr]
+                rows.append((k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response))
+                if len(rows) >= COMMIT_ROWS or time.perf_counter() - last_commit[0] >= COMMIT_SECONDS:
+                    commit()
             for i in idx:
                 results[i].response = outcome.response
         elif outcome.response is _SKIP:
@@ -220,7 +241,10 @@ def execute_parts(
     for job, problem in bad:
         emit(job, Outcome(error=problem))
     if jobs:
-        backend.answer(jobs, emit)
+        try:
+            backend.answer(jobs, emit)
+        finally:  # also on Ctrl-C or a backend error: what was emitted is kept
+            commit()
     for n in range(len(parts)):
         done(n)  # a part whose answers the backend left out (never emitted) is done now
     return out

@@ -32,6 +32,9 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+#: ``json.dumps(value, ensure_ascii=False)`` with one encoder instead of a new one per call (same text)
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
 #: the largest part of the store file SQLite reads through a memory map (address space, not memory)
 MMAP_BYTES = 1 << 30
 
@@ -100,7 +103,8 @@ class ResponseStore:
     def put_many(self, rows: Iterable[tuple[str, str, str, int, str, Any]]) -> None:
         """Commit several responses in one transaction."""
         now = time.time()
-        data = [(k, f, kd, t, rq, json.dumps(rs, ensure_ascii=False), now) for k, f, kd, t, rq, rs in rows]
+        enc = _encode
+        data = [(k, f, kd, t, rq, enc(rs), now) for k, f, kd, t, rq, rs in rows]
         if not data:
             return
         for attempt in range(20):
