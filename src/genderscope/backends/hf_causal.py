@@ -29,6 +29,7 @@ from typing import Any
 
 from genderscope.backends import hf_generate, hf_loglikelihood
 from genderscope.backends.hf_base import HFBackendBase
+from genderscope.backends.hf_tensors import score_positions, split_head
 from genderscope.backends.hf_runtime import HFOptions
 from genderscope.core.backend import Emit, handles
 from genderscope.core.options import opt
@@ -51,6 +52,10 @@ class HFCausalLMBackend(HFBackendBase):
     description = "a causal LM (GPT-2, Llama, SmolLM, Gemma, ...; GGUF files too) from a local path"
     Options = CausalOptions
     auto_class = "AutoModelForCausalLM"
+    #: the model's body and output head (:func:`~genderscope.backends.hf_tensors.split_head`; None: the
+    #: model's own forward computes every position's logits)
+    body: Any = None
+    head: Any = None
 
     @handles(CHAT)
     def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:
@@ -66,6 +71,18 @@ class HFCausalLMBackend(HFBackendBase):
         self.settings["context_token"] = t.bos_token if t.bos_token_id is not None else t.eos_token
         # no BOS and no EOS: the first token of every text is context only (spec §3.3)
         self.settings["first_token_unscored"] = self.prefix_id is None
+        self.body, self.head = split_head(self.model) or (None, None)
+
+    def hidden(self, **kw: Any) -> Any:
+        """Last hidden states of one forward pass (its logits when the head is not split off)."""
+        if self.head is None:
+            return self.model(**kw).logits
+        return self.body(**kw).last_hidden_state
+
+    def scoring_budget(self) -> int:
+        """Token budget of a scoring forward: ``--batch-tokens`` when only the scored positions' logits are
+        computed (a split head), else :meth:`full_logits_budget`."""
+        return self.options.batch_tokens if self.head is not None else self.full_logits_budget()
 
     def encode(self, text: str) -> tuple[list[int], list[list[int]]]:
         """Token ids of ``text`` (no special tokens) and their [start, end) character offsets."""
@@ -77,8 +94,6 @@ class HFCausalLMBackend(HFBackendBase):
 
     def token_logprobs_many(self, texts: list[str]) -> list[TokenLogprobsJson]:
         """One ``token_logprobs`` answer per text (distinct texts scored once), batched."""
-        import torch
-
         uniq = list(dict.fromkeys(texts))
         enc = [self.encode(t) for t in uniq]
         start = [self.prefix_id] if self.prefix_id is not None else []
@@ -89,16 +104,17 @@ class HFCausalLMBackend(HFBackendBase):
             rows = [seqs[i] for i in batch]
             ids, mask = self.pad(rows)
             self.count_forward(len(rows))
-            logits = self.model(input_ids=ids, attention_mask=mask).logits
+            hidden = self.hidden(input_ids=ids, attention_mask=mask)
+            at = [(r, t) for r, row in enumerate(rows) for t in range(len(row) - 1)]
+            targets = [rows[r][t + 1] for r, t in at]
+            picked, _greedy = score_positions(self, hidden, [r for r, _ in at], [t for _, t in at], targets)
+            o = 0
             for r, i in enumerate(batch):
-                n = len(rows[r])
-                if n < 2:
-                    continue
-                lp = torch.log_softmax(logits[r, : n - 1].float(), -1)
-                tgt = ids[r, 1:n].to(lp.device)
-                scores[i] = lp.gather(1, tgt[:, None])[:, 0].double().cpu().tolist()
+                n = max(len(rows[r]) - 1, 0)
+                scores[i] = picked[o : o + n].tolist()
+                o += n
 
-        self.batched([len(s) for s in seqs], run, self.full_logits_budget())
+        self.batched([len(s) for s in seqs], run, self.scoring_budget())
         out: dict[str, TokenLogprobsJson] = {}
         for i, t in enumerate(uniq):
             ids, offsets = enc[i]

@@ -23,7 +23,7 @@ from typing import Any
 
 from genderscope.backends import hf_tree
 from genderscope.backends.continuations import encode_pairs
-from genderscope.backends.hf_tensors import forward_last, left_pad, repeat_cache_rows
+from genderscope.backends.hf_tensors import forward_last, left_pad, repeat_cache_rows, score_positions
 from genderscope.core.backend import Emit
 from genderscope.core.primitives import LoglikelihoodJson
 from genderscope.core.requests import Job, Outcome
@@ -100,7 +100,7 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
     if last:
         _single_tokens(backend, last, emit)
     if trees:
-        hf_tree.answer_trees(backend, trees, emit, _scores)
+        hf_tree.answer_trees(backend, trees, emit)
     if whole:
         _whole(backend, whole, emit)
 
@@ -116,7 +116,7 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
 
     dev, k = backend.device, len(conts)
     with torch.inference_mode():
-        out = backend.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True)
+        out = forward_last(backend.model, input_ids=torch.tensor([ctx], device=dev), use_cache=True)
         cache = getattr(out, "cache", None) or out.past_key_values
         backend.count_forward(1)
         last = out.logits[0, -1:]
@@ -189,11 +189,17 @@ def _whole(backend: Any, items: list[tuple[Job, list[int], list[list[int]]]], em
     def run(batch: list[int]) -> None:
         ids, mask = backend.pad([rows[i][2] for i in batch])
         backend.count_forward(len(batch))
-        logits = backend.model(input_ids=ids, attention_mask=mask).logits
+        hidden = backend.hidden(input_ids=ids, attention_mask=mask)
+        at, targets, spans = [], [], []
         for r, i in enumerate(batch):
             j, k, inp, n = rows[i]
-            full = items[j][1] + items[j][2][k]
-            got[j][k] = _scores(logits[r, len(inp) - n : len(inp)], full[-n:])
+            spans.append((len(at), n))
+            at += [(r, t) for t in range(len(inp) - n, len(inp))]
+            targets += (items[j][1] + items[j][2][k])[-n:]
+        picked, greedy = score_positions(backend, hidden, [r for r, _ in at], [t for _, t in at], targets)
+        for (s, n), i in zip(spans, batch):
+            j, k = rows[i][0], rows[i][1]
+            got[j][k] = float(picked[s : s + n].sum()), bool(greedy[s : s + n].all())
             if len(got[j]) == conts_of[j]:
                 res = [got[j][x] for x in range(conts_of[j])]
                 out: LoglikelihoodJson = {
@@ -204,7 +210,7 @@ def _whole(backend: Any, items: list[tuple[Job, list[int], list[list[int]]]], em
                 emit(items[j][0], Outcome(response=out))
 
     _count(backend, "tokens_forward", sum(len(r[2]) for r in rows))
-    backend.batched([len(r[2]) for r in rows], run, backend.full_logits_budget())
+    backend.batched([len(r[2]) for r in rows], run, backend.scoring_budget())
 
 
 def _count(backend: Any, name: str, n: int) -> None:
