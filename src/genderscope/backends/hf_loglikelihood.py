@@ -35,6 +35,9 @@ SHARE_MIN_SAVED = 256
 #: a request goes the token-tree route (:mod:`genderscope.backends.hf_tree`) when its tree has at most this
 #: share of the whole-sequence route's input tokens
 TREE_MAX_SHARE = 0.7
+#: single-token requests' contexts are merged into prefix trees of at most this many nodes (longer rows
+#: spend more on attention than the shared prefixes save)
+FOREST_MAX_ROW = 160
 
 
 def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
@@ -70,7 +73,7 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
     """Answer ``loglikelihood`` jobs (see the module docstring), each emitted as soon as it is scored."""
     whole: list[tuple[Job, list[int], list[list[int]]]] = []
     last: list[tuple[Job, list[int], list[list[int]]]] = []
-    trees: list[tuple[Job, hf_tree.TokenTree, int]] = []
+    trees: list[tuple[list[tuple[Job, int]], hf_tree.TokenTree, int]] = []
     use_trees, row_cap = hf_tree.fits(backend), hf_tree.max_row(backend)
     for job in jobs:
         p = job.request.payload
@@ -94,9 +97,11 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         elif use_trees and _worth_a_tree(
             tree := hf_tree.build_tree(ctx, conts), flat := hf_tree.flat_tokens(ctx, conts), row_cap
         ):
-            trees.append((job, tree, flat))
+            trees.append(([(job, len(conts))], tree, flat))
         else:
             whole.append((job, ctx, conts))
+    if last and use_trees and backend.head is not None:
+        last = _single_token_forest(backend, last, emit, min(row_cap, FOREST_MAX_ROW))
     if last:
         _single_tokens(backend, last, emit)
     if trees:
@@ -151,6 +156,23 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
         "n_tokens": [len(c) for c in conts],
         "greedy": [r[1] for r in res],
     }
+
+
+def _single_token_forest(
+    backend: Any, items: list[tuple[Job, list[int], list[list[int]]]], emit: Emit, cap: float
+) -> list[tuple[Job, list[int], list[list[int]]]]:
+    """Single-token items whose contexts share prefixes across requests (WinoGender's he/she/they variants of
+    one sentence): contexts merged into prefix trees (:func:`hf_tree.context_forest`) of at most ``cap``
+    nodes and scored by the tree route; returns the items left to :func:`_single_tokens` (longer contexts)."""
+    fit = [it for it in items if len(it[1]) <= cap]
+    forest = hf_tree.context_forest([(ctx, [c[0] for c in conts]) for _j, ctx, conts in fit], int(cap))
+    rows = []
+    for tree, members in forest:
+        flat = sum(len(fit[i][1]) * len(fit[i][2]) for i in members)
+        rows.append(([(fit[i][0], len(fit[i][2])) for i in members], tree, flat))
+    if rows:
+        hf_tree.answer_trees(backend, rows, emit)
+    return [it for it in items if len(it[1]) > cap]
 
 
 def _single_tokens(backend: Any, items: list[tuple[Job, list[int], list[list[int]]]], emit: Emit) -> None:

@@ -55,9 +55,10 @@ def split_head(model: Any) -> tuple[Any, Any] | None:
             return None
         dev = model.get_input_embeddings().weight.device
         ids = torch.arange(4, device=dev)[None]
+        kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
         with torch.inference_mode():
-            want = model(input_ids=ids).logits
-            got = head(body(input_ids=ids).last_hidden_state.to(head.weight.device))
+            want = model(**kw).logits
+            got = head(body(**kw).last_hidden_state.to(head.weight.device))
         same = got.shape == want.shape and torch.allclose(got.float(), want.float(), rtol=1e-4, atol=1e-4)
     except (AttributeError, TypeError, ValueError, RuntimeError, NotImplementedError):
         return None

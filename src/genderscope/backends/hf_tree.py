@@ -65,6 +65,47 @@ def build_tree(ctx: list[int], conts: list[list[int]]) -> TokenTree:
     return tree
 
 
+def context_forest(
+    items: list[tuple[list[int], list[int]]], cap: int
+) -> list[tuple[TokenTree, list[int]]]:
+    """Contexts of single-token requests merged into prefix trees across requests: ``items`` are (context,
+    its one-token continuations); contexts are sorted, and each joins the previous one's tree when
+    they share at least two leading tokens and the tree stays within ``cap`` nodes.  Returns each tree
+    (``targets`` = [(its context's last node, continuation token)] per continuation, members in order) with
+    the item indices in it."""
+    order = sorted(range(len(items)), key=lambda i: items[i][0])
+    groups: list[list[int]] = []
+    prev: list[int] = []
+    size = 0
+    for i in order:
+        ctx = items[i][0]
+        common = next((t for t, (a, b) in enumerate(zip(prev, ctx)) if a != b), min(len(prev), len(ctx)))
+        if groups and common >= 2 and size + len(ctx) - common <= cap:
+            groups[-1].append(i)
+            size += len(ctx) - common
+        else:
+            groups.append([i])
+            size = len(ctx)
+        prev = ctx
+    out = []
+    for members in groups:
+        tree = TokenTree()
+        child: dict[tuple[int, int], int] = {}
+        for i in members:
+            node = -1
+            for t, tok in enumerate(items[i][0]):
+                nxt = child.get((node, tok))
+                if nxt is None:
+                    nxt = child[(node, tok)] = tree.size
+                    tree.tokens.append(tok)
+                    tree.parent.append(node)
+                    tree.depth.append(t)
+                node = nxt
+            tree.targets += [[(node, tok)] for tok in items[i][1]]
+        out.append((tree, members))
+    return out
+
+
 def flat_tokens(ctx: list[int], conts: list[list[int]]) -> int:
     """Input tokens of the whole-sequence route for one request: Σ_k (|c| + |x^k| − 1)."""
     return sum(len(ctx) + len(c) - 1 for c in conts)
@@ -143,12 +184,15 @@ def _forward_rows(backend: Any, trees: list[TokenTree]) -> tuple[Any, dict[int, 
     return backend.hidden(input_ids=ids, attention_mask=mask, position_ids=pos), column
 
 
-def answer_trees(backend: Any, items: list[tuple[Job, TokenTree, int]], emit: Emit) -> None:
-    """Score each (job, tree, whole-route token count) as one row, rows packed by size under the backend's
-    scoring budget; each continuation's Σ ln p (float64) and whether every token is the arg-max."""
+def answer_trees(
+    backend: Any, items: list[tuple[list[tuple[Job, int]], TokenTree, int]], emit: Emit
+) -> None:
+    """Score each (jobs, tree, whole-route token count) as one row, rows packed by size under the backend's
+    scoring budget; a tree's targets belong to its jobs in order, (job, number of continuations) each.  Per
+    continuation: Σ ln p (float64) and whether every token is the arg-max."""
     from genderscope.backends.hf_tensors import score_positions
 
-    trees = [tree for _job, tree, _flat in items]
+    trees = [tree for _jobs, tree, _flat in items]
 
     def run(batch: list[int]) -> None:
         hidden, column = _forward_rows(backend, [trees[i] for i in batch])
@@ -161,16 +205,20 @@ def answer_trees(backend: Any, items: list[tuple[Job, TokenTree, int]], emit: Em
         picked, greedy = score_positions(backend, hidden, [r for r, _ in at], [c for _, c in at], targets)
         s = 0
         for i in batch:
-            res = []
-            for pairs in trees[i].targets:
-                res.append((float(picked[s : s + len(pairs)].sum()), bool(greedy[s : s + len(pairs)].all())))
-                s += len(pairs)
-            out: LoglikelihoodJson = {
-                "logprobs": [x[0] for x in res],
-                "n_tokens": [len(p) for p in trees[i].targets],
-                "greedy": [x[1] for x in res],
-            }
-            emit(items[i][0], Outcome(response=out))
+            k = 0
+            for job, n in items[i][0]:
+                res = []
+                for pairs in trees[i].targets[k : k + n]:
+                    e = s + len(pairs)
+                    res.append((float(picked[s:e].sum()), bool(greedy[s:e].all())))
+                    s = e
+                out: LoglikelihoodJson = {
+                    "logprobs": [x[0] for x in res],
+                    "n_tokens": [len(p) for p in trees[i].targets[k : k + n]],
+                    "greedy": [x[1] for x in res],
+                }
+                k += n
+                emit(job, Outcome(response=out))
 
     forward = sum(t.size for t in trees)
     counters = backend.counters
