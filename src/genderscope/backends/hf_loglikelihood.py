@@ -37,7 +37,7 @@ SHARE_MIN_SAVED = 256
 TREE_MAX_SHARE = 0.7
 #: single-token requests' contexts are merged into prefix trees of at most this many nodes (longer rows
 #: spend more on attention than the shared prefixes save)
-FOREST_MAX_ROW = 160
+FOREST_MAX_ROW = 64
 
 
 def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
