@@ -19,7 +19,9 @@ Primitive request kinds (:mod:`genderscope.core.primitives`):
 
 Sentence log-likelihoods, candidate and continuation scores are sums over ``token_logprobs``
 answers (:mod:`genderscope.tasks.scoring`).  Sequences are length-sorted, right-padded with an
-attention mask and packed under ``--batch-tokens`` (capped on CPU, see ``full_logits_budget``).
+attention mask and packed under ``--batch-tokens``; where the model's logits are its output head applied to
+its last hidden states (:func:`~genderscope.backends.hf_tensors.split_head`) the head runs only at the scored
+positions, in blocks under ``full_logits_budget``; otherwise whole forwards are packed under that cap.
 """
 
 from __future__ import annotations

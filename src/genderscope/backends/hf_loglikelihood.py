@@ -9,8 +9,11 @@ arg-max of its prediction.  Four routes give the same numbers up to float roundi
   its KV cache repeated for the K continuations, then one right-padded forward over x^k_<last with
   explicit positions after c; the first continuation token is scored from c's last logits.  Cost ≈
   |c| + Σ|x^k| tokens instead of K·|c| + Σ|x^k|.
-* **single-token continuations** (yes/Yes/no/No): each context's last prediction scores all of them; the
-  contexts go in left-padded, length-sorted batches with explicit positions, one logits row kept each;
+* **single-token continuations** (yes/Yes/no/No): each context's last prediction scores all of them; with a
+  split head and a model that takes a custom 4-D mask, contexts of up to ``FOREST_MAX_ROW`` tokens are merged
+  into prefix trees across requests (:func:`~genderscope.backends.hf_tree.context_forest`: WinoGender's
+  pronoun variants of one sentence share their opening), the others go in left-padded, length-sorted
+  batches with explicit positions, one logits row kept each;
 * **token tree** (when the continuations' prefix tree saves ≥ 30 % of the tokens and the model takes a
   custom 4-D mask): :mod:`genderscope.backends.hf_tree`, every shared prefix once, many requests a batch;
 * **whole sequences** (otherwise): the rows c + x^k[:-1] of all jobs, length-sorted and packed under the
