@@ -86,7 +86,8 @@ def test_hf_causal_equals_naive(causal_dir, context, route, monkeypatch):
     from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
 
     monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 1 if route == "shared" else 10**9)
-    monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE", 1.0 if route == "tree" else -1.0)
+    for name in ("TREE_MAX_SHARE", "TREE_MAX_SHARE_SPLIT"):
+        monkeypatch.setattr(hf_loglikelihood, name, 1.0 if route == "tree" else -1.0)
     b = HFCausalLMBackend(str(causal_dir), CausalOptions())
     reqs = [loglikelihood_request(context, CONTS), loglikelihood_request(context, CONTS[:1])]
     out = {}
@@ -134,6 +135,7 @@ def test_tree_route_batches_requests_of_several_sizes(causal_dir, monkeypatch):
 
     monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 10**9)
     monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE", 1.0)
+    monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE_SPLIT", 1.0)
     b = HFCausalLMBackend(str(causal_dir), CausalOptions())
     cases = [(CTX, CONTS), ("", CONTS[:2]), ("hun tog ", CONTS[1:])]
     reqs = [loglikelihood_request(c, k) for c, k in cases]

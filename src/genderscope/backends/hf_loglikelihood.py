@@ -40,6 +40,9 @@ SHARE_MIN_SAVED = 256
 #: a request goes the token-tree route (:mod:`genderscope.backends.hf_tree`) when its tree has at most this
 #: share of the whole-sequence route's input tokens
 TREE_MAX_SHARE = 0.7
+#: the same with a split head (no logits beyond the scored nodes, big batches): any real saving pays
+#: (CrowS-Pairs: 0.97 instead of 0.7 routes 5 % more of its tokens through trees, 7 % less CPU)
+TREE_MAX_SHARE_SPLIT = 0.97
 #: single-token requests' contexts are merged into prefix trees of at most this many nodes (longer rows
 #: spend more on attention than the shared prefixes save)
 FOREST_MAX_ROW = 64
@@ -109,6 +112,7 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
                 tree := hf_tree.build_tree(ctx, conts),
                 flat := hf_tree.flat_tokens(ctx, conts),
                 min(row_cap, TREE_OVER_SHARED_ROW) if share else row_cap,
+                TREE_MAX_SHARE if backend.head is None else TREE_MAX_SHARE_SPLIT,
             )
         ):
             trees.append(([(job, len(conts))], tree, flat))
@@ -126,9 +130,9 @@ def answer(backend: Any, jobs: list[Job], emit: Emit) -> None:
         _whole(backend, whole, emit)
 
 
-def _worth_a_tree(tree: hf_tree.TokenTree, flat: int, row_cap: float) -> bool:
+def _worth_a_tree(tree: hf_tree.TokenTree, flat: int, row_cap: float, max_share: float) -> bool:
     """The tree route for a request: it saves enough tokens and its row fits the model's attention window."""
-    return tree.size <= TREE_MAX_SHARE * flat and tree.size <= row_cap
+    return tree.size <= max_share * flat and tree.size <= row_cap
 
 
 def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> LoglikelihoodJson:
