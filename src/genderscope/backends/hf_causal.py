@@ -39,6 +39,11 @@ from genderscope.core.primitives import CHAT, GENERATE, LOGLIKELIHOOD, TOKEN_LOG
 from genderscope.core.requests import Job, Outcome
 
 
+#: on CPU a split-head scoring forward packs at most this many tokens: SmolLM2-135M scored CrowS-Pairs ~10 %
+#: faster in 512-token batches than in 2048- or 256-token ones (activations stay in cache)
+CPU_SCORING_TOKENS = 512
+
+
 @dataclass
 class CausalOptions(HFOptions):
     batch_tokens: int = opt(
@@ -83,8 +88,11 @@ class HFCausalLMBackend(HFBackendBase):
 
     def scoring_budget(self) -> int:
         """Token budget of a scoring forward: ``--batch-tokens`` when only the scored positions' logits are
-        computed (a split head), else :meth:`full_logits_budget`."""
-        return self.options.batch_tokens if self.head is not None else self.full_logits_budget()
+        computed (a split head; on CPU at most ``CPU_SCORING_TOKENS``), else :meth:`full_logits_budget`."""
+        if self.head is None:
+            return self.full_logits_budget()
+        cpu = str(self.device) == "cpu"
+        return min(self.options.batch_tokens, CPU_SCORING_TOKENS) if cpu else self.options.batch_tokens
 
     def encode(self, text: str) -> tuple[list[int], list[list[int]]]:
         """Token ids of ``text`` (no special tokens) and their [start, end) character offsets."""
