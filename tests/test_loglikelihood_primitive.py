@@ -86,7 +86,8 @@ def test_hf_causal_equals_naive(causal_dir, context, route, monkeypatch):
     from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
 
     monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 1 if route == "shared" else 10**9)
-    monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE", 1.0 if route == "tree" else -1.0)
+    for name in ("TREE_MAX_SHARE", "TREE_MAX_SHARE_SPLIT"):
+        monkeypatch.setattr(hf_loglikelihood, name, 1.0 if route == "tree" else -1.0)
     b = HFCausalLMBackend(str(causal_dir), CausalOptions())
     reqs = [loglikelihood_request(context, CONTS), loglikelihood_request(context, CONTS[:1])]
     out = {}
@@ -134,6 +135,7 @@ def test_tree_route_batches_requests_of_several_sizes(causal_dir, monkeypatch):
 
     monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 10**9)
     monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE", 1.0)
+    monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE_SPLIT", 1.0)
     b = HFCausalLMBackend(str(causal_dir), CausalOptions())
     cases = [(CTX, CONTS), ("", CONTS[:2]), ("hun tog ", CONTS[1:])]
     reqs = [loglikelihood_request(c, k) for c, k in cases]
@@ -142,3 +144,46 @@ def test_tree_route_batches_requests_of_several_sizes(causal_dir, monkeypatch):
     assert b.counters["forward_passes"] == 1
     for i, (c, k) in enumerate(cases):
         assert out[i].response["logprobs"] == pytest.approx(_naive(causal_dir, c, k), abs=1e-4)
+
+
+def test_context_forest_merges_shared_prefixes_across_requests():
+    """Single-token requests: contexts sharing ≥ 2 leading tokens share one tree (up to the cap); each
+    continuation is read at its context's last node."""
+    from genderscope.backends.hf_tree import context_forest
+
+    items = [([1, 5, 7, 8], [3, 4]), ([2, 9], [3]), ([1, 5, 7, 6], [4]), ([1, 5], [3])]
+    forest = context_forest(items, cap=6)
+    (tree, members), (other, rest) = forest
+    assert members == [3, 2, 0] and tree.tokens == [1, 5, 7, 6, 8] and tree.depth == [0, 1, 2, 3, 3]
+    assert tree.targets == [[(1, 3)], [(3, 4)], [(4, 3)], [(4, 4)]]
+    assert rest == [1] and other.tokens == [2, 9]
+    assert [m for _t, m in context_forest(items, cap=4)] == [[3, 2], [0], [1]]
+
+
+def test_split_head_refuses_post_processed_logits(causal_dir):
+    """The head is split off only when head(body(x)) gives the model's own logits."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from genderscope.backends.hf_tensors import split_head
+
+    model = AutoModelForCausalLM.from_pretrained(causal_dir).eval()
+    assert split_head(model) is not None
+
+    class Scaled(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner, self.base_model = inner, inner.base_model
+
+        def get_output_embeddings(self):
+            return self.inner.get_output_embeddings()
+
+        def get_input_embeddings(self):
+            return self.inner.get_input_embeddings()
+
+        def forward(self, **kw):
+            out = self.inner(**kw)
+            out.logits = out.logits * 2.0
+            return out
+
+    assert split_head(Scaled(model)) is None

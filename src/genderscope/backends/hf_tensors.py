@@ -41,3 +41,49 @@ def keep_cache_rows(past: Any, idx: Any) -> Any:
         past.batch_select_indices(idx)
         return past
     return tuple(tuple(t[idx] for t in layer) for layer in past)
+
+
+def split_head(model: Any) -> tuple[Any, Any] | None:
+    """(body, head) of a causal LM whose logits are ``head(body(...).last_hidden_state)`` — checked on one
+    short input (a model that scales, soft-caps or otherwise post-processes its logits fails the check) —
+    else None.  Scoring runs the body over large batches and the head only at the positions it needs."""
+    import torch
+
+    try:
+        body, head = model.base_model, model.get_output_embeddings()
+        if body is model or head is None:
+            return None
+        dev = model.get_input_embeddings().weight.device
+        ids = torch.arange(4, device=dev)[None]
+        kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+        with torch.inference_mode():
+            want = model(**kw).logits
+            got = head(body(**kw).last_hidden_state.to(head.weight.device))
+        same = got.shape == want.shape and torch.allclose(got.float(), want.float(), rtol=1e-4, atol=1e-4)
+    except (AttributeError, TypeError, ValueError, RuntimeError, NotImplementedError):
+        return None
+    return (body, head) if same else None
+
+
+def score_positions(
+    backend: Any, hidden: Any, rows: list[int], cols: list[int], targets: list[int]
+) -> tuple[Any, Any]:
+    """(ln p of each target as float64, arg-max flags) read at ``hidden[rows[i], cols[i]]``: the head applied
+    there (``backend.head``; None = ``hidden`` already holds logits), log-softmax in float32, in chunks that
+    keep each logits block under the backend's full-logits budget."""
+    import torch
+
+    r = torch.tensor(rows, dtype=torch.long, device=hidden.device)
+    c = torch.tensor(cols, dtype=torch.long, device=hidden.device)
+    picked, greedy = [], []
+    step = backend.full_logits_budget()
+    for s in range(0, len(rows), step):
+        h = hidden[r[s : s + step], c[s : s + step]]
+        logits = h if backend.head is None else backend.head(h.to(backend.head.weight.device))
+        lp = torch.log_softmax(logits.float(), -1)
+        tgt = torch.tensor(targets[s : s + step], dtype=torch.long, device=lp.device)
+        picked.append(lp.gather(1, tgt[:, None])[:, 0].double().cpu())
+        greedy.append((lp.argmax(-1) == tgt).cpu())
+    if not picked:
+        return torch.zeros(0, dtype=torch.float64), torch.zeros(0, dtype=torch.bool)
+    return torch.cat(picked), torch.cat(greedy)

@@ -10,7 +10,8 @@ separate sequence would give (float rounding aside).  The answer per continuatio
 
 Cost per request: the number of distinct prefixes (tree nodes) instead of Σ_k (|c| + |x^k| − 1) tokens;
 rows of similar size are packed into one forward as the whole-sequence route packs sequences, and only the
-logits of nodes that predict a scored token are computed (``logits_to_keep``) where the model supports it.
+logits of nodes that predict a scored token are computed (the model's head applied to those nodes' hidden
+states, else ``logits_to_keep`` where the model supports it).
 """
 
 from __future__ import annotations
@@ -62,6 +63,47 @@ def build_tree(ctx: list[int], conts: list[list[int]]) -> TokenTree:
                 pairs.append((node, seq[t + 1]))
         tree.targets.append(pairs)
     return tree
+
+
+def context_forest(
+    items: list[tuple[list[int], list[int]]], cap: int
+) -> list[tuple[TokenTree, list[int]]]:
+    """Contexts of single-token requests merged into prefix trees across requests: ``items`` are (context,
+    its one-token continuations); contexts are sorted, and each joins the previous one's tree when
+    they share at least two leading tokens and the tree stays within ``cap`` nodes.  Returns each tree
+    (``targets`` = [(its context's last node, continuation token)] per continuation, members in order) with
+    the item indices in it."""
+    order = sorted(range(len(items)), key=lambda i: items[i][0])
+    groups: list[list[int]] = []
+    prev: list[int] = []
+    size = 0
+    for i in order:
+        ctx = items[i][0]
+        common = next((t for t, (a, b) in enumerate(zip(prev, ctx)) if a != b), min(len(prev), len(ctx)))
+        if groups and common >= 2 and size + len(ctx) - common <= cap:
+            groups[-1].append(i)
+            size += len(ctx) - common
+        else:
+            groups.append([i])
+            size = len(ctx)
+        prev = ctx
+    out = []
+    for members in groups:
+        tree = TokenTree()
+        child: dict[tuple[int, int], int] = {}
+        for i in members:
+            node = -1
+            for t, tok in enumerate(items[i][0]):
+                nxt = child.get((node, tok))
+                if nxt is None:
+                    nxt = child[(node, tok)] = tree.size
+                    tree.tokens.append(tok)
+                    tree.parent.append(node)
+                    tree.depth.append(t)
+                node = nxt
+            tree.targets += [[(node, tok)] for tok in items[i][1]]
+        out.append((tree, members))
+    return out
 
 
 def flat_tokens(ctx: list[int], conts: list[list[int]]) -> int:
@@ -125,39 +167,58 @@ def _keeps_logits(model: Any) -> bool:
 
 
 def _forward_rows(backend: Any, trees: list[TokenTree]) -> tuple[Any, dict[int, int]]:
-    """Logits of the nodes that predict a scored token and {node slot: logits column} (same for each row)."""
+    """Hidden states (or logits: only of the nodes that predict a scored token where the model's head is not
+    split off and it keeps chosen logits) and {node slot: column} (same for each row)."""
     import torch
 
     ids, pos, mask = _batch_inputs(backend, trees)
-    needed = sorted({node for t in trees for pairs in t.targets for node, _tok in pairs})
     kw: dict[str, Any] = {}
     column = {slot: slot for slot in range(ids.shape[1])}
-    if _keeps_logits(backend.model):
+    if backend.head is None and _keeps_logits(backend.model):
+        needed = sorted({node for t in trees for pairs in t.targets for node, _tok in pairs})
         kw["logits_to_keep"] = torch.tensor(needed, dtype=torch.long, device=ids.device)
         column = {slot: i for i, slot in enumerate(needed)}
     backend.count_forward(len(trees))
-    logits = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw).logits
-    return logits, column
+    if kw:
+        return backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw).logits, column
+    return backend.hidden(input_ids=ids, attention_mask=mask, position_ids=pos), column
 
 
-def answer_trees(backend: Any, items: list[tuple[Job, TokenTree, int]], emit: Emit, scores: Any) -> None:
-    """Score each (job, tree, whole-route token count) as one row, rows packed by size under the backend's
-    full-logits budget; ``scores(rows, targets)`` -> (Σ ln p, all arg-max)."""
-    trees = [tree for _job, tree, _flat in items]
+def answer_trees(
+    backend: Any, items: list[tuple[list[tuple[Job, int]], TokenTree, int]], emit: Emit
+) -> None:
+    """Score each (jobs, tree, whole-route token count) as one row, rows packed by size under the backend's
+    scoring budget; a tree's targets belong to its jobs in order, (job, number of continuations) each.  Per
+    continuation: Σ ln p (float64) and whether every token is the arg-max."""
+    from genderscope.backends.hf_tensors import score_positions
+
+    trees = [tree for _jobs, tree, _flat in items]
 
     def run(batch: list[int]) -> None:
-        logits, column = _forward_rows(backend, [trees[i] for i in batch])
+        hidden, column = _forward_rows(backend, [trees[i] for i in batch])
+        at: list[tuple[int, int]] = []
+        targets: list[int] = []
         for r, i in enumerate(batch):
-            res = []
             for pairs in trees[i].targets:
-                cols = [column[node] for node, _tok in pairs]
-                res.append(scores(logits[r, cols], [tok for _node, tok in pairs]))
-            out: LoglikelihoodJson = {
-                "logprobs": [x[0] for x in res],
-                "n_tokens": [len(p) for p in trees[i].targets],
-                "greedy": [x[1] for x in res],
-            }
-            emit(items[i][0], Outcome(response=out))
+                at += [(r, column[node]) for node, _tok in pairs]
+                targets += [tok for _node, tok in pairs]
+        picked, greedy = score_positions(backend, hidden, [r for r, _ in at], [c for _, c in at], targets)
+        s = 0
+        for i in batch:
+            k = 0
+            for job, n in items[i][0]:
+                res = []
+                for pairs in trees[i].targets[k : k + n]:
+                    e = s + len(pairs)
+                    res.append((float(picked[s:e].sum()), bool(greedy[s:e].all())))
+                    s = e
+                out: LoglikelihoodJson = {
+                    "logprobs": [x[0] for x in res],
+                    "n_tokens": [len(p) for p in trees[i].targets[k : k + n]],
+                    "greedy": [x[1] for x in res],
+                }
+                k += n
+                emit(job, Outcome(response=out))
 
     forward = sum(t.size for t in trees)
     counters = backend.counters
@@ -165,4 +226,4 @@ def answer_trees(backend: Any, items: list[tuple[Job, TokenTree, int]], emit: Em
         flat for _j, _t, flat in items
     ) - forward
     counters["tokens_forward"] = counters.get("tokens_forward", 0) + forward
-    backend.batched([t.size for t in trees], run, backend.full_logits_budget())
+    backend.batched([t.size for t in trees], run, backend.scoring_budget())
