@@ -284,3 +284,15 @@ def test_start_up_calls_share_one_event_loop_and_session(
         with pytest.raises(BackendError, match="does not echo"):
             bad.ready()
         assert bad.http._startup is None
+
+
+def test_start_up_loop_cancels_what_an_interrupted_call_left_pending(server: FakeOpenAIServer) -> None:
+    import asyncio
+
+    b = backend(server, start_token="<s>")
+    with b.http.startup():
+        loop = b.http._startup
+        assert loop is not None
+        left = loop.create_task(asyncio.sleep(30))  # as a call that Ctrl-C broke off leaves its task
+        assert b.http.call("/tokenize", {"model": "tiny", "prompt": "nurse"})["tokens"]
+    assert left.cancelled() and loop.is_closed() and b.http._startup is None

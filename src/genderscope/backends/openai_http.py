@@ -231,6 +231,15 @@ def run_coroutine(coro: Any) -> Any:
     return result[0] if result else None
 
 
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks still pending on ``loop`` (not running) and let them finish, as asyncio.run does."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
 class Fatal(Exception):
     """A failure no retry can fix (non-retryable status, every server down): BackendError outside."""
 
@@ -428,8 +437,10 @@ class FleetClient:
                 yield
             finally:
                 self._startup = None
+                _cancel_all(loop)  # a call interrupted (Ctrl-C) leaves its task pending
                 loop.run_until_complete(session.__aexit__(None, None, None))
         finally:
+            _cancel_all(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
