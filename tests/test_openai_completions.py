@@ -249,3 +249,50 @@ def test_a_server_that_doubles_or_drops_the_start_token_is_refused(
         with pytest.raises(BackendError, match=r"begins \['<s>', '<s>'\], not the start token '<s>' once"):
             ask(backend(srv), TOKEN_LOGPROBS, [{"text": "nurse"}])
         assert srv.stats()["by_endpoint"].get("completions", 0) <= 3, "refused before any job is sent"
+
+
+def test_start_up_calls_share_one_event_loop_and_session(
+    server: FakeOpenAIServer, models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from genderscope.backends import openai_http
+
+    own: list[Any] = []
+    real_run = openai_http.run_coroutine
+    monkeypatch.setattr(openai_http, "run_coroutine", lambda coro: own.append(1) or real_run(coro))
+    server.reset()
+    b = backend(server, start_token="<s>")
+    b.ready()
+    assert own == [], "no start-up call ran its own event loop"
+    assert b.http._startup is None and b.probe is not None and b.multi
+    shared = server.stats()
+    # inside a running loop (a notebook) each call keeps its own loop, as before: the same requests
+    server.reset()
+    nb = backend(server, start_token="<s>")
+
+    async def notebook() -> None:
+        nb.ready()
+
+    asyncio.run(notebook())
+    assert len(own) == 5 and nb.probe == b.probe and nb.multi
+    alone = server.stats()
+    assert (shared["requests"], shared["by_prompt"]) == (alone["requests"], alone["by_prompt"])
+    # a refused server: the loop and session are closed all the same
+    with FakeOpenAIServer(FakeConfig(model_dir=str(models["plain"]), echo_logprobs=False)) as srv:
+        bad = backend(srv, start_token="<s>")
+        with pytest.raises(BackendError, match="does not echo"):
+            bad.ready()
+        assert bad.http._startup is None
+
+
+def test_start_up_loop_cancels_what_an_interrupted_call_left_pending(server: FakeOpenAIServer) -> None:
+    import asyncio
+
+    b = backend(server, start_token="<s>")
+    with b.http.startup():
+        loop = b.http._startup
+        assert loop is not None
+        left = loop.create_task(asyncio.sleep(30))  # as a call that Ctrl-C broke off leaves its task
+        assert b.http.call("/tokenize", {"model": "tiny", "prompt": "nurse"})["tokens"]
+    assert left.cancelled() and loop.is_closed() and b.http._startup is None

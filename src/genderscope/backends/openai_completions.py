@@ -188,6 +188,11 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
         """Resolve the start token and probe the server once (before the first likelihood request)."""
         if self._ready:
             return
+        with self.http.startup():  # the start-up calls share one event loop and session
+            self._ready_calls()
+        self._ready = True
+
+    def _ready_calls(self) -> None:
         from genderscope.backends.openai_probe import probe_echo_logprobs
 
         self._resolve_start()
@@ -217,7 +222,6 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
         if self.options.multi_prompt == "auto":
             single = echo.token_logprobs_from_echo(raw, CHECK_TEXT, start)
             self.multi = self._multi_prompt_works(start, single)
-        self._ready = True
 
     def _multi_prompt_works(self, start: str, single: Any) -> bool:
         """Whether one echo of two prompts gives each its own choice, the first as its single echo (asked
