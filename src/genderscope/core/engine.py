@@ -223,10 +223,11 @@ def run_spec(
             t0 = time.perf_counter()
             with paused_gc():
                 result = task.score(ex.results)
-                run = TaskRun(task, result, ex.results, ex.counts, memo_keys.get(id(task)))
-                if write:  # its attempt lines too, while the other tasks' requests are in flight
-                    run.encode()
             ex.counts.seconds += time.perf_counter() - t0
+            run = TaskRun(task, result, ex.results, ex.counts, memo_keys.get(id(task)))
+            if write:  # its attempt lines too, while the other tasks' requests are in flight
+                with paused_gc():
+                    run.encode()
             scored[id(task)] = run
 
         if todo:
