@@ -59,3 +59,17 @@ def test_write_fast_path_equals_merged_dicts(tmp_path):
     assert json.loads(lines[1])["prompt"] == "task's own prompt" and list(json.loads(lines[1]))[3] == "prompt"
     assert json.loads(lines[2])["score"] is None
     assert json.loads(lines[3])["plain"] is True and json.loads(lines[3])["response"] == "r3"
+
+
+def test_attempt_lines_are_encoded_when_a_task_is_scored(tmp_path):
+    """A written run encodes each task's attempts.jsonl lines as the task is scored (while other tasks'
+    requests may still be in flight); write() only joins them, and the file is the lines of the records."""
+    from genderscope.core.engine import run_tasks
+
+    out = run_tasks(["gest", "dawinobias"], "random", limit=2, out=tmp_path / "r", progress=False)
+    assert all(r.encoded is not None for r in out.runs)
+    text = (tmp_path / "r" / "attempts.jsonl").read_bytes()
+    assert text == b"".join(r.encoded[0] for r in out.runs)  # type: ignore[index]
+    assert [json.loads(x) for x in text.decode().splitlines()] == out.attempt_records()
+    unwritten = run_tasks(["gest"], "random", limit=2, write=False, progress=False)
+    assert all(r.encoded is None for r in unwritten.runs)

@@ -60,6 +60,16 @@ class TaskRun:
     memo_key: str | None = None
     #: its outputs taken from a memo (``results`` is then empty; the attempt lines are the memo's)
     memo: Any = None
+    #: its attempts.jsonl lines (and their rerun form for a memo), encoded as soon as it was scored
+    encoded: tuple[bytes, list[str] | None] | None = None
+
+    def encode(self) -> tuple[bytes, list[str] | None]:
+        """This task's attempts.jsonl text and, if a memo may keep it, the lines a rerun writes
+        (:func:`_attempt_lines`); worked out once."""
+        if self.encoded is None:
+            lines, again = _attempt_lines(_records(self), self.results, memo=self.memo_key is not None)
+            self.encoded = ("".join(line + "\n" for line in lines).encode("utf-8"), again)
+        return self.encoded
 
 
 def default_out_dir(tasks: Sequence[str], model: str) -> Path:
@@ -214,7 +224,11 @@ def run_spec(
             with paused_gc():
                 result = task.score(ex.results)
             ex.counts.seconds += time.perf_counter() - t0
-            scored[id(task)] = TaskRun(task, result, ex.results, ex.counts, memo_keys.get(id(task)))
+            run = TaskRun(task, result, ex.results, ex.counts, memo_keys.get(id(task)))
+            if write:  # its attempt lines too, while the other tasks' requests are in flight
+                with paused_gc():
+                    run.encode()
+            scored[id(task)] = run
 
         if todo:
             with make_progress(progress) as prog, pause:
@@ -358,24 +372,7 @@ class RunOutput:
         """(the engine's fields, the task's fields or None) per attempt, in order (runs from a memo
         have none: their lines are the memo's)."""
         for r in self.runs if runs is None else runs:
-            extra = r.result.records
-            for i, ar in enumerate(r.results):
-                a = ar.attempt
-                rec: dict[str, Any] = {
-                    "task": r.task.name,
-                    "item_id": a.item_id,
-                    "trial": a.trial,
-                    "prompt": a.request.prompt_text,
-                    "response": ar.response,
-                    "cache_hit": ar.cache_hit,
-                    "request_kind": a.request.kind,
-                    "request_sha256": request_sha256(a.request),
-                }
-                if ar.error is not None:
-                    rec["error"] = ar.error
-                if ar.skipped:
-                    rec["skipped"] = True
-                yield rec, (extra[i] if i < len(extra) else None)
+            yield from _records(r)
 
     def attempt_records(self) -> list[dict[str, Any]]:
         rows = []
@@ -398,13 +395,35 @@ class RunOutput:
             if r.memo is not None:
                 chunks.append(r.memo.data())
                 continue
-            lines, again = _attempt_lines(self._records([r]), r.results, memo=r.memo_key is not None)
-            chunks.append("".join(line + "\n" for line in lines).encode("utf-8"))
+            text, again = r.encode()
+            chunks.append(text)
             if again is not None and _memo_eligible(r):
                 _keep_memo(r, again)
         with open(self.out_dir / ATTEMPTS_FILE, "wb") as fh:
             fh.write(b"".join(chunks))
         write_run_log(self.out_dir, self.manifest, self.results_file())
+
+
+def _records(r: TaskRun) -> Iterator[tuple[dict[str, Any], Any]]:
+    """(the engine's fields, the task's fields or None) per attempt of ``r``, in order."""
+    extra = r.result.records
+    for i, ar in enumerate(r.results):
+        a = ar.attempt
+        rec: dict[str, Any] = {
+            "task": r.task.name,
+            "item_id": a.item_id,
+            "trial": a.trial,
+            "prompt": a.request.prompt_text,
+            "response": ar.response,
+            "cache_hit": ar.cache_hit,
+            "request_kind": a.request.kind,
+            "request_sha256": request_sha256(a.request),
+        }
+        if ar.error is not None:
+            rec["error"] = ar.error
+        if ar.skipped:
+            rec["skipped"] = True
+        yield rec, (extra[i] if i < len(extra) else None)
 
 
 def _keep_memo(r: TaskRun, lines: list[str]) -> None:
