@@ -329,3 +329,53 @@ def test_debias_leace_cli_bounds_its_lines_in_pairs(tiny, tmp_path):
     bad = CliRunner().invoke(app, ["debias", "leace", "--model", f"hf-causal:{tiny}", "--out", str(out),
                                    "--leace-lines", "-1"])  # fmt: skip
     assert bad.exit_code != 0 and "--leace-lines" in str(bad.exception)
+
+
+def test_perplexity_of_plain_scores_equals_perplexity(tiny):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from genderscope.debias.perplexity import perplexity, perplexity_of_scores
+
+    tok, model = AutoTokenizer.from_pretrained(tiny), AutoModelForCausalLM.from_pretrained(tiny).eval()
+
+    def plain(rows):
+        with torch.inference_mode():
+            lp = torch.log_softmax(model(torch.tensor(rows)).logits[:, :-1].float(), -1)
+        return lp.gather(2, torch.tensor(rows)[:, 1:, None])[..., 0].tolist()
+
+    want = perplexity(model, tok, _texts(), False, window=8, max_tokens=64)
+    got = perplexity_of_scores(plain, tok, _texts(), window=8, max_tokens=64)
+    assert got["tokens"] == want["tokens"] == 56 and got["ppl"] == pytest.approx(want["ppl"], rel=1e-5)
+
+
+def test_debias_self_debias_records_the_wrappers_perplexity_and_audit(tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    corpus = tmp_path / "held_out.txt"
+    corpus.write_text("\n".join(_texts()))
+    out = tmp_path / "sd"
+    res = CliRunner().invoke(app, [
+        "debias", "self-debias", "--model", f"hf-causal:{tiny}", "--out", str(out), "--eval-corpus",
+        str(corpus), "--eval-tokens", "256", "--audit", "crows-pairs", "--audit-limit", "6", "--threads", "1",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "debias.json").read_text())
+    assert rec["method"] == "self-debias" and rec["model"] == f"self-debias:hf-causal:{tiny}"
+    before, after = rec["perplexity"]["before"], rec["perplexity"]["after"]
+    assert before["tokens"] == after["tokens"] > 0 and before["ppl"] != after["ppl"]
+    assert rec["hyperparameters"]["decay_constant"] == 50.0
+    assert {c["task"] for c in rec["audit"]["changes"]} == {"crows-pairs"}
+    assert (out / "audit" / "report.html").is_file()
+
+
+def test_self_debias_refuses_a_masked_lm_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", "from genderscope.cli import main; main()", "debias", "self-debias",
+           "--model", "hf-mlm:x", "--out", str(tmp_path / "x")]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "wraps a causal LM's decoding and fits hf-causal:PATH" in res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1

@@ -9,6 +9,7 @@ At most ``max_tokens`` tokens are scored (the text's beginning).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -36,3 +37,19 @@ def perplexity(model: Any, tok: Any, texts: list[str], masked: bool, window: int
                 nll -= float(lp.gather(1, row[1:, None]).sum())
                 n += window - 1
     return {"ppl": math.exp(nll / n), "tokens": n}
+
+
+def perplexity_of_scores(
+    logprobs_of: Callable[[list[list[int]]], list[list[float]]],
+    tok: Any,
+    texts: list[str],
+    window: int = 128,
+    max_tokens: int = 20_000,
+) -> dict[str, float]:
+    """{"ppl", "tokens"} over the same windows as :func:`perplexity` (causal), from a scorer:
+    ``logprobs_of(rows)`` gives each row's ln p(row[t] | row[:t]) for t = 1 … window − 1 (e.g. Self-Debias's
+    ln p̃).  PPL = exp(−Σ ln p / n)."""
+    data = blocks_of(tok, texts, window)[: max(1, max_tokens // window)]
+    scores = logprobs_of([row.tolist() for row in data])
+    n = sum(len(r) for r in scores)
+    return {"ppl": math.exp(-sum(sum(r) for r in scores) / n), "tokens": n}

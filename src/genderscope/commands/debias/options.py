@@ -7,7 +7,7 @@ from pathlib import Path
 
 from genderscope.core.options import opt
 
-METHODS = ("cda", "bordia", "leace")
+METHODS = ("cda", "bordia", "leace", "self-debias")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -16,7 +16,8 @@ class DebiasOptions:
     and backend accepts (``hf-causal:OUT/model`` or ``hf-mlm:OUT/model``) plus ``debias.json``."""
 
     method: str = opt(None, "cda (counterfactual data augmentation) | bordia (λ‖NB‖² on input embeddings) "
-                      "| leace (linear erasure of gender from one layer's hidden states)",
+                      "| leace (linear erasure of gender from one layer's hidden states) "
+                      "| self-debias (no training: the self-debias: wrapper's perplexity and audit)",
                       METHODS, argument=True)  # fmt: skip
     model: str = opt(None, "hf-causal:PATH or hf-mlm:PATH (a folder, a .gguf file)", required=True)
     out: Path = opt(None, "output folder (model/, debias.json; resumes from checkpoint.pt)", aliases=("-o",),

@@ -13,17 +13,17 @@ from genderscope.core.errors import UsageError
 from genderscope.core.progress import step_done
 
 #: model kinds each method fits (fine-tuning needs the weights)
-FITS = {"cda": ("hf-causal", "hf-mlm"), "bordia": ("hf-causal", "hf-mlm"), "leace": ("hf-causal", "hf-mlm")}
+FITS = {"cda": ("hf-causal", "hf-mlm"), "bordia": ("hf-causal", "hf-mlm"), "leace": ("hf-causal", "hf-mlm"),
+        "self-debias": ("hf-causal",)}
 
 
 def model_kind(spec: str, method: str) -> tuple[str, str]:
     """(kind, target) of ``--model``; a kind the method does not fit is one line naming those that do."""
     kind, _, target = spec.partition(":")
     if kind not in FITS[method] or not target:
-        raise UsageError(
-            f"--model {spec!r}: debias {method} fine-tunes local weights and fits "
-            f"{' or '.join(k + ':PATH' for k in FITS[method])}"
-        )
+        what = "wraps a causal LM's decoding" if method == "self-debias" else "fine-tunes local weights"
+        kinds = " or ".join(k + ":PATH" for k in FITS[method])
+        raise UsageError(f"--model {spec!r}: debias {method} {what} and fits {kinds}")
     return kind, target
 
 
@@ -95,6 +95,8 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
     torch.set_num_threads(resolve_threads(o.threads))
     out = Path(o.out)
     out.mkdir(parents=True, exist_ok=True)
+    if o.method == "self-debias":
+        return self_debias(o, out)
     pairs = load_gender_pairs(o.pairs)
     texts = training_texts(o.corpus, o.max_train_texts)
     model, tok = load_model(kind, target)
@@ -160,3 +162,44 @@ def audit(o: DebiasOptions, debiased: str, folder: Path, ppl: dict[str, Any]) ->
                               cost_rows(ppl), f"debias {o.method}: before and after")  # fmt: skip
     return {"tasks": tasks, "limit": limit, "runs": [str(folder / "before"), str(folder / "after")],
             "report": str(page), "changes": [asdict(c) for c in changes]}  # fmt: skip
+
+
+def self_debias(o: DebiasOptions, out: Path) -> dict[str, Any]:
+    """Self-Debias trains nothing: the debiased model is the wrapper spec ``self-debias:MODEL`` (its default
+    λ, ε and prefix).  Its cost is the perplexity of ln p̃ against the plain model's on the same held-out
+    windows; ``--audit`` runs the tasks with the plain and the wrapped model.  Returns debias.json."""
+    import torch
+
+    from genderscope._version import __version__
+    from genderscope.backends.self_debias import SelfDebiasBackend, SelfDebiasOptions
+    from genderscope.debias.perplexity import perplexity, perplexity_of_scores
+
+    backend = SelfDebiasBackend(o.model, SelfDebiasOptions(threads=torch.get_num_threads()))
+    backend.load()
+    held_out = training_texts(o.eval_corpus, 0) if o.eval_corpus else []
+    ppl: dict[str, Any] = {"corpus": o.eval_corpus, "before": None, "after": None}
+    if held_out:
+        t0 = time.perf_counter()
+        ppl["before"] = perplexity(backend.model, backend.tok, held_out, False, max_tokens=o.eval_tokens)
+        step_done(f"perplexity before: {ppl['before']['ppl']:.2f} on {ppl['before']['tokens']} tokens",
+                  time.perf_counter() - t0)  # fmt: skip
+        ppl["after"] = perplexity_of_scores(
+            lambda rows: backend.debiased_many([(r, 1) for r in rows]), backend.tok, held_out,
+            max_tokens=o.eval_tokens,
+        )  # fmt: skip
+    record = {
+        "method": "self-debias",
+        "base_model": o.model,
+        "model": f"self-debias:{o.model}",
+        "data": {"corpus": None, "texts": 0},
+        "hyperparameters": backend.describe()["self_debias"],
+        "training": None,
+        "perplexity": ppl,
+        "seed": o.seed,
+        "num_threads": torch.get_num_threads(),
+        "genderscope_version": __version__,
+    }
+    if o.audit:
+        record["audit"] = audit(o, record["model"], out / "audit", ppl)
+    (out / "debias.json").write_text(json.dumps(record, indent=1, default=str))
+    return record
