@@ -105,6 +105,18 @@ def pick_tokens(logits: Any, temps: list[float], top_ps: list[float], gens: list
     return out
 
 
+def append_unstopped(nxt: Any, live: list[int], new: list[list[int]], stop_t: Any) -> list[int]:
+    """Append each live row's next token ``nxt[b]`` to its answer ``new[live[b]]`` unless it is one of the
+    stop tokens ``stop_t`` (None: none); returns the rows that go on."""
+    import torch
+
+    stopped = torch.isin(nxt, stop_t).tolist() if stop_t is not None else [False] * len(live)
+    keep = [b for b, st in enumerate(stopped) if not st]
+    toks = nxt.tolist()
+    for b in keep:
+        new[live[b]].append(toks[b])
+    return keep
+
 def _cache_name(model: Any) -> str:
     """The keyword a model's ``forward`` takes its KV cache by: ``cache`` (transformers 5.x, where
     ``past_key_values`` is deprecated and warns) or ``past_key_values`` (4.x)."""
@@ -219,11 +231,7 @@ def generate_batch(
                 [top_ps[i] for i in live],
                 [gens[i] for i in live],
             )
-            stopped = torch.isin(nxt, stop_t).tolist() if stops else [False] * len(live)
-            keep = [b for b, st in enumerate(stopped) if not st]
-            toks = nxt.tolist()
-            for b in keep:
-                new[live[b]].append(toks[b])
+            keep = append_unstopped(nxt, live, new, stop_t if stops else None)
             if not keep or step == max_new - 1:
                 break
             if len(keep) < len(live):

@@ -50,19 +50,25 @@ def build_tree(ctx: list[int], conts: list[list[int]]) -> TokenTree:
     child: dict[tuple[int, int], int] = {}
     for cont in conts:
         seq = ctx + cont
-        node, pairs = -1, []
-        for t, tok in enumerate(seq[:-1]):
-            nxt = child.get((node, tok))
-            if nxt is None:
-                nxt = child[(node, tok)] = tree.size
-                tree.tokens.append(tok)
-                tree.parent.append(node)
-                tree.depth.append(t)
-            node = nxt
-            if t >= len(ctx) - 1:
-                pairs.append((node, seq[t + 1]))
-        tree.targets.append(pairs)
+        nodes = insert_path(tree, child, seq[:-1])
+        tree.targets.append([(nodes[t], seq[t + 1]) for t in range(len(ctx) - 1, len(seq) - 1)])
     return tree
+
+
+def insert_path(tree: TokenTree, child: dict[tuple[int, int], int], seq: list[int]) -> list[int]:
+    """Add ``seq`` to ``tree`` as a path from the root (sharing the nodes of an equal prefix; ``child``
+    maps (node, token) to its child node); returns the node of each position."""
+    node, nodes = -1, []
+    for t, tok in enumerate(seq):
+        nxt = child.get((node, tok))
+        if nxt is None:
+            nxt = child[(node, tok)] = tree.size
+            tree.tokens.append(tok)
+            tree.parent.append(node)
+            tree.depth.append(t)
+        node = nxt
+        nodes.append(node)
+    return nodes
 
 
 def context_forest(
@@ -92,15 +98,7 @@ def context_forest(
         tree = TokenTree()
         child: dict[tuple[int, int], int] = {}
         for i in members:
-            node = -1
-            for t, tok in enumerate(items[i][0]):
-                nxt = child.get((node, tok))
-                if nxt is None:
-                    nxt = child[(node, tok)] = tree.size
-                    tree.tokens.append(tok)
-                    tree.parent.append(node)
-                    tree.depth.append(t)
-                node = nxt
+            node = (insert_path(tree, child, items[i][0]) or [-1])[-1]
             tree.targets += [[(node, tok)] for tok in items[i][1]]
         out.append((tree, members))
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.backends.hf_generate import _cache_name, _cache_of, eos_ids, pick_tokens
+from genderscope.backends.hf_generate import _cache_name, _cache_of, append_unstopped, eos_ids, pick_tokens
 from genderscope.backends.hf_tensors import forward_last, keep_cache_rows, left_pad
 
 
@@ -71,11 +71,7 @@ def generate_debiased(
             nxt = pick_tokens(
                 scores, [temps[i] for i in live], [top_ps[i] for i in live], [gens[i] for i in live]
             )
-            stopped = torch.isin(nxt, stop_t).tolist() if stops else [False] * len(live)
-            keep = [b for b, st in enumerate(stopped) if not st]
-            toks = nxt.tolist()
-            for b in keep:
-                new[live[b]].append(toks[b])
+            keep = append_unstopped(nxt, live, new, stop_t if stops else None)
             if not keep or step == max_new - 1:
                 break
             if len(keep) < len(live):
