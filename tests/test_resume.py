@@ -79,7 +79,9 @@ def metrics(out: Path) -> dict:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["sigkill", "sigint"])
 def test_stopped_run_resumes_with_only_the_missing_requests(tmp_path: Path, sig: int) -> None:
     home = Path(os.environ["GENDERSCOPE_HOME"])
-    with FakeOpenAIServer(FakeConfig(latency=0.05)) as srv:
+    # answers reach the store in batches (one transaction per 0.1 s, at the next answer), so the store can
+    # trail the run by a burst on a loaded machine: a slow first run keeps the stop well before its end
+    with FakeOpenAIServer(FakeConfig(latency=0.15)) as srv:
         proc = start_and_stop_midway(srv.url, tmp_path / "first", home, sig)
         _stdout, stderr = proc.communicate()
         if sig == signal.SIGKILL:
