@@ -60,8 +60,15 @@ def stored_prompts(home: Path) -> set[str]:
     return {json.loads(r[0])["payload"]["messages"][-1]["content"] for r in rows}
 
 
+#: the CLI with Python's own SIGINT handler even where the test runs with SIGINT ignored (a job started with
+#: `&` by a non-interactive shell, as some CI launchers do, passes SIG_IGN on, and Python keeps it)
+WITH_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); " \
+    "from genderscope.cli import main; main()"
+
+
 def start_and_stop_midway(url: str, out: Path, home: Path, sig: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(run_cmd(url, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [sys.executable, "-c", WITH_SIGINT, *run_cmd(url, out)[3:]]  # run_cmd: python -m genderscope.cli
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while len(stored_prompts(home)) < ATTEMPTS // 4:
         assert proc.poll() is None, f"run ended before it could be stopped: {proc.communicate()}"
