@@ -225,7 +225,8 @@ def test_answers_are_committed_in_batches_and_when_the_backend_is_interrupted(tm
     attempts = [Attempt(f"i{n}", 1, chat(f"p{n}")) for n in range(8)]
     with pytest.raises(KeyboardInterrupt):
         runner.execute(attempts, Interrupted(), store)
-    assert commits == [3, 2]  # one batch of COMMIT_ROWS, then the rest when the call ended
+    # the writer thread commits once COMMIT_ROWS wait (it may find more by then), and the rest at the end
+    assert sum(commits) == 5 and 1 <= len(commits) <= 2 and commits[0] >= 3
     b = Echo()
     got = runner.execute(attempts, b, store)
     assert got.counts.cache_hits == 5 and b.calls == [["p5", "p6", "p7"]]

@@ -77,7 +77,7 @@ def _scores(logits: Any, targets: list[int]) -> tuple[float, bool]:
     lp = torch.log_softmax(logits.float(), -1)
     tgt = torch.tensor(targets, dtype=torch.long, device=lp.device)
     picked = lp.gather(1, tgt[:, None])[:, 0].double()
-    greedy = bool((lp.argmax(-1) == tgt).all())
+    greedy = bool((lp.max(-1).indices == tgt).all())
     return float(picked.sum()), greedy
 
 

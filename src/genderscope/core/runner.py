@@ -3,18 +3,21 @@
 Flow: look every attempt up in the store (unless ``use_cache`` is off), send the
 rest to the backend once per distinct key (identical request + trial = one model
 call, shared by the attempts that ask it), commit the answers as the backend emits
-them (in one transaction per :data:`COMMIT_SECONDS` or :data:`COMMIT_ROWS`, whichever
-comes first, and at the end of the pass, also when it is interrupted), and return one
-:class:`AttemptResult` per attempt, in order.  An interrupted run (Ctrl-C) loses
-nothing that was emitted; a killed one (SIGKILL) at most the answers emitted less than
-:data:`COMMIT_SECONDS` after the previous commit (they wait for the next answer or the
-end of the pass): the next run finds the rest in the store and asks only for those.
+them (a writer thread, :class:`StoreWriter`, commits what has arrived in one transaction
+every :data:`COMMIT_SECONDS`, or as soon as :data:`COMMIT_ROWS` wait, and at the end of
+the pass, also when it is interrupted), and return one :class:`AttemptResult` per
+attempt, in order.  An interrupted run (Ctrl-C) loses nothing that was emitted; a killed
+one (SIGKILL) at most the answers emitted less than :data:`COMMIT_SECONDS` (plus one
+commit's duration) before it: the next run finds the rest in the store and asks only for
+those.  The commits run beside the backend: an HTTP backend's event loop never waits
+for SQLite.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -30,6 +33,61 @@ from genderscope.core.store import ResponseStore
 COMMIT_SECONDS = 0.1
 #: ... or once this many are waiting (one SQLite transaction each: a commit per answer cost ~1-2 ms)
 COMMIT_ROWS = 512
+
+
+class StoreWriter:
+    """Commits store rows on its own thread: :meth:`add` queues a row (from any thread) and returns at
+    once; the thread commits everything queued every :data:`COMMIT_SECONDS`, or as soon as
+    :data:`COMMIT_ROWS` rows wait; :meth:`close` commits the rest and waits for the thread.  A commit that
+    fails is raised by the next :meth:`add` and by :meth:`close`."""
+
+    def __init__(self, store: ResponseStore):
+        self.store = store
+        self._rows: list[tuple[str, str, str, int, str, Any]] = []
+        self._wake = threading.Condition()
+        self._closing = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="genderscope-store", daemon=True)
+        self._thread.start()
+
+    def add(self, row: tuple[str, str, str, int, str, Any]) -> None:
+        if self._error is not None:
+            raise self._error
+        with self._wake:
+            self._rows.append(row)
+            if len(self._rows) >= COMMIT_ROWS:
+                self._wake.notify()
+
+    def _take(self) -> list[tuple[str, str, str, int, str, Any]]:
+        with self._wake:
+            if not self._closing and len(self._rows) < COMMIT_ROWS:
+                self._wake.wait(COMMIT_SECONDS)
+            batch, self._rows = self._rows, []
+            return batch
+
+    def _run(self) -> None:
+        while not self._closing:
+            batch = self._take()
+            try:
+                if batch:
+                    self.store.put_many(batch)
+            except BaseException as exc:  # kept for add()/close(); the rows stay for close() to retry
+                with self._wake:
+                    self._rows[:0] = batch
+                self._error = exc
+                return
+
+    def close(self) -> None:
+        """Stop the thread and commit what is left on the calling thread (raises a failed commit)."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        self._thread.join()
+        rows, self._rows = self._rows, []
+        if rows:
+            self.store.put_many(rows)
+        if self._error is not None:
+            raise self._error
 
 
 @dataclass
@@ -121,17 +179,43 @@ def execute_parts(
     backend's call: it must return at once), else when the pass ends."""
     for part in parts:
         check_request_kinds(part.attempts, backend, part.task or part.label)
-    t0 = time.perf_counter()
+    return run_pass(plan_pass(parts, backend, store, use_cache), backend, store, progress, on_done)
+
+
+@dataclass
+class PassPlan:
+    """One pass worked out before anything is sent (:func:`plan_pass`): its attempts, their results so far
+    (given answers, store hits), the distinct requests to ask (``jobs``; ``Job.index`` points into
+    ``pending_keys``) and the attempts each request answers (``groups``)."""
+
+    parts: Sequence[Part]
+    attempts: list[Attempt]
+    owner: list[int]  # attempt -> its part
+    counts: list[RunCounts]
+    results: list[AttemptResult]
+    ready: list[int]  # attempts per part answered before the backend is asked
+    groups: dict[str, list[int]]
+    pending_keys: list[str]
+    jobs: list[Job]
+    bad: list[tuple[Job, str]]
+    caching: bool
+    fingerprint: str
+
+
+def plan_pass(
+    parts: Sequence[Part], backend: Backend, store: ResponseStore | None, use_cache: bool = True
+) -> PassPlan:
+    """Work out a pass of :func:`execute_parts`: store keys, store lookup, one job per distinct request
+    (a request with an invalid payload goes to ``bad``).  Sends nothing."""
     attempts = [a for part in parts for a in part.attempts]
     owner = [n for n, part in enumerate(parts) for _ in part.attempts]
-    labels = [part.label or "answering" for part in parts]
     counts = [RunCounts(attempts=len(part.attempts)) for part in parts]
     results = [AttemptResult(a) for a in attempts]
     caching = backend.cacheable and store is not None and use_cache
     fp = backend.fingerprint
     # ``given`` requests carry their own answer (precomputed scores): neither backend nor store
     given = {i for i, a in enumerate(attempts) if a.request.kind == GIVEN}
-    ready = [0] * len(parts)  # attempts answered before the backend is asked (given, cache hits)
+    ready = [0] * len(parts)
     for i in given:
         results[i].response = attempts[i].request.payload.get("value")
         ready[owner[i]] += 1
@@ -175,8 +259,24 @@ def execute_parts(
             continue
         counts[owner[first]].requests += 1
         jobs.append(job)
+    return PassPlan(
+        parts, attempts, owner, counts, results, ready, groups, pending_keys, jobs, bad, caching, fp
+    )
 
-    left = [len(part.attempts) - ready[n] for n, part in enumerate(parts)]  # attempts still unanswered
+
+def run_pass(
+    plan: PassPlan,
+    backend: Backend,
+    store: ResponseStore | None,
+    progress: Any = None,
+    on_done: Callable[[int, Execution], None] | None = None,
+) -> list[Execution]:
+    """Ask the backend for ``plan``'s jobs, committing answers as they come (:func:`execute_parts`)."""
+    t0 = time.perf_counter()
+    parts, results, counts, owner, groups = plan.parts, plan.results, plan.counts, plan.owner, plan.groups
+    pending_keys, fp = plan.pending_keys, plan.fingerprint
+    labels = [part.label or "answering" for part in parts]
+    left = [len(part.attempts) - plan.ready[n] for n, part in enumerate(parts)]  # attempts still unanswered
     out: list[Execution] = []
     start = 0
     for n, part in enumerate(parts):
@@ -193,17 +293,9 @@ def execute_parts(
 
     if progress is not None:
         for n, part in enumerate(parts):
-            progress.add(labels[n], total=len(part.attempts), cached=ready[n])
+            progress.add(labels[n], total=len(part.attempts), cached=plan.ready[n])
 
-    rows: list[tuple[str, str, str, int, str, Any]] = []  # answers not yet committed
-    last_commit = [time.perf_counter()]
-
-    def commit() -> None:
-        last_commit[0] = time.perf_counter()
-        if rows:
-            batch = rows[:]  # an answer emitted meanwhile (by another thread) stays for the next commit
-            del rows[: len(batch)]
-            store.put_many(batch)  # type: ignore[union-attr]
+    writer: StoreWriter | None = None  # started just before the backend is asked
 
     def emit(job: Job, outcome: Outcome) -> None:
         idx = groups[pending_keys[job.index]]
@@ -212,11 +304,9 @@ def execute_parts(
             if problem is not None:  # never store or score a malformed answer
                 outcome = Outcome(error=problem)
         if outcome.ok and outcome.response is not _SKIP:
-            if caching:  # committed within COMMIT_SECONDS: a rerun does not ask it again
+            if writer is not None:  # committed within COMMIT_SECONDS: a rerun does not ask it again
                 k = pending_keys[job.index]
-                rows.append((k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response))
-                if len(rows) >= COMMIT_ROWS or time.perf_counter() - last_commit[0] >= COMMIT_SECONDS:
-                    commit()
+                writer.add((k, fp, job.request.kind, job.trial, job.request.canonical(), outcome.response))
             for i in idx:
                 results[i].response = outcome.response
         elif outcome.response is _SKIP:
@@ -238,13 +328,16 @@ def execute_parts(
     for n in range(len(parts)):
         if not left[n]:  # nothing to ask (all from the store or given)
             done(n)
-    for job, problem in bad:
+    for job, problem in plan.bad:
         emit(job, Outcome(error=problem))
-    if jobs:
+    if plan.jobs:
+        if plan.caching:
+            writer = StoreWriter(store)  # type: ignore[arg-type]
         try:
-            backend.answer(jobs, emit)
+            backend.answer(plan.jobs, emit)
         finally:  # also on Ctrl-C or a backend error: what was emitted is kept
-            commit()
+            if writer is not None:
+                writer.close()
     for n in range(len(parts)):
         done(n)  # a part whose answers the backend left out (never emitted) is done now
     return out
@@ -287,6 +380,18 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+@contextlib.contextmanager
+def frozen_gc() -> Iterator[None]:
+    """Keep the objects alive now (a run's attempts: ~10 per request, a million for a suite) out of the
+    cyclic garbage collector's passes until the end of the block (``gc.freeze``): each full pass over
+    them cost ~0.1 s of an HTTP run's event loop.  They rejoin the collected generations afterwards."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class _SkipMarker:

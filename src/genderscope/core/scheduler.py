@@ -7,7 +7,8 @@ identical requests of different tasks asked once), gives each task its own resul
 for its next round.  So the requests of all tasks are in flight together and the backend's worker pool
 drains once per wave instead of once per task round.  With such a (cacheable) backend, a task whose round
 has all its answers is asked for its next round, and scored (``finish``) once it asks nothing more, on one
-helper thread while the other tasks' requests are still in flight.
+helper thread while the other tasks' requests are still in flight; scoring is queued there too and no
+wave waits for it.
 
 Backends that are not cacheable (in-process: ``random``, ``replay``) gain nothing from a shared call; they
 get one call per task round, exactly the batches of a task-by-task run, so their answers and errors (a
@@ -17,13 +18,26 @@ as in a task-by-task run, so a killed run resumes through the store at any wave.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from genderscope.core.backend import Backend
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.runner import Execution, Part, RunCounts, execute_parts, paused_gc
+from genderscope.core.runner import (
+    Execution,
+    PassPlan,
+    Part,
+    RunCounts,
+    check_request_kinds,
+    frozen_gc,
+    paused_gc,
+    plan_pass,
+    run_pass,
+)
 from genderscope.core.store import ResponseStore
 
 #: called with a task and the exception its own backend call raised: True leaves the task out of the run
@@ -62,71 +76,112 @@ def run_together(
     ``finish(task, execution)`` (scoring) is called once per task that is not left out: with a cacheable
     backend on the helper thread as soon as the task asks nothing more, else after the last wave, in
     task order."""
-    states = []
-    for t in tasks:
+    with frozen_gc():  # the attempts stay out of every collector pass until the run ends
         with paused_gc():
-            states.append(_Rounds(t, list(t.attempts())))
-    if backend.cacheable:
-        with ThreadPoolExecutor(1, thread_name_prefix="genderscope-rounds") as helper:
-            try:
-                _waves(states, backend, store, use_cache, progress, drop, helper, finish)
-            except BaseException:
-                helper.shutdown(wait=True, cancel_futures=True)
-                raise
-    else:
-        _waves(states, backend, store, use_cache, progress, drop, None, None)
-        for s in states:
-            if finish is not None and not s.dropped:
-                finish(s.task, Execution(s.results, s.counts))
-    return [None if s.dropped else Execution(s.results, s.counts) for s in states]
+            states = [_Rounds(t, list(t.attempts())) for t in tasks]
+            gc.freeze()  # frozen while the collector is still paused: nothing to scan when it resumes
+        return _run_states(states, backend, store, use_cache, progress, drop, finish)
 
 
-def _waves(
+@dataclass
+class _Run:
+    """What every wave of one run shares."""
+
+    backend: Backend
+    store: ResponseStore | None
+    use_cache: bool
+    progress: Any
+    drop: DropTask | None
+    finish: Finish | None
+    helper: ThreadPoolExecutor | None = None
+    scoring: list[Future[None]] = field(default_factory=list)  # queued ``finish`` calls (helper thread)
+
+
+def _run_states(
     states: list[_Rounds],
     backend: Backend,
     store: ResponseStore | None,
     use_cache: bool,
     progress: Any,
     drop: DropTask | None,
-    helper: ThreadPoolExecutor | None,
     finish: Finish | None,
-) -> None:
-    """Answer waves until no task asks anything more.  With a ``helper`` thread, a task's next round (and,
-    when it has none, ``finish``) is worked out there as soon as its round's last answer is in, while the
-    other tasks' requests are still in flight."""
+) -> list[Execution | None]:
+    run = _Run(backend, store, use_cache, progress, drop, finish)
+    if backend.cacheable:
+        rounds = ThreadPoolExecutor(1, thread_name_prefix="genderscope-rounds")
+        with rounds as helper, _switching(SWITCH_SECONDS):
+            run.helper = helper
+            try:
+                _waves(run, states)
+                for f in run.scoring:
+                    f.result()  # a task's scoring error stops the run here
+            except BaseException:
+                helper.shutdown(wait=True, cancel_futures=True)
+                raise
+    else:
+        _waves(run, states)
+        for s in states:
+            if finish is not None and not s.dropped:
+                finish(s.task, Execution(s.results, s.counts))
+    return [None if s.dropped else Execution(s.results, s.counts) for s in states]
+
+
+#: while the helper thread works (next rounds, scoring), the thread that talks to the model server gets
+#: the interpreter back after at most this long (``sys.setswitchinterval``; with Python's default 5 ms a
+#: helper scoring a finished task held answers and new requests back: in the GenderBench suite over a
+#: 50 ms stub, 48-55 of 64 requests in flight while it scored instead of ~62)
+SWITCH_SECONDS = 0.0005
+
+
+@contextlib.contextmanager
+def _switching(seconds: float) -> Iterator[None]:
+    """``sys.setswitchinterval(seconds)`` inside the block, the previous interval after it."""
+    was = sys.getswitchinterval()
+    sys.setswitchinterval(seconds)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(was)
+
+
+def _waves(run: _Run, states: list[_Rounds]) -> None:
+    """Answer waves until no task asks anything more.  With a helper thread, a task's next round is worked
+    out there as soon as its round's last answer is in, while the other tasks' requests are still in
+    flight; when it asks nothing more its ``finish`` is queued there too (``run.scoring``), and the next
+    wave does not wait for it."""
     while True:
         active = [s for s in states if s.pending and not s.dropped]
         if not active:
             return
-        calls = [active] if backend.cacheable else [[s] for s in active]
+        calls = [active] if run.backend.cacheable else [[s] for s in active]
         waiting: list[Future[None]] = []
         for call in calls:
-            if helper is None:
-                _answer(call, backend, store, use_cache, progress, drop, None)
+            if run.helper is None:
+                _answer(run, call, None)
                 continue
 
-            def on_done(
-                n: int, ex: Execution, call: list[_Rounds] = call, pool: ThreadPoolExecutor = helper
-            ) -> None:
+            def on_done(n: int, ex: Execution, call: list[_Rounds] = call, pool: Any = run.helper) -> None:
                 _add(call[n], ex)
-                waiting.append(pool.submit(_advance, call[n], finish))  # noqa: B023 - one wave's list
+                waiting.append(pool.submit(_advance, call[n], run.finish, pool, run.scoring))  # noqa: B023
 
-            _answer(call, backend, store, use_cache, progress, drop, on_done)
-        for f in waiting:
+            _answer(run, call, on_done)
+        for f in waiting + [f for f in run.scoring if f.done()]:
             f.result()  # a task's error (next round, scoring) stops the run here, as before
         for s in active:
-            if helper is None and not s.dropped:
-                _advance(s, None)
-            if not s.pending and not s.dropped and progress is not None:
-                progress.finish(s.label)
+            if run.helper is None and not s.dropped:
+                _advance(s, None, None, run.scoring)
+            if not s.pending and not s.dropped and run.progress is not None:
+                run.progress.finish(s.label)
 
 
-def _advance(s: _Rounds, finish: Finish | None) -> None:
-    """Ask ``s``'s task for its next round; ``finish`` it when it asks nothing more."""
+def _advance(
+    s: _Rounds, finish: Finish | None, pool: ThreadPoolExecutor | None, scoring: list[Future[None]]
+) -> None:
+    """Ask ``s``'s task for its next round; when it asks nothing more, queue ``finish`` on ``pool``."""
     with paused_gc():
         s.pending = list(s.task.next_attempts(s.results))
-    if not s.pending and finish is not None:
-        finish(s.task, Execution(s.results, s.counts))
+    if not s.pending and finish is not None and pool is not None:
+        scoring.append(pool.submit(finish, s.task, Execution(s.results, s.counts)))
 
 
 def _add(s: _Rounds, ex: Execution) -> None:
@@ -135,22 +190,26 @@ def _add(s: _Rounds, ex: Execution) -> None:
     s.results.extend(ex.results)
 
 
-def _answer(
-    call: list[_Rounds],
-    backend: Backend,
-    store: ResponseStore | None,
-    use_cache: bool,
-    progress: Any,
-    drop: DropTask | None,
-    on_done: Callable[[int, Execution], None] | None,
-) -> None:
+def _plan(parts: list[Part], backend: Backend, store: ResponseStore | None, use_cache: bool) -> PassPlan:
+    """:func:`plan_pass` with the collector paused, its objects then frozen (out of every later collector
+    pass until the run ends: a full pass over a suite's plan held the other threads ~0.1 s each)."""
+    with paused_gc():
+        plan = plan_pass(parts, backend, store, use_cache)
+        gc.freeze()
+    return plan
+
+
+def _answer(run: _Run, call: list[_Rounds], on_done: Callable[[int, Execution], None] | None) -> None:
     """One pass over the current rounds of ``call``'s tasks; each task's results and counts added to it
     (by ``on_done`` as each task's round completes, if given)."""
     parts = [Part(s.pending, s.label, s.label) for s in call]
     try:
-        done = execute_parts(parts, backend, store, use_cache=use_cache, progress=progress, on_done=on_done)
+        for part in parts:
+            check_request_kinds(part.attempts, run.backend, part.task)
+        plan = _plan(parts, run.backend, run.store, run.use_cache)
+        done = run_pass(plan, run.backend, run.store, run.progress, on_done)
     except Exception as exc:
-        if len(call) == 1 and drop is not None and drop(call[0].task, exc):
+        if len(call) == 1 and run.drop is not None and run.drop(call[0].task, exc):
             call[0].dropped = True
             return
         raise

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -48,7 +49,8 @@ def answers_digest(items: Iterable[tuple[str, str]]) -> str:
 
 
 class ResponseStore:
-    """A persistent key -> JSON response map (thread-safe for one writer thread per process)."""
+    """A persistent key -> JSON response map.  Its calls may come from several threads of a process (a
+    run's commits from its writer thread while the next pass looks answers up): one at a time."""
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else home() / "store.sqlite"
@@ -63,6 +65,7 @@ class ResponseStore:
         self._db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         self._db.execute(_SCHEMA)
         self.writes = 0
+        self._lock = threading.RLock()  # one statement sequence (lookup, transaction) at a time
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         """Stored responses for the given keys (missing keys are absent from the result).
@@ -76,7 +79,9 @@ class ResponseStore:
         for i in range(0, len(ordered), chunk):
             part = ordered[i : i + chunk]
             q = "SELECT key, response FROM responses WHERE key IN (%s)" % ",".join("?" * len(part))
-            for key, resp in self._db.execute(q, part):
+            with self._lock:
+                rows = self._db.execute(q, part).fetchall()
+            for key, resp in rows:
                 out[key] = loads(resp)
         return out
 
@@ -109,19 +114,27 @@ class ResponseStore:
             return
         for attempt in range(20):
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany("INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?)", data)
-                self._db.execute("COMMIT")
+                with self._lock:
+                    self._write(data)
                 self.writes += len(data)
                 return
             except sqlite3.OperationalError as exc:  # "database is locked" beyond busy_timeout
-                try:
-                    self._db.execute("ROLLBACK")
-                except sqlite3.OperationalError:
-                    pass
                 if "locked" not in str(exc) or attempt == 19:
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def _write(self, data: list[tuple[Any, ...]]) -> None:
+        """One transaction inserting ``data`` (rolled back if it fails)."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?)", data)
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.OperationalError:
+                pass
+            raise
 
     def info(self) -> dict[str, Any]:
         """Path, size on disk and number of responses per backend fingerprint."""
