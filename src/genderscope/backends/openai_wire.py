@@ -45,6 +45,9 @@ class _Connection(asyncio.Protocol):
         self.waiter: asyncio.Future[tuple[Answer, bool]] | None = None
         self.buf = bytearray()
         self.closed = False
+        # a Content-Length body arrives here piece by piece and is joined once (not grown in ``buf``)
+        self._pieces: list[bytes] = []
+        self._have = 0
         # the answer's head once read: status, Retry-After, length (-1: none), chunked, keep-alive
         self._head: tuple[int, str | None, int, bool, bool] | None = None
 
@@ -60,7 +63,14 @@ class _Connection(asyncio.Protocol):
             self._fail(ServerDisconnectedError("Server disconnected"))
 
     def data_received(self, data: bytes) -> None:
-        self.buf += data
+        head = self._head
+        if head is not None and head[2] >= 0 and not head[3] and not self.buf:  # a Content-Length body
+            self._pieces.append(data)
+            self._have += len(data)
+            if self._have < head[2]:
+                return
+        else:
+            self.buf += data
         try:
             self._parse()
         except (ValueError, IndexError) as exc:
@@ -101,13 +111,28 @@ class _Connection(asyncio.Protocol):
             if body is None:
                 return
         elif length >= 0:
-            if len(self.buf) < length:
+            body = self._length_body(length)
+            if body is None:
                 return
-            body = bytes(self.buf[:length])
-            del self.buf[:length]
         else:
             return  # up to the end of the connection (connection_lost)
         self._finish((status, retry, body), keep and not self.buf)
+
+    def _length_body(self, length: int) -> bytes | None:
+        """The ``length`` bytes of a Content-Length body once they are all here (its pieces joined once;
+        what follows them stays in ``buf``), else None."""
+        if self.buf:  # what came with the head (or after a piece): a piece too
+            self._pieces.append(bytes(self.buf))
+            self._have += len(self.buf)
+            self.buf.clear()
+        if self._have < length:
+            return None
+        pieces, self._pieces, self._have = self._pieces, [], 0
+        whole = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        if len(whole) == length:
+            return whole
+        self.buf += memoryview(whole)[length:]
+        return whole[:length]
 
     def _dechunk(self) -> bytes | None:
         """The whole chunked body once it is in the buffer (removed from it), else None."""
@@ -130,12 +155,14 @@ class _Connection(asyncio.Protocol):
 
     def _finish(self, answer: Answer, reusable: bool) -> None:
         self._head = None
+        self._pieces, self._have = [], 0
         waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result((answer, reusable))
 
     def _fail(self, exc: Exception) -> None:
         self._head = None
+        self._pieces, self._have = [], 0
         waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_exception(exc)
