@@ -7,8 +7,12 @@ echoes have one token per word and punctuation mark, as long as the real prompts
 (``--mode lm-eval``, first ``--limit`` documents): a run, then the same run answered from the response
 store; client CPU per request = (CPU of the run - CPU of the stored run) / requests, CPU =
 ``time.process_time()`` of this process (HTTP, JSON, echo mapping, store writes; the server's CPU is not
-in it, and other processes on a loaded machine barely move it); the least CPU of ``--repeat`` runs and of as
-many stored runs.  Prints CPU seconds too.
+in it, though other processes on a loaded machine still move it by several %); the least CPU of
+``--repeat`` runs and of as many stored runs.  Prints CPU seconds too, and the spread of the same figure
+taken per pair (run r - stored run r): its median and range, ms per request.  Both runs also build and
+score the benchmark (BBQ at ``--limit 100``: ~0.35 s of CPU, most of it off the main thread), so on a
+loaded machine one pair moves by tens of ms: compare builds on several pairs (``--limit 200 --repeat 5``
+or more), not on one run.
 
     .venv/bin/python benchmarks/bench_echo_client_cpu.py [--limit 60] [--concurrency 16] [--repeat 2]
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -95,7 +100,7 @@ def main() -> None:
             run(tasks[0], "openai-completions:tiny", tmp / "warm", tmp / "warm-a", 2, **opts)  # imports
             print(f"client: {Path(genderscope.__file__).parent}")
             print(f"{'benchmark':<26}{'requests':>9}{'echoes':>8}{'CPU s run':>10}{'CPU s stored':>13}"
-                  f"{'ms/req':>8}{'ms/echo':>9}")  # fmt: skip
+                  f"{'ms/req':>8}{'ms/echo':>9}  per pair: median [min, max] ms/req")  # fmt: skip
             for t in tasks:
                 runs, stored = [], []
                 for r in range(args.repeat):
@@ -109,9 +114,12 @@ def main() -> None:
                 first, again = min(runs, key=lambda x: x["cpu"]), min(s["cpu"] for s in stored)
                 ms = 1000 * (first["cpu"] - again) / max(1, first["requests"])
                 per_echo = ms * first["requests"] / max(1, first["echoes"])
+                pairs_of = zip(runs, stored)
+                pairs = sorted(1000 * (a["cpu"] - b["cpu"]) / max(1, a["requests"]) for a, b in pairs_of)
                 print(
                     f"{t:<26}{first['requests']:>9}{first['echoes']:>8}{first['cpu']:>10.3f}"
-                    f"{again:>13.3f}{ms:>8.3f}{per_echo:>9.3f}",
+                    f"{again:>13.3f}{ms:>8.3f}{per_echo:>9.3f}  {statistics.median(pairs):.3f} "
+                    f"[{pairs[0]:.3f}, {pairs[-1]:.3f}]",
                     flush=True,
                 )
 

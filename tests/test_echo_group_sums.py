@@ -186,3 +186,52 @@ def test_plain_ends_agree_with_the_walk(tokens: list[str], before: str, after: s
         t.rstrip() and t.rstrip() != t for t in tokens
     ):
         assert plain is not None  # plain tokens are never walked one by one
+
+
+JSON_PIECES = ['"', "\\", "]", '],"top_logprobs":', '"],"top_logprobs":[', ",", " x", "ü", "\u2028", "[", "{"]
+ANY_PIECE = st.sampled_from(PIECES + JSON_PIECES)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tokens=st.lists(st.one_of(st.sampled_from(JSON_PIECES), st.text(max_size=4)), min_size=1, max_size=8),
+    split=st.integers(0, 8),
+    after=st.sampled_from([',"top_logprobs":[null]}', "}", ',"text":"],\\"top_logprobs\\":"}']),
+    other=st.sampled_from([None, None, 7]),
+)
+def test_rest_strings_decode_the_list_as_the_string_scan(
+    tokens: list[Any], split: int, after: str, other: Any
+) -> None:
+    """The remaining tokens of a compact ``tokens`` list decoded in one call (vLLM's ``top_logprobs``
+    after it) are the strings :func:`_strings` scans one by one; a list with a non-string, or without
+    ``top_logprobs`` after it, reads as the scan does."""
+    if other is not None:
+        tokens = tokens + [other]
+    split = min(split, len(tokens) - 1)
+    listed = json.dumps(tokens, ensure_ascii=False, separators=(",", ":"))
+    head = json.dumps(tokens[:split], ensure_ascii=False, separators=(",", ":"))[:-1] + ("," if split else "")
+    assert listed.startswith(head)
+    text = '{"tokens":' + listed + after
+    pos = len('{"tokens":') + len(head)
+    got = echo._rest_strings(text, pos)
+    assert got == echo._strings(text, pos)
+    if other is None:
+        assert got == tokens[split:]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ctx=st.lists(ANY_PIECE, max_size=8),
+    conts=st.lists(st.lists(ANY_PIECE, min_size=1, max_size=4), min_size=1, max_size=3),
+    start=st.sampled_from(["<s>", ""]),
+)
+def test_json_special_tokens_read_as_the_general_reading(
+    ctx: list[str], conts: list[list[str]], start: str
+) -> None:
+    """Tokens holding quotes, backslashes, brackets or ``],"top_logprobs":`` itself: the same numbers (or
+    error) as the general reading."""
+    context = "".join(ctx)
+    prompts = scored(start, *[ctx + c for c in conts])
+    groups: list[echo.Group] = [(context, [context[len(context) :] + "".join(c) for c in conts], start)]
+    raw = vllm_body(prompts, 1)
+    assert read(raw, groups, 1) == general(raw, groups, 1)

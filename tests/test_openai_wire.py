@@ -11,9 +11,17 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from genderscope.backends.openai_http import FleetClient, HTTPOptions, wire_eligible
-from genderscope.backends.openai_wire import BadResponseError, ServerDisconnectedError, WireSession
+from genderscope.backends.openai_wire import (
+    Answer,
+    BadResponseError,
+    ServerDisconnectedError,
+    WireSession,
+    _Connection,
+)
 
 Reply = Callable[[bytes], list[bytes]]  # request bytes -> the chunks to send back (b"" = close)
 
@@ -112,3 +120,36 @@ def test_which_client(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GENDERSCOPE_HTTP", "aiohttp")
     assert not wire_eligible(["http://127.0.0.1:8000/v1"], loopback=True)
     assert not FleetClient(HTTPOptions(base_url="http://127.0.0.1:1/v1"), "model 'm'").wire
+
+
+ANSWERS = [  # (bytes a server sends, the answer read, whether the connection is reused)
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world", (200, None, b"hello world"), True),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", (200, None, b""), True),
+    (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Busy\r\nRetry-After: 2\r\nContent-Length: 3\r\n\r\n{ }",
+     (503, "2", b"{ }"), True),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n1\r\ne\r\n0\r\n\r\n",
+     (200, None, b"abcde"), True),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcdEXTRA", (200, None, b"abcd"), False),
+    (b"HTTP/1.1 204 No Content\r\n\r\n", (204, None, b""), True),
+    (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", (200, None, b"ok"), False),
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.integers(0, len(ANSWERS) - 1), cuts=st.lists(st.integers(0, 120), max_size=6))
+def test_an_answer_reads_the_same_however_its_bytes_arrive(case: int, cuts: list[int]) -> None:
+    """The bytes of an answer delivered in any pieces (the head split, the body split, head and body in
+    one piece) give the answer and the reuse decision of one delivery."""
+    sent, answer, reusable = ANSWERS[case]
+    bounds = sorted({min(c, len(sent)) for c in cuts} | {0, len(sent)})
+    if sent.endswith(b"EXTRA"):  # bytes after the body are seen only when they come with its last byte
+        reusable = len(sent) - 5 in bounds
+
+    async def main() -> tuple[Answer, bool]:
+        conn = _Connection()
+        conn.waiter = waiter = asyncio.get_running_loop().create_future()
+        for a, b in zip(bounds, bounds[1:]):
+            conn.data_received(sent[a:b])
+        return await asyncio.wait_for(waiter, 1.0)
+
+    assert asyncio.run(main()) == (answer, reusable)

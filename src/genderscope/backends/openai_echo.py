@@ -150,6 +150,8 @@ def token_logprobs_from_echo(raw: bytes, text: str, start: str) -> TokenLogprobs
 _SPACE = re.compile(r"[ \t\n\r]*")
 _PROMPT_TOKENS = re.compile(r'"prompt_tokens"\s*:\s*(\d+)')
 _DECODER = json.JSONDecoder()
+_loads = _DECODER.decode
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _LISTS = ("tokens", "token_logprobs", "text_offset")
 Lists = tuple[list[Any], list[Any], list[Any]]
 
@@ -332,7 +334,7 @@ def _compact_choices(text: str, count: int) -> list[Compact] | None:
         e = index("]", p)
         if not startswith(_TO_LOGPROBS, e):
             return None
-        offsets = count_(",", p, e) + 1 if text[p:e].strip() else 0
+        offsets = count_(",", p, e) + 1 if e > p and (not text[p].isspace() or text[p:e].strip()) else 0
         p = e + len(_TO_LOGPROBS)
         e = index("]", p)
         if not startswith(_TO_TOKENS, e):
@@ -382,25 +384,32 @@ def _compact_group(
     lead: tuple[str, list[Any]] | None = None  # the first choice's leading tokens: their JSON, themselves
     out: list[tuple[float | None, int]] = []
     for cont, (arr, lo, hi, count) in zip(conts, choices):
-        toks = None
-        if lead is not None and text.startswith(lead[0], arr):  # the same leading tokens: the rest only
-            rest = _strings(text, arr + len(lead[0]))
-            toks = None if rest is None else lead[1] + rest
-        if toks is None:
-            toks = _DECODER.raw_decode(text, arr)[0]
-        if type(toks) is not list or len(toks) != count:
-            return None
-        n = len(toks) - generated
-        if not 0 < n <= len(toks):
-            return None
         comma = text.find(",", lo, hi)  # items 1..: no null (nor any word: "n") among them
         if comma >= 0 and text.find("n", comma, hi) >= 0:
             return None
-        body = toks[first:n]
-        i0, cur = 0, 0
-        if shared is not None and shared[1] and body[: shared[1]] == shared[0]:
-            i0, cur = shared[1], shared[2]
-        tail, whole = body[i0:], context + cont
+        n = count - generated
+        if not 0 < n <= count:
+            return None
+        toks: Any = None
+        tail: list[Any] | None = None
+        if lead is not None and text.startswith(lead[0], arr):  # the same leading tokens: the rest only
+            rest, known = _rest_strings(text, arr + len(lead[0])), len(lead[1])
+            if rest is not None and shared is not None and len(rest) == count - known and n >= known:
+                # the first choice's k leading tokens, then these: resume where the first choice's k end
+                i0, cur, tail = shared[1], shared[2], rest[: n - known]
+            elif rest is not None:
+                toks = lead[1] + rest
+        if tail is None:
+            if toks is None:
+                toks = _DECODER.raw_decode(text, arr)[0]
+            if type(toks) is not list or len(toks) != count:
+                return None
+            body = toks[first:n]
+            i0, cur = 0, 0
+            if shared is not None and shared[1] and body[: shared[1]] == shared[0]:
+                i0, cur = shared[1], shared[2]
+            tail = body[i0:]
+        whole = context + cont
         plain = _plain_ends(whole, tail, cur, cut)
         if plain is None:
             spans, k, end = _walk(whole, tail, None, cur, cut)
@@ -411,13 +420,34 @@ def _compact_group(
         if shared is None:
             shared = (body[:k], k, end)
             if first + k:
-                lead = (json.dumps(toks[: first + k], ensure_ascii=False, separators=(",", ":"))[:-1] + ",",
-                        toks[: first + k])  # fmt: skip
+                lead = (_compact_json(toks[: first + k])[:-1] + ",", toks[: first + k])
         if not start and 0 in sel:
             out.append((None, len(sel)))
             continue
-        out.append((float(sum(_items(text, lo, hi, count, [j + first for j in sel]))), len(sel)))
+        if plain is None:
+            out.append((float(sum(_items(text, lo, hi, count, [j + first for j in sel]))), len(sel)))
+        else:  # consecutive items: the same floats, summed in the same order
+            items = _run(text, lo, hi, count, sel.start + first, len(sel))
+            out.append((float(sum(map(float, items))), len(sel)))
     return out
+
+
+_TOKENS_END = '],"top_logprobs":'
+
+
+def _rest_strings(text: str, pos: int) -> list[str] | None:
+    """:func:`_strings` from ``pos``, decoded in one call where vLLM's ``top_logprobs`` follows the list
+    (``],"top_logprobs":`` cannot occur inside a JSON string, whose quotes are escaped, so the first one
+    after ``pos`` ends the list; what lies between is decoded only when it is all strings)."""
+    end = text.find(_TOKENS_END, pos)
+    if end >= 0:
+        try:
+            got = _loads("[" + text[pos : end + 1])
+        except ValueError:
+            got = None
+        if type(got) is list and got and all([type(x) is str for x in got]):
+            return got
+    return _strings(text, pos)
 
 
 def _strings(text: str, pos: int) -> list[str] | None:
@@ -443,6 +473,16 @@ def _items(text: str, lo: int, hi: int, count: int, wanted: list[int]) -> list[f
     last = text[lo:hi].rsplit(",", count - wanted[0])
     base = len(last) - count
     return [float(last[base + i]) for i in wanted]
+
+
+def _run(text: str, lo: int, hi: int, count: int, at: int, size: int) -> list[str]:
+    """Items ``at`` .. ``at + size - 1`` of the ``count`` comma-separated log-probs in ``text[lo:hi]``, as
+    :func:`_items` finds them (unconverted)."""
+    if not size:
+        return []
+    last = text[lo:hi].rsplit(",", count - at)
+    base = len(last) - count
+    return last[base + at : base + at + size]
 
 
 def _plain_ends(text: str, tokens: list[str], cur: int, stop: int) -> tuple[int, int] | None:

@@ -45,6 +45,9 @@ class _Connection(asyncio.Protocol):
         self.waiter: asyncio.Future[tuple[Answer, bool]] | None = None
         self.buf = bytearray()
         self.closed = False
+        # a Content-Length body arrives here piece by piece and is joined once (not grown in ``buf``)
+        self._pieces: list[bytes | memoryview] = []
+        self._have = 0
         # the answer's head once read: status, Retry-After, length (-1: none), chunked, keep-alive
         self._head: tuple[int, str | None, int, bool, bool] | None = None
 
@@ -60,54 +63,89 @@ class _Connection(asyncio.Protocol):
             self._fail(ServerDisconnectedError("Server disconnected"))
 
     def data_received(self, data: bytes) -> None:
-        self.buf += data
         try:
+            head = self._head
+            if head is None and not self.buf:  # an answer begins: a Content-Length body is read in pieces
+                end = data.find(b"\r\n\r\n")
+                head = self._head_of(data[:end]) if end >= 0 else None
+                if head is not None and head[2] >= 0 and not head[3]:
+                    self._head = head
+                    data = memoryview(data)[end + 4 :]  # type: ignore[assignment]
+            if head is not None and head[2] >= 0 and not head[3] and not self.buf:
+                self._pieces.append(data)
+                self._have += len(data)
+                if self._have < head[2]:
+                    return
+            else:
+                self.buf += data
             self._parse()
         except (ValueError, IndexError) as exc:
             self._fail(BadResponseError(f"malformed HTTP answer: {exc}"))
             self.close()
+
+    @staticmethod
+    def _head_of(raw: bytes) -> tuple[int, str | None, int, bool, bool] | None:
+        """(status, Retry-After, length (-1: none), chunked, keep-alive) of an answer's head; None for an
+        interim answer (100 Continue: the real one follows); ValueError if it is not HTTP/1.x."""
+        lines = raw.decode("latin-1").split("\r\n")
+        version, status_text = lines[0].split(" ", 2)[:2]
+        if not version.startswith("HTTP/1."):
+            raise ValueError(f"status line {lines[0][:60]!r}")
+        status = int(status_text)
+        if 100 <= status < 200:
+            return None
+        length, chunked, keep, retry = -1, False, version == "HTTP/1.1", None
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            if name == "content-length":
+                length = int(value)
+            elif name == "transfer-encoding":
+                chunked = "chunked" in value.lower()
+            elif name == "connection":
+                keep = "close" not in value.lower() and (keep or "keep-alive" in value.lower())
+            elif name == "retry-after":
+                retry = value.strip()
+        if status in (204, 304):
+            length = 0
+        return status, retry, length, chunked, keep
 
     def _parse(self) -> None:
         while self._head is None:
             end = self.buf.find(b"\r\n\r\n")
             if end < 0:
                 return
-            lines = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
+            head = self._head_of(bytes(self.buf[:end]))
             del self.buf[: end + 4]
-            version, status_text = lines[0].split(" ", 2)[:2]
-            if not version.startswith("HTTP/1."):
-                raise ValueError(f"status line {lines[0][:60]!r}")
-            status = int(status_text)
-            if 100 <= status < 200:
-                continue  # an interim answer (100 Continue): the real one follows
-            length, chunked, keep, retry = -1, False, version == "HTTP/1.1", None
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                name = name.strip().lower()
-                if name == "content-length":
-                    length = int(value)
-                elif name == "transfer-encoding":
-                    chunked = "chunked" in value.lower()
-                elif name == "connection":
-                    keep = "close" not in value.lower() and (keep or "keep-alive" in value.lower())
-                elif name == "retry-after":
-                    retry = value.strip()
-            if status in (204, 304):
-                length = 0
-            self._head = (status, retry, length, chunked, keep)
+            self._head = head
         status, retry, length, chunked, keep = self._head
         if chunked:
             body = self._dechunk()
             if body is None:
                 return
         elif length >= 0:
-            if len(self.buf) < length:
+            body = self._length_body(length)
+            if body is None:
                 return
-            body = bytes(self.buf[:length])
-            del self.buf[:length]
         else:
             return  # up to the end of the connection (connection_lost)
         self._finish((status, retry, body), keep and not self.buf)
+
+    def _length_body(self, length: int) -> bytes | None:
+        """The ``length`` bytes of a Content-Length body once they are all here (its pieces joined once;
+        what follows them stays in ``buf``), else None."""
+        if self.buf:  # what came with the head (or after a piece): a piece too
+            self._pieces.append(bytes(self.buf))
+            self._have += len(self.buf)
+            self.buf.clear()
+        if self._have < length:
+            return None
+        pieces, self._pieces, self._have = self._pieces, [], 0
+        whole = pieces[0] if len(pieces) == 1 and type(pieces[0]) is bytes else b"".join(pieces)
+        if len(whole) == length:
+            return whole
+        self.buf += memoryview(whole)[length:]
+        return whole[:length]
 
     def _dechunk(self) -> bytes | None:
         """The whole chunked body once it is in the buffer (removed from it), else None."""
@@ -130,12 +168,14 @@ class _Connection(asyncio.Protocol):
 
     def _finish(self, answer: Answer, reusable: bool) -> None:
         self._head = None
+        self._pieces, self._have = [], 0
         waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result((answer, reusable))
 
     def _fail(self, exc: Exception) -> None:
         self._head = None
+        self._pieces, self._have = [], 0
         waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_exception(exc)
