@@ -3,11 +3,11 @@ model's worker thread, :mod:`~genderscope_dev.fake_openai_completions`), fault i
 per-server concurrency cap and the control endpoints, on one asyncio event loop (:func:`start_server`).
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /tokenize`` and
-``/detokenize`` (also under ``/v1``), ``GET /v1/models``; control: ``GET /_stats``, ``GET /_count``, ``POST /_reset``,
-``POST /_config``.  Chat and completions requests pass the concurrency cap (``max_concurrency``;
-beyond it they wait in FIFO order, or get 429 with ``over_capacity = "429"``); ``latency`` counts from
-admission, so a capped server answers at most ``max_concurrency / latency`` requests/s.  Token
-endpoints bypass the cap and the latency and are never faulted."""
+``/detokenize`` (also under ``/v1``), ``GET /v1/models``; control: ``GET /_stats``, ``GET /_count``,
+``POST /_reset``, ``POST /_config``.  Chat and completions requests pass the concurrency cap
+(``max_concurrency``; beyond it they wait in FIFO order, or get 429 with ``over_capacity = "429"``);
+``latency`` counts from admission, so a capped server answers at most ``max_concurrency / latency``
+requests/s.  Token endpoints bypass the cap and the latency and are never faulted."""
 
 from __future__ import annotations
 
@@ -348,7 +348,8 @@ class _Connection(asyncio.Protocol):
         if path == "/_stats":
             self._send(_response(200, json.dumps(st.snapshot()).encode()))
         elif path == "/_count":  # cheap enough to poll while a run goes on (``/_stats`` grows with prompts)
-            self._send(_response(200, json.dumps({"requests": st.requests, "in_flight": st.in_flight}).encode()))
+            counts = {"requests": st.requests, "in_flight": st.in_flight}
+            self._send(_response(200, json.dumps(counts).encode()))
         elif path == "/_reset" and method == "POST":
             st.reset()
             self._send(_response(200, b"{}"))
