@@ -117,6 +117,7 @@ def append_unstopped(nxt: Any, live: list[int], new: list[list[int]], stop_t: An
         new[live[b]].append(toks[b])
     return keep
 
+
 def _cache_name(model: Any) -> str:
     """The keyword a model's ``forward`` takes its KV cache by: ``cache`` (transformers 5.x, where
     ``past_key_values`` is deprecated and warns) or ``past_key_values`` (4.x)."""

@@ -28,6 +28,7 @@ from typing import Any
 
 from genderscope.backends import hf_tree
 from genderscope.backends.continuations import encode_pairs
+from genderscope.backends.hf_generate import _cache_name, _cache_of
 from genderscope.backends.hf_tensors import forward_last, left_pad, repeat_cache_rows, score_positions
 from genderscope.core.backend import Emit
 from genderscope.core.primitives import LoglikelihoodJson
@@ -50,15 +51,6 @@ FOREST_MAX_ROW = 64
 #: its tree has at most this many nodes: many requests share one forward there (BBQ's 12 answers after a
 #: ~60-token context: 64 % less CPU than one context forward and one continuation forward per request)
 TREE_OVER_SHARED_ROW = 512
-
-
-def cache_kw(model: Any, cache: Any) -> dict[str, Any]:
-    """The keyword that hands a KV cache to ``model``'s forward: ``cache`` (transformers ≥ 5.2x, where
-    ``past_key_values`` is deprecated) or ``past_key_values`` (older releases)."""
-    import inspect
-
-    params = inspect.signature(model.forward).parameters
-    return {"cache": cache} if "cache" in params else {"past_key_values": cache}
 
 
 def lm_eval_encode(backend: Any, text: str, special: bool) -> list[int]:
@@ -142,7 +134,7 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
     dev, k = backend.device, len(conts)
     with torch.inference_mode():
         out = forward_last(backend.model, input_ids=torch.tensor([ctx], device=dev), use_cache=True)
-        cache = getattr(out, "cache", None) or out.past_key_values
+        cache = _cache_of(out)
         backend.count_forward(1)
         last = out.logits[0, -1:]
         rests = [c[:-1] for c in conts]
@@ -163,7 +155,7 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
                 attention_mask=attn,
                 position_ids=pos,
                 use_cache=True,
-                **cache_kw(backend.model, past),
+                **{_cache_name(backend.model): past},
             ).logits
             backend.count_forward(k)
             for i, c in enumerate(conts):

@@ -20,6 +20,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderscope.backends.hf_tensors import score_positions
 from genderscope.core.backend import Emit
 from genderscope.core.primitives import LoglikelihoodJson
 from genderscope.core.requests import Job, Outcome
@@ -188,8 +189,6 @@ def answer_trees(
     """Score each (jobs, tree, whole-route token count) as one row, rows packed by size under the backend's
     scoring budget; a tree's targets belong to its jobs in order, (job, number of continuations) each.  Per
     continuation: Σ ln p (float64) and whether every token is the arg-max."""
-    from genderscope.backends.hf_tensors import score_positions
-
     trees = [tree for _jobs, tree, _flat in items]
 
     def run(batch: list[int]) -> None:

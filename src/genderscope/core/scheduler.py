@@ -80,7 +80,7 @@ def run_together(
         with paused_gc():
             states = [_Rounds(t, list(t.attempts())) for t in tasks]
             gc.freeze()  # frozen while the collector is still paused: nothing to scan when it resumes
-        return _run_states(states, backend, store, use_cache, progress, drop, finish)
+        return _run_states(states, _Run(backend, store, use_cache, progress, drop, finish))
 
 
 @dataclass
@@ -97,17 +97,9 @@ class _Run:
     scoring: list[Future[None]] = field(default_factory=list)  # queued ``finish`` calls (helper thread)
 
 
-def _run_states(
-    states: list[_Rounds],
-    backend: Backend,
-    store: ResponseStore | None,
-    use_cache: bool,
-    progress: Any,
-    drop: DropTask | None,
-    finish: Finish | None,
-) -> list[Execution | None]:
-    run = _Run(backend, store, use_cache, progress, drop, finish)
-    if backend.cacheable:
+def _run_states(states: list[_Rounds], run: _Run) -> list[Execution | None]:
+    """:func:`run_together` once the attempts are built."""
+    if run.backend.cacheable:
         rounds = ThreadPoolExecutor(1, thread_name_prefix="genderscope-rounds")
         with rounds as helper, _switching(SWITCH_SECONDS):
             run.helper = helper
@@ -121,8 +113,8 @@ def _run_states(
     else:
         _waves(run, states)
         for s in states:
-            if finish is not None and not s.dropped:
-                finish(s.task, Execution(s.results, s.counts))
+            if run.finish is not None and not s.dropped:
+                run.finish(s.task, Execution(s.results, s.counts))
     return [None if s.dropped else Execution(s.results, s.counts) for s in states]
 
 
