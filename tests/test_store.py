@@ -81,3 +81,28 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     for i in range(n):
         assert rows[f"a{i}"] == f'"a answer {i}"' and rows[f"b{i}"] == f'"b answer {i}"'
         assert rows[f"shared{i}"] in (f'"a shared {i}"', f'"b shared {i}"')
+
+
+OLD_SCHEMA = """CREATE TABLE responses (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, kind TEXT NOT NULL,
+trial INTEGER NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL, created REAL NOT NULL) WITHOUT ROWID"""
+
+
+def test_a_store_written_with_the_earlier_layout_still_reads_and_keeps_first_answers(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.execute(OLD_SCHEMA)
+    db.execute("INSERT INTO responses VALUES ('k', 'fp', 'chat', 1, '{}', '\"old\"', 0)")
+    db.commit()
+    db.close()
+    store = ResponseStore(path)
+    store.put_many([("k", "fp", "chat", 1, "{}", "new"), ("k2", "fp", "chat", 1, "{}", "two")])
+    assert store.get_many(["k", "k2"]) == {"k": "old", "k2": "two"}
+    store.close()
+    fresh = ResponseStore(tmp_path / "new.sqlite")
+    fresh.put("k", "fp", "chat", 1, "{}", "a")
+    fresh.put("k", "fp", "chat", 1, "{}", "b")
+    assert fresh.get_many(["k"]) == {"k": "a"}
+    fresh.close()
+    db = sqlite3.connect(tmp_path / "new.sqlite")
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name='responses'").fetchone()[0]
+    assert "WITHOUT ROWID" not in sql  # new stores keep rows in arrival order
