@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genderscope.backends.openai_chat import (
+    built_chat_body,
     OpenAIChatBackend,
     OpenAIOptions,
     backoff_delay,
@@ -465,8 +466,15 @@ def test_seed_does_not_depend_on_the_item_id() -> None:
     "body, field, fix",
     [
         (
-            {"error": {"message": "1 validation error: body.seed: Input should be less than or equal to "
-                       "9223372036854775807", "type": "BadRequestError", "param": None, "code": 400}},
+            {
+                "error": {
+                    "message": "1 validation error: body.seed: Input should be less than or equal to "
+                    "9223372036854775807",
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                }
+            },
             "seed",
             "--send-seed false",
         ),
@@ -482,3 +490,54 @@ def test_a_4xx_that_names_a_field_gives_an_error_naming_it(body: dict, field: st
 
 def test_a_4xx_without_a_field_keeps_the_status_hint() -> None:
     assert "--max-tokens" in client_error_hint(400, b'{"error": {"message": "nope"}}')
+
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+_VALUE = st.one_of(
+    st.none(), st.integers(-5, 5000), st.floats(0, 2, allow_nan=False), _TEXT, st.lists(_TEXT, max_size=3)
+)
+_MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant"]), "content": _TEXT})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    messages=st.lists(_MESSAGE, min_size=1, max_size=3),
+    fields=st.dictionaries(
+        st.sampled_from(["temperature", "top_p", "stop", "max_tokens", "presence_penalty", "n", "logprobs"]),
+        _VALUE,
+        max_size=4,
+    ),
+    model=_TEXT,
+    trial=st.integers(1, 30),
+    send_seed=st.booleans(),
+    field=st.sampled_from(["max_tokens", "max_completion_tokens"]),
+)
+def test_a_chat_body_spliced_from_the_canonical_text_is_the_json_of_the_built_one(
+    messages: list[dict[str, Any]],
+    fields: dict[str, Any],
+    model: str,
+    trial: int,
+    send_seed: bool,
+    field: str,
+) -> None:
+    job = Job(0, Request(CHAT, {"messages": messages, **fields}), trial, "item")
+    body = chat_body(model, job, send_seed, field)
+    assert json.loads(body) == json.loads(built_chat_body(model, job, send_seed, field))
+
+
+def test_a_typical_chat_body_is_the_canonical_payload_with_model_and_seed_in_front() -> None:
+    req = Request(
+        CHAT, {"messages": [{"role": "user", "content": "Né “x”"}], "temperature": 1.0, "max_tokens": 9}
+    )
+    seed = request_seed(req, 2)
+    body = chat_body("m", Job(0, req, 2, "i"), True)
+    assert (
+        body
+        == (
+            '{"model":"m","seed":%d,"max_tokens":9,"messages":[{"content":"Né “x”","role":"user"}],'
+            '"temperature":1.0}' % seed
+        ).encode()
+    )
+    assert chat_body("m", Job(0, req, 2, "i"), True, "max_completion_tokens") == built_chat_body(
+        "m", Job(0, req, 2, "i"), True, "max_completion_tokens"
+    )

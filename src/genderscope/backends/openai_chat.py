@@ -35,7 +35,7 @@ from genderscope.backends.openai_http import (  # noqa: F401  (re-exported for c
 )
 from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.options import opt
-from genderscope.core.requests import CHAT, Job, request_seed
+from genderscope.core.requests import CHAT, Job, request_seed, seed_of
 
 
 @dataclass
@@ -71,11 +71,40 @@ def chat_content(raw: bytes) -> str | None:
     return content
 
 
+#: the payload fields a chat body carries besides ``messages`` (``max_tokens`` possibly renamed)
+SENT_FIELDS = ("temperature", "top_p", "stop", "presence_penalty", "frequency_penalty", "max_tokens")
+
+#: how every chat request's canonical text starts (keys sorted: ``kind`` before ``payload``)
+_CANONICAL_HEAD = b'{"kind":"chat","payload":{'
+
+
 def chat_body(model: str, job: Job, send_seed: bool, max_tokens_field: str = "max_tokens") -> bytes:
-    """The JSON body of a chat job: the request's sampling parameters + model (+ per-trial seed)."""
+    """The JSON body of a chat job: the request's sampling parameters + model (+ per-trial seed).
+
+    When every payload field is one a body carries, under its own name, and none is null (every request
+    the tasks build), the body reuses the request's canonical text, which already holds them as JSON:
+    ``{"model":M,"seed":S,`` + the canonical payload's members + ``}`` (no second encoding of the
+    messages; the same JSON value as :func:`built_chat_body`, keys sorted and compact)."""
+    p = job.request.payload
+    if (
+        max_tokens_field == "max_tokens"
+        and "messages" in p
+        and all(v is not None and (k == "messages" or k in SENT_FIELDS) for k, v in p.items())
+    ):
+        canonical = job.request.canonical().encode()
+        if canonical.startswith(_CANONICAL_HEAD) and canonical.endswith(b"}}"):
+            seed = b',"seed":%d' % seed_of(canonical, job.trial) if send_seed else b""
+            members = canonical[len(_CANONICAL_HEAD) : -2]
+            return b'{"model":' + _encode_body(model).encode() + seed + b"," + members + b"}"
+    return built_chat_body(model, job, send_seed, max_tokens_field)
+
+
+def built_chat_body(model: str, job: Job, send_seed: bool, max_tokens_field: str = "max_tokens") -> bytes:
+    """:func:`chat_body` built field by field from the payload (null fields and fields a body does not
+    carry left out)."""
     p = job.request.payload
     body: dict[str, Any] = {"model": model, "messages": p["messages"]}
-    for name in ("temperature", "top_p", "stop", "presence_penalty", "frequency_penalty"):
+    for name in SENT_FIELDS[:-1]:
         if p.get(name) is not None:
             body[name] = p[name]
     if p.get("max_tokens") is not None:

@@ -108,8 +108,12 @@ def request_seed(request: Request, trial: int) -> int:
     It depends on what the store key depends on (minus the model), never on the item id, so a stored
     answer and a fresh one for the same key were drawn with the same seed.
     """
-    h = hashlib.sha256()
-    h.update(request.canonical().encode())
+    return seed_of(request.canonical().encode(), trial)
+
+
+def seed_of(canonical: bytes, trial: int) -> int:
+    """:func:`request_seed` from the canonical request's UTF-8 bytes (for a caller that has them)."""
+    h = hashlib.sha256(canonical)
     h.update(b"\x00")
     h.update(str(trial).encode())
     return int.from_bytes(h.digest()[:8], "big") % SEED_LIMIT
