@@ -104,11 +104,9 @@ def built_chat_body(model: str, job: Job, send_seed: bool, max_tokens_field: str
     carry left out)."""
     p = job.request.payload
     body: dict[str, Any] = {"model": model, "messages": p["messages"]}
-    for name in SENT_FIELDS[:-1]:
+    for name in SENT_FIELDS:
         if p.get(name) is not None:
-            body[name] = p[name]
-    if p.get("max_tokens") is not None:
-        body[max_tokens_field] = p["max_tokens"]
+            body[max_tokens_field if name == "max_tokens" else name] = p[name]
     if send_seed:
         body["seed"] = request_seed(job.request, job.trial)
     return _encode_body(body).encode()

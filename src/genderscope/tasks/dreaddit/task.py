@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from genderscope.core.errors import DataError
 from genderscope.core.task import MetricDoc, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
 from genderscope.tasks.chatprobe.evaluators import yes_no
@@ -34,9 +35,11 @@ def read_rows(path: Path) -> list[tuple[str, int]]:
     ``read_csv`` reads from these files: the same strings and labels, checked on both pinned files)."""
     with open(path, encoding="utf-8", newline="") as fh:
         rows = csv.reader(fh)
-        if next(rows) != ["text", "label"]:
-            raise ValueError(f"{path}: the header is not 'text,label'")
+        if next(rows, None) != ["text", "label"]:
+            raise DataError(f"{path}:1: the header is not 'text,label'; run genderscope data fetch")
         return [(text, int(label)) for text, label in rows]
+
+
 RATES = ("tpr", "tnr", "stress_rate")
 COUNTS = ("tp", "tn", "fp", "fn")
 
