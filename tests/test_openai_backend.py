@@ -181,6 +181,22 @@ def test_retries_recover_from(server: FakeOpenAIServer, fault: str) -> None:
     assert backend.stats()["retry_reasons"] == {reason: 32}
 
 
+def test_a_request_that_keeps_timing_out_names_the_fix(server: FakeOpenAIServer) -> None:
+    """Retries spent on timeouts: the job's error says the server was slower than --timeout and what to
+    change (the default is lm-eval's 300 s)."""
+    assert backend_for(server).options.timeout == 300.0
+    jobs = make_jobs(2)
+    backend = backend_for(server, concurrency=1, max_retries=2, timeout=0.2, **FAST)
+    assert all(o.ok for outs in answer_all(backend, jobs[:1]).values() for o in outs)
+    server.configure(schedule=["timeout"] * 3, timeout_sleep=2.0)
+    got = answer_all(backend, jobs[1:])
+    errors = [o.error for outs in got.values() for o in outs if not o.ok]
+    assert errors == [
+        "timeout after 0.2 s (gave up after 3 attempts; the server was slower than --timeout 0.2: "
+        "raise it or lower --concurrency)"
+    ]
+
+
 def test_retry_after_is_honoured(server: FakeOpenAIServer) -> None:
     server.configure(schedule=["429"], retry_after="1")
     t0 = time.perf_counter()

@@ -34,6 +34,8 @@ from genderscope.backends.hf_tensors import (  # noqa: F401  (left_pad: tests an
     keep_cache_rows as _keep_rows,
     left_pad as _left_pad,
     repeat_cache_rows as _repeat_rows,
+    returned_cache,
+    cache_keyword,
 )
 
 DEFAULT_MAX_TOKENS = 256
@@ -118,28 +120,6 @@ def append_unstopped(nxt: Any, live: list[int], new: list[list[int]], stop_t: An
     return keep
 
 
-def _cache_name(model: Any) -> str:
-    """The keyword a model's ``forward`` takes its KV cache by: ``cache`` (transformers 5.x, where
-    ``past_key_values`` is deprecated and warns) or ``past_key_values`` (4.x)."""
-    import inspect
-
-    try:
-        params = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):  # pragma: no cover - a forward without a signature
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def _cache_of(out: Any) -> Any:
-    """The KV cache a forward pass returned, read by its current name (no deprecation warning)."""
-    cache = out.get("cache") if hasattr(out, "get") else None
-    return cache if cache is not None else out.past_key_values
-
-
-
-
-
-
 def shared_prefix(rows: list[list[int]]) -> int:
     """Leading tokens common to all rows (0 for one row or fewer than ``MIN_SHARED_PREFIX``), leaving
     every row at least one token of its own."""
@@ -152,10 +132,6 @@ def shared_prefix(rows: list[list[int]]) -> int:
             break
         k += 1
     return k if k >= MIN_SHARED_PREFIX else 0
-
-
-
-
 
 
 def generate_batch(
@@ -182,7 +158,7 @@ def generate_batch(
     pad = backend.tok.pad_token_id if backend.tok.pad_token_id is not None else (stops[0] if stops else 0)
     n = len(rows)
     counters = getattr(backend, "counters", {})
-    cache_name = _cache_name(model)
+    cache_name = cache_keyword(model)
     past = None
     shared = shared_prefix(rows)
     ids, attn = _left_pad([r[shared:] for r in rows], pad)
@@ -197,7 +173,7 @@ def generate_batch(
                 position_ids=torch.arange(shared, device=device)[None],
                 use_cache=True,
             )
-        past = _repeat_rows(_cache_of(out), n)
+        past = _repeat_rows(returned_cache(out), n)
         attn = torch.cat([torch.ones((n, shared), dtype=attn.dtype, device=device), attn], dim=1)
         if "forward_passes" in counters:
             counters["forward_passes"] += 1
@@ -225,7 +201,7 @@ def generate_batch(
             if "forward_passes" in counters:
                 counters["forward_passes"] += 1
                 counters["sequences"] += len(live)
-            past = _cache_of(out)
+            past = returned_cache(out)
             nxt = pick_tokens(
                 out.logits[:, -1, :].float(),
                 [temps[i] for i in live],

@@ -28,8 +28,14 @@ from typing import Any
 
 from genderscope.backends import hf_tree
 from genderscope.backends.continuations import encode_pairs
-from genderscope.backends.hf_generate import _cache_name, _cache_of
-from genderscope.backends.hf_tensors import forward_last, left_pad, repeat_cache_rows, score_positions
+from genderscope.backends.hf_tensors import (
+    cache_keyword,
+    forward_last,
+    left_pad,
+    repeat_cache_rows,
+    returned_cache,
+    score_positions,
+)
 from genderscope.core.backend import Emit
 from genderscope.core.primitives import LoglikelihoodJson
 from genderscope.core.requests import Job, Outcome
@@ -134,7 +140,7 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
     dev, k = backend.device, len(conts)
     with torch.inference_mode():
         out = forward_last(backend.model, input_ids=torch.tensor([ctx], device=dev), use_cache=True)
-        cache = _cache_of(out)
+        cache = returned_cache(out)
         backend.count_forward(1)
         last = out.logits[0, -1:]
         rests = [c[:-1] for c in conts]
@@ -155,7 +161,7 @@ def _shared(backend: Any, ctx: list[int], conts: list[list[int]]) -> Loglikeliho
                 attention_mask=attn,
                 position_ids=pos,
                 use_cache=True,
-                **{_cache_name(backend.model): past},
+                **{cache_keyword(backend.model): past},
             ).logits
             backend.count_forward(k)
             for i, c in enumerate(conts):

@@ -27,6 +27,24 @@ def left_pad(rows: list[list[int]], pad: int) -> tuple[Any, Any]:
     return ids, attn
 
 
+def cache_keyword(model: Any) -> str:
+    """The keyword a model's ``forward`` takes its KV cache by: ``cache`` (transformers 5.x, where
+    ``past_key_values`` is deprecated and warns) or ``past_key_values`` (4.x)."""
+    import inspect
+
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a forward without a signature
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def returned_cache(out: Any) -> Any:
+    """The KV cache a forward pass returned, read by its current name (no deprecation warning)."""
+    cache = out.get("cache") if hasattr(out, "get") else None
+    return cache if cache is not None else out.past_key_values
+
+
 def repeat_cache_rows(past: Any, n: int) -> Any:
     """The KV cache of one row repeated for ``n`` rows (a Cache object or legacy (k, v) tuples)."""
     if hasattr(past, "batch_repeat_interleave"):

@@ -58,7 +58,9 @@ class HTTPOptions:
         "https://api.openai.com/v1)",
     )
     concurrency: int = opt(16, "requests in flight at once, per server", minimum=1, maximum=100_000)
-    timeout: float = opt(60.0, "seconds per request before it counts as timed out (then retried)")
+    timeout: float = opt(
+        300.0, "seconds per request before it counts as timed out (then retried); lm-eval's default"
+    )
     max_retries: int = opt(
         6,
         "retries per request for 429, 5xx, timeouts, connection errors, garbage bodies",
@@ -573,4 +575,7 @@ class FleetClient:
                 f"{every} gave no answer after {most + 1} attempts: {reason} "
                 "(is the server up and --base-url right?)"
             )
-        raise RequestFailed(f"{reason} (gave up after {most + 1} attempts)")
+        hint = ""
+        if kind == "timeout":
+            hint = f"; the server was slower than --timeout {o.timeout:g}: raise it or lower --concurrency"
+        raise RequestFailed(f"{reason} (gave up after {most + 1} attempts{hint})")

@@ -65,12 +65,13 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         try:
             head = self._head
-            if head is None and not self.buf:  # an answer begins: a Content-Length body is read in pieces
+            if head is None and not self.buf:  # an answer begins: its head is read once, here
                 end = data.find(b"\r\n\r\n")
                 head = self._head_of(data[:end]) if end >= 0 else None
-                if head is not None and head[2] >= 0 and not head[3]:
+                if head is not None:  # (an interim answer stays in ``data``: ``_parse`` skips it)
                     self._head = head
                     data = memoryview(data)[end + 4 :]  # type: ignore[assignment]
+            # a Content-Length body is read in pieces, joined once; other bodies grow ``buf``
             if head is not None and head[2] >= 0 and not head[3] and not self.buf:
                 self._pieces.append(data)
                 self._have += len(data)

@@ -134,22 +134,21 @@ class SelfDebiasBackend(HFBackendBase):
 
         import torch
 
-        from genderscope.backends.hf_generate import _cache_name, _cache_of
-        from genderscope.backends.hf_tensors import repeat_cache_rows
+        from genderscope.backends.hf_tensors import cache_keyword, repeat_cache_rows, returned_cache
 
         s = 1 if led else 0
         head = ([self.prefix_id] if led else []) + self.prefixes[k]
         if (k, led) not in heads:
             hout = self.model(input_ids=torch.tensor([head], device=self.device), use_cache=True)
             self.count_forward(1)
-            heads[(k, led)] = (_cache_of(hout), hout.logits[0, -1:].float())
+            heads[(k, led)] = (returned_cache(hout), hout.logits[0, -1:].float())
         cache, last = heads[(k, led)]
         ids, mask = self.pad([seq[s:] for seq, _ in rows])
         n_rows, width, h = ids.shape[0], ids.shape[1], len(head)
         past = repeat_cache_rows(copy.deepcopy(cache), n_rows)
         attn = torch.cat([torch.ones((n_rows, h), dtype=mask.dtype, device=mask.device), mask], dim=1)
         pos = torch.arange(h, h + width, device=ids.device)[None].expand(n_rows, -1)
-        kw = {_cache_name(self.model): past}
+        kw = {cache_keyword(self.model): past}
         logits = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, **kw).logits
         self.count_forward(n_rows)
         for r, (seq, frm) in enumerate(rows):

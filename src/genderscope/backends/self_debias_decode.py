@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.backends.hf_generate import _cache_name, _cache_of, append_unstopped, eos_ids, pick_tokens
+from genderscope.backends.hf_generate import append_unstopped, eos_ids, pick_tokens
+from genderscope.backends.hf_tensors import cache_keyword, returned_cache
 from genderscope.backends.hf_tensors import forward_last, keep_cache_rows, left_pad
 
 
@@ -49,7 +50,7 @@ def generate_debiased(
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
     gens = [torch.Generator().manual_seed(s) for s in seeds]
     stop_t = torch.tensor(stops, dtype=torch.long, device=device)
-    cache_name = _cache_name(model)
+    cache_name = cache_keyword(model)
     new: list[list[int]] = [[] for _ in groups]
     live = list(range(len(groups)))  # prompt index of each group still generating
     past, cur = None, ids
@@ -64,7 +65,7 @@ def generate_debiased(
                 **{cache_name: past},
             )
             backend.count_forward(len(live) * g)
-            past = _cache_of(out)
+            past = returned_cache(out)
             probs = torch.softmax(out.logits[:, -1, :].float(), -1)
             probs = probs.view(len(live), g, probs.shape[-1])
             scores = torch.log(debias(probs[:, 0], probs[:, 1:].amax(1), o.decay_constant, o.epsilon))

@@ -169,6 +169,7 @@ def execute_parts(
     use_cache: bool = True,
     progress: Any = None,
     on_done: Callable[[int, Execution], None] | None = None,
+    planner: Callable[..., PassPlan] | None = None,
 ) -> list[Execution]:
     """Answer the attempts of several parts (tasks) in one pass: one store lookup, one ``backend.answer``
     call, identical requests of different parts asked once.  Returns one :class:`Execution` per part, its
@@ -176,10 +177,12 @@ def execute_parts(
     the part that asked it first and as ``shared`` for the others; ``seconds``: from the start of the
     pass until the part's last answer).  Kinds are checked for every part before anything is sent.
     ``on_done(n, execution)`` is called once per part as soon as its last answer is in (from inside the
-    backend's call: it must return at once), else when the pass ends."""
+    backend's call: it must return at once), else when the pass ends.  ``planner`` (default
+    :func:`plan_pass`, same arguments) works the pass out."""
     for part in parts:
         check_request_kinds(part.attempts, backend, part.task or part.label)
-    return run_pass(plan_pass(parts, backend, store, use_cache), backend, store, progress, on_done)
+    plan = (planner or plan_pass)(parts, backend, store, use_cache)
+    return run_pass(plan, backend, store, progress, on_done)
 
 
 @dataclass

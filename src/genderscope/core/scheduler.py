@@ -32,11 +32,10 @@ from genderscope.core.runner import (
     PassPlan,
     Part,
     RunCounts,
-    check_request_kinds,
+    execute_parts,
     frozen_gc,
     paused_gc,
     plan_pass,
-    run_pass,
 )
 from genderscope.core.store import ResponseStore
 
@@ -196,10 +195,7 @@ def _answer(run: _Run, call: list[_Rounds], on_done: Callable[[int, Execution], 
     (by ``on_done`` as each task's round completes, if given)."""
     parts = [Part(s.pending, s.label, s.label) for s in call]
     try:
-        for part in parts:
-            check_request_kinds(part.attempts, run.backend, part.task)
-        plan = _plan(parts, run.backend, run.store, run.use_cache)
-        done = run_pass(plan, run.backend, run.store, run.progress, on_done)
+        done = execute_parts(parts, run.backend, run.store, run.use_cache, run.progress, on_done, _plan)
     except Exception as exc:
         if len(call) == 1 and run.drop is not None and run.drop(call[0].task, exc):
             call[0].dropped = True
