@@ -106,3 +106,35 @@ def test_a_store_written_with_the_earlier_layout_still_reads_and_keeps_first_ans
     db = sqlite3.connect(tmp_path / "new.sqlite")
     sql = db.execute("SELECT sql FROM sqlite_master WHERE name='responses'").fetchone()[0]
     assert "WITHOUT ROWID" not in sql  # new stores keep rows in arrival order
+
+
+def test_the_store_writer_sleeps_while_no_answers_arrive(tmp_path: Path, monkeypatch) -> None:
+    """No rows queued: the writer thread does not wake (it polled 10 times a second before); a queued row
+    is committed within ~0.1 s, and close() commits the rest."""
+    import threading
+
+    from genderscope.core import runner
+
+    wakes = []
+
+    class CountingCondition(threading.Condition):
+        def wait(self, timeout=None):  # type: ignore[override]
+            got = super().wait(timeout)
+            if threading.current_thread().name == "genderscope-store":
+                wakes.append(timeout)
+            return got
+
+    monkeypatch.setattr(runner.threading, "Condition", CountingCondition)
+    store = ResponseStore(tmp_path / "s.sqlite")
+    writer = runner.StoreWriter(store)
+    time.sleep(0.35)
+    assert wakes == [], "an idle writer must not wake"
+    req = Request(kind=CHAT, payload={"messages": [{"role": "user", "content": "hi"}]})
+    key = store_key("fp", req, 1)
+    writer.add((key, "fp", req.canonical(), 1, CHAT, "answer"))
+    deadline = time.monotonic() + 5
+    while not store.get_many([key]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert store.get_many([key]) == {key: "answer"}, "a queued row is committed without close()"
+    writer.close()
+    store.close()
