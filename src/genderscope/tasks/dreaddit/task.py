@@ -37,7 +37,13 @@ def read_rows(path: Path) -> list[tuple[str, int]]:
         rows = csv.reader(fh)
         if next(rows, None) != ["text", "label"]:
             raise DataError(f"{path}:1: the header is not 'text,label'; run genderscope data fetch")
-        return [(text, int(label)) for text, label in rows]
+        out = []
+        for row in rows:
+            if len(row) != 2 or not row[1].lstrip("-").isdigit():
+                where = f"{path}:{rows.line_num}"
+                raise DataError(f"{where}: expected a text and an integer label; run genderscope data fetch")
+            out.append((row[0], int(row[1])))
+        return out
 
 
 RATES = ("tpr", "tnr", "stress_rate")
