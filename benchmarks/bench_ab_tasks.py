@@ -4,10 +4,13 @@ Each task runs through the CLI from both trees in turn, alternating A, B, A, B, 
 both alike), with a fresh output folder and ``--no-cache`` (nothing comes from the response store).  The
 figure per side is the lowest CPU time (user + system of the child process, s) of ``--repeats`` runs;
 the ratio B / A above ``--tolerance`` flags a slowdown.  Models: ``random`` for every task, and with
-``--hf`` tiny random hf-causal and hf-mlm models for the likelihood tasks (built once, shared).
+``--hf`` tiny random hf-causal and hf-mlm models for the likelihood tasks (built once, shared), and
+with ``--model SPEC`` that model for every task of ``--tasks`` only (``--run-args`` adds run options, e.g.
+``"--mode lm-eval"``; ``--limit 0`` runs every item).  Wall seconds (lowest of the runs) print beside CPU.
 
     git worktree add /tmp/ab-base <commit-before>
     PYTHONPATH=src:devtools .venv/bin/python benchmarks/bench_ab_tasks.py --base /tmp/ab-base/src --hf
+    ... --tasks crows-pairs --model hf-causal:/path/to/smollm2-fp32 --run-args "--mode lm-eval" --limit 0
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -70,8 +74,11 @@ def tiny_models(work: Path, env: dict[str, str]) -> dict[str, str]:
     return {"hf-causal": f"hf-causal:{work / 'causal'}", "hf-mlm": f"hf-mlm:{work / 'mlm'}"}
 
 
-def cases(tasks: list[str], models: dict[str, str]) -> list[tuple[str, str]]:
-    """(task, model spec) pairs: random for all, tiny hf models for the likelihood tasks."""
+def cases(tasks: list[str], models: dict[str, str], model: str = "") -> list[tuple[str, str]]:
+    """(task, model spec) pairs: random for all, tiny hf models for the likelihood tasks; only ``model``
+    for every task when it is given."""
+    if model:
+        return [(t, model) for t in tasks]
     out = [(t, "random") for t in tasks]
     if "hf-causal" in models:
         out += [(t, models["hf-causal"]) for t in tasks if t in LIKELIHOOD_TASKS]
@@ -87,7 +94,11 @@ def main() -> None:
     ap.add_argument("--tasks", default="", help="comma-separated tasks (default: every task of both trees)")
     ap.add_argument("--hf", action="store_true", help="also tiny hf-causal / hf-mlm runs of likelihood tasks")
     ap.add_argument("--tolerance", type=float, default=1.10, help="flag B/A CPU above this (default 1.10)")
+    ap.add_argument("--model", default="", help="run only this model spec on every task of --tasks")
+    ap.add_argument("--run-args", default="", help='extra `run` options for every run, e.g. "--mode lm-eval"')
     args = ap.parse_args()
+    if args.model and not args.tasks:
+        raise SystemExit("--model needs --tasks (the tasks that model can answer)")
     print(f"uptime: {os.popen('uptime').read().strip()}")
     work = Path(tempfile.mkdtemp(prefix="gs-ab-"))
     env = {**os.environ, "GENDERSCOPE_HOME": str(work / "home")}
@@ -96,23 +107,27 @@ def main() -> None:
         set(task_names(trees["A"], env)) & set(task_names(trees["B"], env)))
     models = tiny_models(work / "models", env) if args.hf else {}
     print(f"A = {trees['A']}\nB = {trees['B']}")
-    print(f"--limit {args.limit}, lowest CPU of {args.repeats} runs per side")
-    print(f"{'task':28} {'model':10} {'A cpu':>8} {'B cpu':>8} {'B/A':>6}")
+    print(f"--limit {args.limit or 'all'}, lowest CPU and wall of {args.repeats} runs per side")
+    print(f"{'task':28} {'model':10} {'A cpu':>8} {'B cpu':>8} {'B/A':>6} {'A wall':>8} {'B wall':>8}")
     flagged, total = [], {"A": 0.0, "B": 0.0}
-    for task, spec in cases(tasks, models):
+    extra = shlex.split(args.run_args) + (["--limit", str(args.limit)] if args.limit else [])
+    for task, spec in cases(tasks, models, args.model):
         best = {"A": float("inf"), "B": float("inf")}
+        wall = {"A": float("inf"), "B": float("inf")}
         for i in range(args.repeats):
             for side in ("A", "B") if i % 2 == 0 else ("B", "A"):
                 out = work / f"out-{side}"
-                cmd = ["run", task, "--model", spec, "--limit", str(args.limit), "--no-cache",
+                cmd = ["run", task, "--model", spec, *extra, "--no-cache",
                        "--no-progress", "--out", str(out / f"{task}-{i}")]
-                best[side] = min(best[side], cli_cpu(trees[side], cmd, env)[0])
+                cpu, secs = cli_cpu(trees[side], cmd, env)
+                best[side], wall[side] = min(best[side], cpu), min(wall[side], secs)
         ratio = best["B"] / best["A"]
         total["A"] += best["A"]
         total["B"] += best["B"]
         kind = spec.split(":")[0]
         mark = "  slower" if ratio > args.tolerance else ""
-        print(f"{task:28} {kind:10} {best['A']:8.2f} {best['B']:8.2f} {ratio:6.2f}{mark}", flush=True)
+        print(f"{task:28} {kind:10} {best['A']:8.2f} {best['B']:8.2f} {ratio:6.2f}"
+              f" {wall['A']:8.2f} {wall['B']:8.2f}{mark}", flush=True)
         if mark:
             flagged.append(f"{task} ({kind})")
     print(f"{'all':28} {'':10} {total['A']:8.2f} {total['B']:8.2f} {total['B'] / total['A']:6.2f}")

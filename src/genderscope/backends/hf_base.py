@@ -4,6 +4,7 @@ only; the core never imports it."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Callable
 
 from genderscope.backends.hf_batching import run_halving, token_budget_batches
@@ -12,6 +13,7 @@ from genderscope.backends.hf_runtime import CPU_LOGITS_FLOATS, HFOptions, setup_
 from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.primitives import TOKENIZE
 from genderscope.core.requests import Job, Outcome
+from genderscope.core.runner import paused_gc
 
 
 def _leace_mark(source: Any) -> str:
@@ -58,30 +60,35 @@ class HFBackendBase(Backend):
         """Checks and precomputation once the model is loaded."""
 
     def load(self) -> None:
+        """Import torch and transformers and read the model, with the cyclic collector paused and what they
+        leave alive then frozen (``gc.freeze``): ~0.6 s of full collector passes over their module objects
+        on a small model's CPU run otherwise."""
         if self.model is not None:
             return
-        import transformers
+        with paused_gc():
+            import transformers
 
-        self.settings = setup_torch(self.options)
-        dtype = torch_dtype(self.options.dtype, self.settings["device"])
-        self.model, self.tok, self.loading_info = load_pretrained(
-            getattr(transformers, self.auto_class),
-            self.source,
-            dtype,
-            self.settings["device"],
-            self.options.device_map,
-        )
-        self.device = input_device(self.model)
-        if self.options.device_map:
-            placed = getattr(self.model, "hf_device_map", None) or {}
-            self.settings["device_map"] = self.options.device_map
-            self.settings["devices"] = sorted({str(d) for d in placed.values()}) or [str(self.device)]
-        self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
-        if self.source.path is not None and (self.source.path / "leace.pt").is_file():
-            from genderscope.debias.leace import attach  # a folder written by `genderscope debias leace`
+            self.settings = setup_torch(self.options)
+            dtype = torch_dtype(self.options.dtype, self.settings["device"])
+            self.model, self.tok, self.loading_info = load_pretrained(
+                getattr(transformers, self.auto_class),
+                self.source,
+                dtype,
+                self.settings["device"],
+                self.options.device_map,
+            )
+            self.device = input_device(self.model)
+            if self.options.device_map:
+                placed = getattr(self.model, "hf_device_map", None) or {}
+                self.settings["device_map"] = self.options.device_map
+                self.settings["devices"] = sorted({str(d) for d in placed.values()}) or [str(self.device)]
+            self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+            if self.source.path is not None and (self.source.path / "leace.pt").is_file():
+                from genderscope.debias.leace import attach  # a folder written by `genderscope debias leace`
 
-            self.settings["leace"] = attach(self.model, self.source.path)
-        self.after_load()
+                self.settings["leace"] = attach(self.model, self.source.path)
+            self.after_load()
+            gc.freeze()
 
     def prepare(self, kinds: frozenset[str]) -> None:
         self.load()
