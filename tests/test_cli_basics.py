@@ -33,6 +33,24 @@ def test_unknown_task_is_one_clear_line() -> None:
     assert "unknown task 'nosuchtask'" in res.stderr and "gest" in res.stderr
 
 
+def test_run_takes_comma_separated_tasks_and_lm_evals_tasks_option(tmp_path: Path, data_registry) -> None:
+    res = CliRunner().invoke(
+        app, ["run", "crows-pairs,winogender", "--model", "random", "--limit", "5", "--out", str(tmp_path)]
+    )
+    assert res.exit_code == 0, res.output
+    got = json.loads((tmp_path / "results.json").read_text())["tasks"]
+    assert sorted(got) == ["crows-pairs", "winogender"]
+    again = tmp_path / "again"
+    res = CliRunner().invoke(
+        app,
+        ["run", "--tasks", "crows-pairs,winogender", "-m", "random", "--limit", "5", "--out", str(again)],
+    )
+    assert res.exit_code == 0, res.output
+    assert sorted(json.loads((again / "results.json").read_text())["tasks"]) == ["crows-pairs", "winogender"]
+    bad = _cli("run", "crows-pairs,nosuch", "--model", "random")
+    assert bad.returncode == 2 and "unknown task 'nosuch'" in bad.stderr
+
+
 def test_unknown_model_spec() -> None:
     res = _cli("run", "gest", "--model", "gpt4")
     assert res.returncode == 2

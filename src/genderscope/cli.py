@@ -78,7 +78,9 @@ def _options_help() -> str:
 def run(
     ctx: typer.Context,
     tasks: Optional[List[str]] = typer.Argument(
-        None, metavar="TASK", help="task or suite names, e.g. gest or all (see `genderscope tasks`)"
+        None,
+        metavar="TASK",
+        help="task or suite names, space- or comma-separated, e.g. gest or all (see `genderscope tasks`)",
     ),
     model: Optional[str] = typer.Option(
         None,
@@ -139,7 +141,10 @@ def run(
     # click hands unknown --options to the variadic TASK argument; split them off again
     tokens = list(tasks or []) + list(ctx.args)
     first_opt = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
-    tasks, options = tokens[:first_opt], parse_extra(tokens[first_opt:])
+    tasks = [name for t in tokens[:first_opt] for name in t.split(",") if name]  # `a b` or lm-eval's `a,b`
+    options = parse_extra(tokens[first_opt:])
+    if isinstance(options.get("tasks"), str):  # lm-eval's `--tasks a,b`
+        tasks += [name for name in options.pop("tasks").split(",") if name]
     fields = {"trials": trials, "limit": limit, "seed": seed, "label": label, "temperature": temperature,
               "max_tokens": max_tokens}
     given = {k: v for k, v in fields.items() if v is not None}
