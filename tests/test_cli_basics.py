@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from genderscope.cli import app, parse_extra
+from genderscope.cli_options import split_task_tokens
 from genderscope.core.errors import UsageError
 
 
@@ -72,6 +76,21 @@ def test_parse_extra() -> None:
     assert parse_extra(["--a", "1", "--b=x", "--flag"]) == {"a": "1", "b": "x", "flag": "true"}
     with pytest.raises(UsageError):
         parse_extra(["stray"])
+
+
+_NAME = st.text(alphabet="abcdefghij-", min_size=1, max_size=8).filter(lambda t: not t.startswith("--"))
+
+
+@given(st.lists(st.lists(_NAME, min_size=1, max_size=3), min_size=1, max_size=4), st.booleans())
+def test_split_task_tokens_keeps_every_name_in_order(groups: list[list[str]], by_option: bool) -> None:
+    """Names given as `a b`, `a,b`, or lm-eval's `--tasks a,b` come out as the same list, options kept."""
+    names = [n for g in groups for n in g]
+    tokens = [",".join(g) for g in groups] + ["--limit", "5"]
+    if by_option:
+        tokens = [*tokens[:1], "--limit", "5", "--tasks", ",".join(names[len(groups[0]) :]) or ","]
+    tasks, options = split_task_tokens(tokens)
+    assert tasks == names
+    assert options == {"limit": "5"}
 
 
 def test_run_writes_three_files(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from genderscope.cli_data import (  # noqa: F401  (re-exported)
     data_list,
     data_verify,
 )
-from genderscope.cli_options import parse_extra
+from genderscope.cli_options import parse_extra, split_task_tokens
 from genderscope.cli_results import check, compare, export, report
 from genderscope.core.errors import GenderscopeError, UsageError
 from genderscope.core.seeds import SEED_HELP
@@ -138,13 +138,7 @@ def run(
 
     if out_dir:
         writable_path("--out", out_dir, folder=True)
-    # click hands unknown --options to the variadic TASK argument; split them off again
-    tokens = list(tasks or []) + list(ctx.args)
-    first_opt = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
-    tasks = [name for t in tokens[:first_opt] for name in t.split(",") if name]  # `a b` or lm-eval's `a,b`
-    options = parse_extra(tokens[first_opt:])
-    if isinstance(options.get("tasks"), str):  # lm-eval's `--tasks a,b`
-        tasks += [name for name in options.pop("tasks").split(",") if name]
+    tasks, options = split_task_tokens(list(tasks or []) + list(ctx.args))
     fields = {"trials": trials, "limit": limit, "seed": seed, "label": label, "temperature": temperature,
               "max_tokens": max_tokens}
     given = {k: v for k, v in fields.items() if v is not None}

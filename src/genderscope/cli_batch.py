@@ -22,10 +22,9 @@ batch_app = typer.Typer(
 
 
 def _split(tokens: list[str]) -> tuple[list[str], dict[str, Any]]:
-    from genderscope.cli_options import parse_extra
+    from genderscope.cli_options import split_task_tokens
 
-    first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
-    return tokens[:first], parse_extra(tokens[first:])
+    return split_task_tokens(tokens)
 
 
 @batch_app.command("write", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -84,6 +84,17 @@ def routed_command(
     return register
 
 
+def split_task_tokens(tokens: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """(task names, options) of ``TASK... --name value ...`` (click hands unknown options to the variadic
+    TASK argument): names split on commas, and lm-eval's ``--tasks a,b`` names tasks too."""
+    first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
+    options = parse_extra(tokens[first:])
+    tasks = [name for t in tokens[:first] for name in t.split(",") if name]
+    if isinstance(options.get("tasks"), str):
+        tasks += [name for name in options.pop("tasks").split(",") if name]
+    return tasks, options
+
+
 def parse_extra(args: list[str]) -> dict[str, Any]:
     """``--name value``, ``--name=value`` and bare ``--flag`` (= true) pairs -> dict."""
     values: dict[str, Any] = {}
