@@ -93,6 +93,18 @@ def test_split_task_tokens_keeps_every_name_in_order(groups: list[list[str]], by
     assert options == {"limit": "5"}
 
 
+def test_split_task_tokens_strips_names_keeps_repeated_tasks_and_refuses_a_bare_tasks() -> None:
+    assert split_task_tokens(["crows-pairs, winogender", "--seed", "3"]) == (
+        ["crows-pairs", "winogender"],
+        {"seed": "3"},
+    )
+    got = split_task_tokens(["--tasks", "crows-pairs", "--tasks=stereoset", "--tasks", "bbq-likelihood"])
+    assert got == (["crows-pairs", "stereoset", "bbq-likelihood"], {})
+    for bare in (["--tasks"], ["--tasks", "--model", "random"]):
+        with pytest.raises(UsageError, match="--tasks needs task names"):
+            split_task_tokens(bare)
+
+
 def test_run_writes_three_files(tmp_path: Path) -> None:
     out = tmp_path / "run"
     res = _cli("run", "gest", "--model", "random", "--limit", "20", "--out", str(out))

@@ -1,59 +1,68 @@
-"""The cyclic collector around model loading and process exit: what ``load`` leaves alive is frozen (out of
-later full passes) with the collector running again, and ``main`` freezes everything at exit."""
+"""The cyclic collector around model loading: what ``load`` leaves alive goes to the collector's oldest
+generation without a pass over it (nothing stays frozen outside a run), and inside a run it is frozen with
+the run's attempts and released with them."""
 
 from __future__ import annotations
 
 import gc
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from genderscope.core.runner import frozen_gc
 
 
-def test_hf_load_freezes_what_it_loaded_and_resumes_the_collector(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def causal_path(tmp_path_factory) -> Path:
     pytest.importorskip("torch")
-    from genderscope import registry
-    from genderscope.core.options import build_options
     from genderscope.demo_models import build_tiny_causal
 
-    path = build_tiny_causal(tmp_path / "causal", ["he", "she", "the", "nurse", "."], seed=3)
+    return build_tiny_causal(tmp_path_factory.mktemp("causal"), ["he", "she", "the", "nurse", "."], seed=3)
+
+
+def _backend(path: Path):
+    from genderscope import registry
+    from genderscope.core.options import build_options
+
     cls = registry.backend_class(f"hf-causal:{path}")
-    backend = cls(str(path), build_options(cls.Options, {}, "hf-causal"))
+    return cls(str(path), build_options(cls.Options, {}, "hf-causal"))
+
+
+class _Cycle:
+    """Cyclic garbage with a finalizer (the kind only the collector reclaims)."""
+
+    finalized = 0
+
+    def __init__(self) -> None:
+        self.me = self
+
+    def __del__(self) -> None:
+        type(self).finalized += 1
+
+
+def test_load_settles_its_objects_unfrozen_and_leaves_garbage_collectable(causal_path: Path) -> None:
     gc.unfreeze()
+    _Cycle.finalized = 0
+    _Cycle()  # garbage already, not yet collected
+    backend = _backend(causal_path)
     try:
-        assert gc.get_freeze_count() == 0
         backend.load()
         assert gc.isenabled()
-        assert gc.get_freeze_count() > 0  # torch's, transformers' and the model's objects
+        assert gc.get_freeze_count() == 0  # nothing of the host's stays out of the collector
+        assert gc.get_count()[0] < gc.get_threshold()[0]  # no young generation of the load's objects to walk
+        gc.collect()
+        assert _Cycle.finalized == 1
     finally:
-        gc.unfreeze()
         backend.close()
 
 
-def test_main_freezes_every_object_at_exit() -> None:
-    probe = (
-        "import atexit, gc, sys\n"
-        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
-        "from genderscope.cli import main\n"
-        "def once():\n"
-        "    sys.argv = ['genderscope', '--help']\n"
-        "    try:\n"
-        "        main()\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "once(); once()\n"
-        "gc.unfreeze()\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-800:]
-    assert proc.stdout.rstrip().endswith("frozen at exit: True")
+def test_inside_a_run_the_load_is_frozen_with_the_attempts_and_released_after(causal_path: Path) -> None:
+    gc.unfreeze()
+    backend = _backend(causal_path)
+    try:
+        with frozen_gc():
+            backend.load()
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() == 0
+    finally:
+        backend.close()

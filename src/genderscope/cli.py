@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
 import sys
 from pathlib import Path
 from typing import Any, List, Optional
@@ -351,8 +349,6 @@ def main() -> None:
 
     no_progress_frames_off_a_terminal()
     scrub_standard_streams()
-    atexit.unregister(gc.freeze)  # registered once however often main() runs in one process
-    atexit.register(gc.freeze)  # runs last: no collector pass over torch's objects at exit (~0.4–0.8 s)
     try:
         code = app(standalone_mode=False)  # click returns (not raises) typer.Exit's code here
         if code == 130:  # typer turns Ctrl-C into Exit(130)

@@ -88,11 +88,22 @@ def split_task_tokens(tokens: list[str]) -> tuple[list[str], dict[str, Any]]:
     """(task names, options) of ``TASK... --name value ...`` (click hands unknown options to the variadic
     TASK argument): names split on commas, and lm-eval's ``--tasks a,b`` names tasks too."""
     first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
-    options = parse_extra(tokens[first:])
-    tasks = [name for t in tokens[:first] for name in t.split(",") if name]
-    if isinstance(options.get("tasks"), str):
-        tasks += [name for name in options.pop("tasks").split(",") if name]
-    return tasks, options
+    named, rest, tail = list(tokens[:first]), [], tokens[first:]
+    i = 0
+    while i < len(tail):
+        tok = tail[i]
+        if tok.startswith("--tasks="):
+            named.append(tok.split("=", 1)[1])
+        elif tok == "--tasks":
+            if i + 1 == len(tail) or tail[i + 1].startswith("--"):
+                raise UsageError("option --tasks needs task names, e.g. --tasks crows-pairs,winogender")
+            named.append(tail[i + 1])
+            i += 1
+        else:
+            rest.append(tok)
+        i += 1
+    tasks = [name.strip() for t in named for name in t.split(",") if name.strip()]
+    return tasks, parse_extra(rest)
 
 
 def parse_extra(args: list[str]) -> dict[str, Any]:

@@ -4,7 +4,6 @@ only; the core never imports it."""
 
 from __future__ import annotations
 
-import gc
 from typing import Any, Callable
 
 from genderscope.backends.hf_batching import run_halving, token_budget_batches
@@ -13,7 +12,7 @@ from genderscope.backends.hf_runtime import CPU_LOGITS_FLOATS, HFOptions, setup_
 from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.primitives import TOKENIZE
 from genderscope.core.requests import Job, Outcome
-from genderscope.core.runner import paused_gc
+from genderscope.core.runner import paused_gc, settle_gc
 
 
 def _leace_mark(source: Any) -> str:
@@ -60,9 +59,10 @@ class HFBackendBase(Backend):
         """Checks and precomputation once the model is loaded."""
 
     def load(self) -> None:
-        """Import torch and transformers and read the model, with the cyclic collector paused and what they
-        leave alive then frozen (``gc.freeze``): ~0.6 s of full collector passes over their module objects
-        on a small model's CPU run otherwise."""
+        """Import torch and transformers and read the model with the cyclic collector paused, then settle
+        what that left alive into the collector's oldest generation (:func:`settle_gc`): their few hundred
+        thousand new objects otherwise set off ~6 full collector passes during the load and long young-
+        generation passes after it (0.9–1.4 s of a small model's CPU run)."""
         if self.model is not None:
             return
         with paused_gc():
@@ -88,7 +88,7 @@ class HFBackendBase(Backend):
 
                 self.settings["leace"] = attach(self.model, self.source.path)
             self.after_load()
-            gc.freeze()
+            settle_gc()  # before the collector resumes: its first young pass would walk all of it
 
     def prepare(self, kinds: frozenset[str]) -> None:
         self.load()

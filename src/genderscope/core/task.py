@@ -253,7 +253,11 @@ class Task(ABC):
         every round of ``next_attempts()``."""
 
     def render(self, result: TaskResult) -> Any:
-        """A rich renderable for the terminal (default: headline metrics table)."""
-        from genderscope.core.report_terminal import metrics_table
+        """A rich renderable for the terminal (default: the headline metrics table, then the report
+        summary's state and reading of the first headline metric with a bias direction)."""
+        from rich.console import Group
 
-        return metrics_table(self.name, result)
+        from genderscope.core.report_terminal import evidence_note, metrics_table
+
+        table, note = metrics_table(self.name, result), evidence_note(self, result)
+        return table if note is None else Group(table, note)

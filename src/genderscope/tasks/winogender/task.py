@@ -23,7 +23,7 @@ import numpy as np
 
 from genderscope.core.options import opt
 from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wshare
-from genderscope.tasks.scored.docs import load_docs
+from genderscope.tasks.scored.docs import doc_texts, load_docs
 from genderscope.tasks.scored import groups as gr
 from genderscope.tasks.scored.lmeval import acc_results, limit_per_subtask, subtask_accuracy, subtask_flags
 from genderscope.tasks.scored.weights import wshare_by
@@ -78,6 +78,7 @@ class WinogenderTask(ScoredBenchmark):
     jackknife_metrics = ("bls_correlation", "bls_correlation_prob")
     headline_metrics = HEADLINE + tuple(f"{name}/acc" for name in SUBTASKS)
     metric_docs, references = load_docs(__file__)
+    published = (doc_texts(__file__)["published"],)
 
     def datasets(self) -> list[str]:
         return [SENTENCES, STATS]
