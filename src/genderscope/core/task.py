@@ -84,6 +84,8 @@ class MetricDoc:
     direction); ``max_ci_width``: a 95% CI wider than this (same units) is "not enough evidence";
     ``harm`` names the harm the metric is evidence of; ``stereotypical`` / ``anti`` say in plain words
     what a value on either side of ``neutral`` means (e.g. "picks the stereotyped gender more often").
+    ``bounds``: ``[low, high]`` the metric can take (None = unbounded on that side); intervals are clipped
+    to it (the true value lies inside, so clipping keeps the coverage).
     """
 
     name: str
@@ -96,6 +98,7 @@ class MetricDoc:
     harm: str = ""
     stereotypical: str = ""
     anti: str = ""
+    bounds: tuple[float | None, float | None] | None = None
 
 
 @dataclass(frozen=True)

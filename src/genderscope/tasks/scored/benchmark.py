@@ -21,6 +21,8 @@ order, as lm-evaluation-harness's ``--limit``), failed items (counted, left out)
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
@@ -39,7 +41,7 @@ from genderscope.core.primitives import (
     masked_logprobs_request,
 )
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, MetricDoc, Task, TaskResult
 from genderscope.stats.rules import (  # noqa: F401  (re-exported: the layer's interval rule)
     FEW_UNITS,
     FEW_UNITS_NO_CI,
@@ -203,7 +205,7 @@ class ScoredBenchmark(Task):
         s, failed, ll_all = self.scores(results)
         if s.n == 0:
             raise UsageError(f"{self.name}: no item was scored ({len(failed)} failed; see attempts.jsonl)")
-        metrics = {**self.bootstrap_metrics(s), **self.analytic(s)}
+        metrics = clipped_to_bounds({**self.bootstrap_metrics(s), **self.analytic(s)}, self.metric_docs)
         n_all = s.n + len(failed)
         counts = {
             "items": n_all,
@@ -225,6 +227,25 @@ class ScoredBenchmark(Task):
             i = index[key]
             out.append(self.record(items[i], ll_all[i]) if ar.ok else {})
         return out
+
+
+def clipped_to_bounds(metrics: dict[str, Metric], docs: dict[str, MetricDoc]) -> dict[str, Metric]:
+    """``metrics`` with each interval clipped to the values its metric can take (``MetricDoc.bounds``, the
+    exact entry else the first matching ``prefix*`` pattern): a t-interval over few units can reach past
+    them (a correlation's [−2.5, 0.8])."""
+    out = {}
+    for name, m in metrics.items():
+        doc = docs.get(name) or next(
+            (d for k, d in docs.items() if "*" in k and fnmatch.fnmatchcase(name, k)), None
+        )
+        low, high = doc.bounds if doc is not None and doc.bounds else (None, None)
+        lo, hi = m.ci_low, m.ci_high
+        if lo is not None and low is not None:
+            lo = max(lo, low)
+        if hi is not None and high is not None:
+            hi = min(hi, high)
+        out[name] = m if (lo, hi) == (m.ci_low, m.ci_high) else dataclasses.replace(m, ci_low=lo, ci_high=hi)
+    return out
 
 
 def _num(v: Any) -> float | None:

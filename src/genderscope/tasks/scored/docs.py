@@ -25,6 +25,8 @@ def _doc(entry: dict[str, Any], templates: dict[str, dict[str, Any]]) -> MetricD
     base = templates[entry.pop("template")] if "template" in entry else {}
     out = {k: v.format(**entry) if isinstance(v, str) else v for k, v in base.items()}
     out.update({k: v for k, v in entry.items() if k in _FIELDS})
+    if out.get("bounds") is not None:
+        out["bounds"] = tuple(out["bounds"])  # JSON's [low, high]
     return MetricDoc(**out)
 
 

@@ -5,8 +5,9 @@ Likelihood (as bias-bench scores it): each candidate's mean log-probability per 
 causal LMs, intrasentence = the whole sentence after the start token, intersentence = the sentence after
 the context (a full stop added to a context without one, as StereoSet's GPT-2 code does); masked LMs = the
 pseudo-log-likelihood of the (context and) sentence.  SS, LMS and ICAT as ``code/evaluation.py`` computes
-them (per target term, then means; :mod:`.metrics`), overall, per type and per type × domain; the
-bootstrap resamples target terms.  Chat models (``--scoring chat``): Inspect's three-option form
+them (per target term, then means; :mod:`.metrics`), overall, per type and per type × domain; intervals
+resample target terms (the jackknife-t for ``ss*``, and for every metric under 20 terms, as in the gender
+domain; else the percentile bootstrap).  Chat models (``--scoring chat``): Inspect's three-option form
 (:mod:`genderscope.tasks.scored.chatform`; its instructions and scores here).  SS 50 = no preference.
 """
 
