@@ -82,6 +82,20 @@ def test_auto_start_token_without_bos_asks_for_the_option(server: FakeOpenAIServ
         ask(backend(server), TOKEN_LOGPROBS, [{"text": "nurse"}])
 
 
+@pytest.mark.parametrize("start", ["auto", "<s>"])
+def test_an_unreachable_server_is_named_not_the_start_token(start: str) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on once it is closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    opts = CompletionsOptions(base_url=url, start_token=start, max_retries=1, **FAST)
+    with pytest.raises(BackendError, match=r"gave no answer .*is the server up") as err:
+        ask(OpenAICompletionsBackend("tiny", opts), TOKEN_LOGPROBS, [{"text": "nurse"}])
+    assert "--start-token" not in str(err.value)
+
+
 def test_start_token_none_leaves_the_first_token_unscored(server: FakeOpenAIServer) -> None:
     out = ask(backend(server, start_token="none"), TOKEN_LOGPROBS, [{"text": "The nurse said"}])[0]
     assert out.response["logprobs"][0] is None and len(out.response["logprobs"]) == 3

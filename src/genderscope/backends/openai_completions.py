@@ -47,7 +47,7 @@ from genderscope.backends.openai_batch import (
     merge_stats,
 )
 from genderscope.backends.openai_chat import chat_body, chat_content, model_fingerprint
-from genderscope.backends.openai_http import FleetClient
+from genderscope.backends.openai_http import FleetClient, ServerUnreachable
 from genderscope.core.backend import Backend, Emit, handles
 from genderscope.core.errors import BackendError, UsageError
 from genderscope.core.options import opt
@@ -140,6 +140,8 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
         if opt_.lower() != "auto":
             try:
                 ids, _strs = self._tokenize(opt_, False)
+            except ServerUnreachable:
+                raise
             except BackendError:
                 ids = None  # no /tokenize: the echo check below still checks it
             if ids is not None and len(ids) != 1:
@@ -148,6 +150,8 @@ class OpenAICompletionsBackend(BatchFileMixin, Backend):
             return
         try:
             ids, strs = self._tokenize("", True)
+        except ServerUnreachable:
+            raise  # the server, not its /tokenize, is what to fix
         except BackendError as exc:
             raise BackendError(
                 f"--start-token auto needs the server's /tokenize (vLLM has it): {exc}; "

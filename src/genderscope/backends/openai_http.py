@@ -246,6 +246,14 @@ class Fatal(Exception):
     """A failure no retry can fix (non-retryable status, every server down): BackendError outside."""
 
 
+class Unreachable(Fatal):
+    """No server answered anything yet, and one request ran out of attempts."""
+
+
+class ServerUnreachable(BackendError):
+    """:class:`Unreachable` outside: the message names the servers and asks whether they are up."""
+
+
 class RequestFailed(Exception):
     """One request exhausted its retries: the job gets an error outcome."""
 
@@ -386,6 +394,8 @@ class FleetClient:
 
         try:
             return self._run_startup(one())
+        except Unreachable as exc:
+            raise ServerUnreachable(str(exc)) from None
         except (Fatal, RequestFailed) as exc:
             raise BackendError(str(exc)) from None
 
@@ -571,7 +581,7 @@ class FleetClient:
             await asyncio.sleep(delay)
         if self._successes == 0:
             every = "every server" if len(pool.servers) > 1 else public_url(self.urls[0])
-            raise Fatal(
+            raise Unreachable(
                 f"{every} gave no answer after {most + 1} attempts: {reason} "
                 "(is the server up and --base-url right?)"
             )
