@@ -146,6 +146,19 @@ def test_data_and_cache_commands() -> None:
     assert res.exit_code == 0 and "deleted 0" in res.output
 
 
+def test_data_verify_reports_corrupted_and_missing_files_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mirror = tmp_path / "mirror"
+    (mirror / "crows_pairs").mkdir(parents=True)
+    (mirror / "crows_pairs" / "crows_pairs_anonymized.csv").write_text("altered\n")
+    monkeypatch.setenv("GENDERSCOPE_DATA_MIRROR", str(mirror))
+    monkeypatch.setenv("GENDERSCOPE_HOME", str(tmp_path / "home"))
+    res = CliRunner().invoke(app, ["data", "verify"])
+    assert res.exit_code == 2
+    assert "1 corrupted file(s)" in res.output and "file(s) missing" in res.output
+
+
 def test_missing_optional_extra_names_the_install_command(tmp_path: Path) -> None:
     model_dir = tmp_path / "m"
     model_dir.mkdir()

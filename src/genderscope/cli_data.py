@@ -120,7 +120,6 @@ def data_verify() -> None:
         counts[status] += 1
     if counts["corrupt"]:
         err.print(f"{counts['corrupt']} corrupted file(s): delete them and run `genderscope data fetch`")
-        raise typer.Exit(2)
     if counts["missing"]:
         where = f"mirror {reg.mirror}" if reg.mirror else "no mirror set"
         err.print(
@@ -128,7 +127,8 @@ def data_verify() -> None:
             "`genderscope data mirror PATH` names a mirror folder, `genderscope data fetch` downloads",
             soft_wrap=True,
         )
-        raise typer.Exit(1)
+    if counts["corrupt"] or counts["missing"]:
+        raise typer.Exit(2 if counts["corrupt"] else 1)
     out.print(f"all {len(reg.files)} files present, sha256 checked")
 
 
