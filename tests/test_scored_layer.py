@@ -154,3 +154,25 @@ def test_crows_pairs_lm_eval_mode_on_the_null_model(tmp_path):
     assert pct["ci_low"] <= 0.5 <= pct["ci_high"]
     lines = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
     assert lines[0]["request_kind"] == "loglikelihood" and len(lines) == 262
+
+
+def test_items_a_replay_skipped_are_neither_scored_nor_unreadable(tmp_path, data_registry) -> None:
+    """``--replay-missing skip``: the items without a recorded answer are counted as skipped, and the
+    evidence state names the few items scored, not a share of unreadable answers."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from genderscope.cli import app
+
+    first, again = tmp_path / "five", tmp_path / "replayed"
+    run = CliRunner().invoke(app, ["run", "crows-pairs", "--limit", "5", "--out", str(first)])
+    assert run.exit_code == 0, run.output
+    spec = f"replay:{first / 'attempts.jsonl'}"
+    args = ["run", "crows-pairs", "-m", spec, "--replay-missing", "skip", "--out", str(again)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    block = json.loads((again / "results.json").read_text())["tasks"]["crows-pairs"]
+    assert block["counts"]["skipped"] == 257 and block["counts"]["failed"] == 0
+    assert block["counts"]["scored"] == 5 and block["report_facts"]["unreadable"] == 0.0
+    assert "unreadable" not in res.output

@@ -206,13 +206,16 @@ class ScoredBenchmark(Task):
         if s.n == 0:
             raise UsageError(f"{self.name}: no item was scored ({len(failed)} failed; see attempts.jsonl)")
         metrics = clipped_to_bounds({**self.bootstrap_metrics(s), **self.analytic(s)}, self.metric_docs)
+        skipped = skipped_items(results, self.options.scoring == PLL)
+        failed = [it for it in failed if it.item_id not in skipped]  # a replay without their answers
         n_all = s.n + len(failed)
         counts = {
-            "items": n_all,
+            "items": n_all + len(skipped),
             "scored": s.n,
             "failed": len(failed),
             "failed_share": len(failed) / n_all,
             "failed_items": [it.item_id for it in failed][:20],
+            "skipped": len(skipped),
         }
         extra = {"counts": counts, "scoring": self.options.scoring, **self.tables(s)}
         headline = [m for m in self.headline_metrics if m in metrics] or list(metrics)[:6]
@@ -227,6 +230,13 @@ class ScoredBenchmark(Task):
             i = index[key]
             out.append(self.record(items[i], ll_all[i]) if ar.ok else {})
         return out
+
+
+def skipped_items(results: Sequence[AttemptResult], per_candidate: bool) -> set[str]:
+    """Ids of the items with an attempt a replay skipped (``--replay-missing skip``): not asked, so neither
+    scored nor failed (``per_candidate``: attempt ids are ``ITEM/k``)."""
+    ids = (ar.attempt.item_id for ar in results if ar.skipped)
+    return {i.rsplit("/", 1)[0] for i in ids} if per_candidate else set(ids)
 
 
 def clipped_to_bounds(metrics: dict[str, Metric], docs: dict[str, MetricDoc]) -> dict[str, Metric]:
