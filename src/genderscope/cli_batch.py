@@ -4,11 +4,12 @@ a provider's Batch API used by hand)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import List, Optional
 
 import typer
 
 from genderscope.cli_console import err, out
+from genderscope.cli_options import split_task_tokens
 from genderscope.core.seeds import DEFAULT_SEED, SEED_HELP
 
 batch_app = typer.Typer(
@@ -19,12 +20,6 @@ batch_app = typer.Typer(
     "* `genderscope batch read results.jsonl --model openai:M`, then `genderscope run gest --model "
     "openai:M` finds every answer in the store (0 requests).",
 )
-
-
-def _split(tokens: list[str]) -> tuple[list[str], dict[str, Any]]:
-    from genderscope.cli_options import split_task_tokens
-
-    return split_task_tokens(tokens)
 
 
 @batch_app.command("write", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -49,7 +44,7 @@ def batch_write(
     from genderscope.core.validate import writable_path
 
     writable_path("--out", out_file, folder=False)
-    tasks, options = _split(list(tasks) + list(ctx.args))
+    tasks, options = split_task_tokens(list(tasks) + list(ctx.args))
     summary = write_requests(
         tasks,
         model,
@@ -85,7 +80,7 @@ def batch_read(
     """
     from genderscope.core.batchfile import read_answers
 
-    _rest, options = _split(list(ctx.args))
+    _rest, options = split_task_tokens(list(ctx.args))
     if _rest:
         raise typer.BadParameter(f"unexpected argument {_rest[0]!r}")
     s = read_answers(output, model, options=options)

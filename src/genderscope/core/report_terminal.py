@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import math
 from typing import Any
 
@@ -52,13 +51,6 @@ def metrics_table(task: str, result: Any, names: list[str] | None = None) -> Tab
     return table
 
 
-def _metric_doc(docs: dict[str, Any], name: str) -> Any:
-    """``docs[name]``, else the first ``prefix*`` pattern entry matching ``name``, else None."""
-    if name in docs:
-        return docs[name]
-    return next((d for k, d in docs.items() if "*" in k and fnmatch.fnmatchcase(name, k)), None)
-
-
 def evidence_note(task: Any, result: Any) -> Any:
     """The report summary's state and reading (:func:`genderscope.core.evidence.judge`) for the task's
     first headline metric with a bias direction, as one line of text; None when no headline metric has
@@ -67,9 +59,8 @@ def evidence_note(task: Any, result: Any) -> Any:
 
     from genderscope.core.evidence import judge
 
-    docs = getattr(task, "metric_docs", {}) or {}
     for name in result.headline or list(result.metrics):
-        doc, m = _metric_doc(docs, name), result.metrics.get(name)
+        doc, m = task.metric_doc(name), result.metrics.get(name)
         if m is None or doc is None or not doc.sign or doc.neutral is None:
             continue
         ev = task.report_facts.resolve(result.metrics, result.extra)

@@ -9,9 +9,10 @@ later turns :class:`~genderscope.core.requests.AttemptResult` objects into a
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import NoOptions
@@ -138,6 +139,14 @@ def docs_by_name(*docs: MetricDoc) -> dict[str, MetricDoc]:
     return {d.name: d for d in docs}
 
 
+def doc_for(docs: Mapping[str, MetricDoc], metric: str) -> MetricDoc | None:
+    """The doc of ``metric`` in a task's ``metric_docs``: the exact entry, else the first ``*`` pattern (any
+    characters) that matches, in declaration order; None when nothing matches."""
+    if metric in docs:
+        return docs[metric]
+    return next((d for k, d in docs.items() if "*" in k and fnmatch.fnmatchcase(metric, k)), None)
+
+
 @dataclass(frozen=True)
 class Reference:
     """Where a method comes from (model cards link it): ``text`` (authors, year, title) and ``url``."""
@@ -254,6 +263,11 @@ class Task(ABC):
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
         """Parse answers and compute metrics; ``results`` is in the order of ``attempts()`` followed by
         every round of ``next_attempts()``."""
+
+    @classmethod
+    def metric_doc(cls, metric: str) -> MetricDoc | None:
+        """The doc of ``metric`` in :attr:`metric_docs` (:func:`doc_for`)."""
+        return doc_for(cls.metric_docs, metric)
 
     def render(self, result: TaskResult) -> Any:
         """A rich renderable for the terminal (default: the headline metrics table, then the report

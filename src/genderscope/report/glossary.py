@@ -7,13 +7,12 @@ declaration order.  A command's entry (:data:`genderscope.core.lookup.COMMANDS`)
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from genderscope.core import lookup
-from genderscope.core.task import MetricDoc, Reference
+from genderscope.core.task import MetricDoc, Reference, doc_for
 
 
 @lru_cache(maxsize=None)
@@ -44,13 +43,7 @@ def task_references(task: str) -> tuple[Reference, ...]:
 
 def metric_doc(task: str, metric: str) -> MetricDoc | None:
     """The definition of ``metric`` of ``task``: the exact entry, else the first matching pattern."""
-    docs = task_docs(task)
-    if metric in docs:
-        return docs[metric]
-    for key, doc in docs.items():
-        if "*" in key and fnmatch.fnmatchcase(metric, key):
-            return doc
-    return None
+    return doc_for(task_docs(task), metric)
 
 
 def anchor(task: str, doc_name: str) -> str:

@@ -22,7 +22,6 @@ order, as lm-evaluation-harness's ``--limit``), failed items (counted, left out)
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
@@ -41,7 +40,7 @@ from genderscope.core.primitives import (
     masked_logprobs_request,
 )
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, MetricDoc, Task, TaskResult
+from genderscope.core.task import Measurement, Metric, MetricDoc, Task, TaskResult, doc_for
 from genderscope.stats.rules import (  # noqa: F401  (re-exported: the layer's interval rule)
     FEW_UNITS,
     FEW_UNITS_NO_CI,
@@ -245,9 +244,7 @@ def clipped_to_bounds(metrics: dict[str, Metric], docs: dict[str, MetricDoc]) ->
     them (a correlation's [−2.5, 0.8])."""
     out = {}
     for name, m in metrics.items():
-        doc = docs.get(name) or next(
-            (d for k, d in docs.items() if "*" in k and fnmatch.fnmatchcase(name, k)), None
-        )
+        doc = doc_for(docs, name)
         low, high = doc.bounds if doc is not None and doc.bounds else (None, None)
         lo, hi = m.ci_low, m.ci_high
         if lo is not None and low is not None:
