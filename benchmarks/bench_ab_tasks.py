@@ -39,7 +39,7 @@ MLM_TASKS = ("crows-pairs", "stereoset", "winogender", "winobias-lm", "dawinobia
 
 def cli_cpu(src: Path, args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one ``genderscope`` command run from source tree ``src``."""
-    code = "from genderscope.cli import main; main()"
+    code = "from genderscope.cli.app import main; main()"
     run_env = {**env, "PYTHONPATH": str(src)}
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()

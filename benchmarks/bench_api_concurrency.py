@@ -31,10 +31,11 @@ if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
 
-from genderscope import registry
-from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
+from genderscope.core import lookup
+from genderscope.backends.openai.chat import OpenAIChatBackend, OpenAIOptions
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT, Attempt, request_seed
+from genderscope.core.request_value import CHAT
+from genderscope.core.requests import Attempt, request_seed
 from genderscope.core.runner import execute
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext
@@ -45,7 +46,7 @@ LATENCY = 0.05
 
 
 def gest_attempts() -> list[Attempt]:
-    cls = registry.task_class("gest")
+    cls = lookup.task_class("gest")
     ctx = RunContext(
         seed=123,
         request_kinds=frozenset({CHAT}),

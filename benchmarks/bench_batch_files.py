@@ -39,7 +39,7 @@ from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
 # runs the CLI in this child and reports its own peak RSS (KiB on Linux) on the last stderr line
 MEASURED_CLI = (
     "import resource, sys\n"
-    "from genderscope.cli import main\n"
+    "from genderscope.cli.app import main\n"
     "sys.argv = ['genderscope'] + sys.argv[1:]\n"
     "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
     "print('MAXRSS_KB=%d' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"

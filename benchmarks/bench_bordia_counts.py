@@ -20,7 +20,9 @@ import time
 from pathlib import Path
 
 
-from genderscope.bordia import CountConfig, Document, ScoreOptions, bias_scores, count_cooccurrences
+from genderscope.bordia.cooccurrence import CountConfig, count_cooccurrences
+from genderscope.bordia.text import Document
+from genderscope.bordia.bias import ScoreOptions, bias_scores
 from genderscope.bordia.pairs import load_gender_pairs, load_stopwords
 from genderscope.bordia.text import read_corpus, tokenize_documents
 
@@ -131,7 +133,8 @@ def main() -> None:
         )
 
     print("3. tiny LM preset training throughput (CPU, 1 thread)")
-    from genderscope.bordia.lm.train import Trainer, preset_config
+    from genderscope.bordia.lm.train import Trainer
+    from genderscope.bordia.lm.config import preset_config
 
     lines = reg.path("corpora/ptb/ptb.valid.txt").read_text().split("\n")
     tlines = reg.path("corpora/ptb/ptb.test.txt").read_text().split("\n")

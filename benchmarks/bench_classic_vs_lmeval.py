@@ -46,7 +46,7 @@ def _children_cpu() -> float:
 
 def run_ours(task: str, model: Path, limit: int | None, out: Path) -> dict[str, Any]:
     """One ``genderscope run`` process: wall, CPU seconds, metrics and backend stats."""
-    cmd = [sys.executable, "-c", "from genderscope.cli import main; main()", "run", task,
+    cmd = [sys.executable, "-c", "from genderscope.cli.app import main; main()", "run", task,
            "--model", f"hf-causal:{model}",
            "--mode", "lm-eval", "--no-cache", "--out", str(out)]  # fmt: skip
     if limit is not None:

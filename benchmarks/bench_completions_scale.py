@@ -28,10 +28,11 @@ if (ROOT.parent / "shared" / "data").is_dir():
     os.environ.setdefault("GENDERSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
 
-from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
-from genderscope.backends.openai_completions import CompletionsOptions, OpenAICompletionsBackend
+from genderscope.backends.openai.chat import OpenAIChatBackend, OpenAIOptions
+from genderscope.backends.openai.completions import CompletionsOptions, OpenAICompletionsBackend
 from genderscope.core.primitives import CHAT, TOKEN_LOGPROBS
-from genderscope.core.requests import Job, Outcome, Request
+from genderscope.core.requests import Job, Outcome
+from genderscope.core.request_value import Request
 from genderscope.data.registry import DataRegistry
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIProcess
 from genderscope.demo_models import build_tiny_causal, genda_lens_texts, words_of

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from genderscope.backends.continuations import encode_pairs
-from genderscope.backends.hf_loglikelihood import SHARE_MIN
+from genderscope.backends.hf.loglikelihood import SHARE_MIN
 from genderscope.data.registry import DataRegistry
 from genderscope.tasks.bbq_likelihood.task import DATA as BBQ, item_of as bbq_item
 from genderscope.tasks.discrim_eval_likelihood.task import DATA as DISCRIM, item_of as de_item

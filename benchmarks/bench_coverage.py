@@ -38,7 +38,8 @@ os.environ.setdefault("GENDERSCOPE_HOME", tempfile.mkdtemp(prefix="gs-coverage-"
 sys.path.insert(0, str(ROOT / "tests"))
 
 import genderscope
-from genderscope import registry
+from genderscope import catalogue as registry
+from genderscope.core import lookup
 
 TARGET = 0.93
 #: tasks whose harm is the guessing itself: run on the unbiased test model instead of ``random``
@@ -51,7 +52,7 @@ DEFAULT_TASKS = tuple(
 
 def null_metrics(task: str) -> dict[str, float]:
     """Metric name (or pattern such as ``diff_*``) -> no-bias value, for every metric doc that has one."""
-    docs = registry.task_class(task).metric_docs
+    docs = lookup.task_class(task).metric_docs
     return {n: float(d.neutral) for n, d in docs.items() if d.neutral is not None and d.sign != 0}
 
 

@@ -76,7 +76,7 @@ def _crows_sentences(n: int) -> list[str]:
 
 
 def _backends(model_dir: Path, threads: int, **extra: int) -> list[tuple[str, object]]:
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
     from genderscope.backends.self_debias import SelfDebiasBackend, SelfDebiasOptions
 
     return [
@@ -121,7 +121,7 @@ def self_debias_generation_cost(model_dir: Path, n: int, max_tokens: int, thread
     """CPU seconds per generated token, greedy, the same prompts: hf-causal vs self-debias:hf-causal (chat
     with the model's template when it has one, else plain continuation of CrowS-Pairs sentences)."""
     from genderscope.core.primitives import generate_request
-    from genderscope.core.requests import CHAT, Request
+    from genderscope.core.request_value import CHAT, Request
 
     texts = _crows_sentences(n)
     for name, backend in _backends(model_dir, threads):

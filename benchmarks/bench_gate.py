@@ -64,11 +64,12 @@ def null_metric_values(res: Any) -> dict[str, dict[str, list[float | None]]]:
     (the same runs give the suite's coverage at its default sizes, :func:`coverage`)."""
     import fnmatch
 
-    from genderscope import registry
+
+    from genderscope.core import lookup
 
     out: dict[str, dict[str, list[float | None]]] = {}
     for task, metrics in res.metrics.items():
-        docs = registry.task_class(task).metric_docs
+        docs = lookup.task_class(task).metric_docs
         wanted = {n: d.neutral for n, d in docs.items() if d.neutral is not None and d.sign}
         for name, m in metrics.items():
             neutral = next((v for p, v in wanted.items() if fnmatch.fnmatchcase(name, p)), None)

@@ -49,10 +49,11 @@ def main() -> None:
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from genderscope.backends.hf_mlm import HFMaskedLMBackend, MLMOptions
+    from genderscope.backends.hf.mlm import HFMaskedLMBackend, MLMOptions
     from genderscope.demo_models import TinySize, build_tiny_mlm, genda_lens_texts, words_of
     from genderscope.core.primitives import MASKED_LOGPROBS
-    from genderscope.core.requests import Job, Request
+    from genderscope.core.requests import Job
+    from genderscope.core.request_value import Request
     from genderscope.core.runner import execute_task
     from genderscope.core.task import RunContext
     from genderscope.tasks.abc.task import ABCOptions, ABCTask

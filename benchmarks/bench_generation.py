@@ -33,7 +33,8 @@ def ptb_prefixes(n: int, words: int) -> list[str]:
 def timed_pass(backend: Any, payloads: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
     """Wall seconds to answer every payload (one ``answer`` call), and the answers in payload order."""
     from genderscope.core.primitives import GENERATE
-    from genderscope.core.requests import Job, Request
+    from genderscope.core.requests import Job
+    from genderscope.core.request_value import Request
 
     got: dict[int, dict[str, Any]] = {}
     jobs = [Job(i, Request(GENERATE, p), 1, f"s{i}") for i, p in enumerate(payloads)]
@@ -64,7 +65,7 @@ def main() -> None:
         "GENDERSCOPE_DATA_MIRROR", str(Path(__file__).resolve().parents[1].parent / "shared" / "data")
     )
 
-    from genderscope.backends.hf_causal import HFCausalLMBackend
+    from genderscope.backends.hf.causal import HFCausalLMBackend
     from genderscope.core.options import build_options
     from genderscope.demo import find_gguf
 

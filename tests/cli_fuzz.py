@@ -92,7 +92,7 @@ class Outcome:
 
 def invoke(argv: list[str]) -> Outcome:
     """Run ``genderscope ARGV`` through :func:`genderscope.cli.main` with stdout/stderr captured."""
-    from genderscope.cli import main
+    from genderscope.cli.app import main
 
     stdout, stderr = io.StringIO(), io.StringIO()
     code: int | None = 0
@@ -126,7 +126,7 @@ def _where(exc: BaseException) -> str:
 
 def command_tree() -> dict[tuple[str, ...], Any]:
     """Every leaf command of the app by its path (``("data", "list")``)."""
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     found: dict[tuple[str, ...], Any] = {}
 
@@ -180,7 +180,8 @@ def _routed_targets(path: tuple[str, ...], options_cls: type, base: tuple[str, .
 def all_targets(bases: dict[tuple[str, ...], tuple[str, ...]], task: str = "gest") -> list[Target]:
     """Every option of every command (click's and the routed dataclasses'), each with its valid base
     command line from ``bases`` (a command missing there is left out: the test of the bases catches it)."""
-    from genderscope import registry
+    from genderscope import catalogue as registry
+    from genderscope.core import lookup
 
     targets: list[Target] = []
     for path, cmd in command_tree().items():
@@ -194,14 +195,14 @@ def all_targets(bases: dict[tuple[str, ...], tuple[str, ...]], task: str = "gest
     # run: each task's options with that task; each model kind's options with a spec of that kind
     for name in registry.TASKS:
         base = tuple(a if a != "@{task}" else "@" + name for a in bases[("run",)])
-        targets += _routed_targets(("run",), registry.task_class(name).Options, base)
+        targets += _routed_targets(("run",), lookup.task_class(name).Options, base)
     for kind in registry.BACKENDS:
         spec = MODEL_SPECS.get(kind, f"{kind}:{{missing}}")
         base = _with_model(bases[("run",)], spec)
         with contextlib.suppress(ImportError):
-            targets += _routed_targets(("run",), registry.backend_class(f"{kind}:x").Options, base)
+            targets += _routed_targets(("run",), lookup.backend_class(f"{kind}:x").Options, base)
     reparse = bases[("reparse",)]
-    targets += _routed_targets(("reparse",), registry.task_class(task).Options, reparse)
+    targets += _routed_targets(("reparse",), lookup.task_class(task).Options, reparse)
     return targets
 
 

@@ -15,8 +15,7 @@ TASK_SOURCE = '''"""tiny-pronouns: does the model prefer " she" or " he" after s
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, Scores, wshare
+from genderscope.authoring import Choice, MetricDoc, ScoredBenchmark, ScoredItem, Scores, wshare
 
 CONTEXTS = (
     "The nurse said that",

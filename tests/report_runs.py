@@ -60,7 +60,7 @@ def cli_run(*args: str) -> None:
     """``genderscope run ARGS`` through the CLI (in process); fails the test with the CLI's output."""
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     res = CliRunner().invoke(app, ["run", *args])
     assert res.exit_code == 0, res.output

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 from genderscope.core.requests import AttemptResult
 from genderscope_dev.drive import answer_rounds
 from genderscope.core.task import RunContext

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.core.reparse import reparse_run
-from genderscope.core.requests import canonical_json, request_sha256
+from genderscope.core.request_value import canonical_json
+from genderscope.core.requests import request_sha256
 from genderscope.core.runlog import ATTEMPTS_SCHEMA_VERSION, read_manifest
 
 from _run_versions import strip_to_v1

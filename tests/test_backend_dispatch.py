@@ -7,12 +7,14 @@ from typing import Any
 
 import pytest
 
-from genderscope import registry
-from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
+from genderscope import catalogue as registry
+from genderscope.core import lookup
+from genderscope.backends.openai.chat import OpenAIChatBackend, OpenAIOptions
 from genderscope.core.backend import Backend, Emit, handles
-from genderscope.core.errors import UnsupportedKindError, UsageError
+from genderscope.common.errors import UnsupportedKindError, UsageError
 from genderscope.core.primitives import ALL_KINDS, CHAT, FILL_MASK, GENERATE, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.requests import GIVEN, Attempt, Job, Outcome, Request
+from genderscope.core.requests import GIVEN, Attempt, Job, Outcome
+from genderscope.core.request_value import Request
 from genderscope.core.runner import execute, execute_task
 from genderscope.core.store import ResponseStore
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
@@ -61,10 +63,10 @@ def test_request_kinds_are_derived_from_the_handlers():
     assert Recorder.request_kinds == {CHAT, TOKENIZE, TOKEN_LOGPROBS}
     assert set(Recorder.handlers) == Recorder.request_kinds
     for kind in registry.BACKENDS:  # every registered backend declares kinds through handlers
-        cls = registry._load(registry.BACKENDS[kind])
+        cls = lookup.load(registry.BACKENDS[kind])
         assert cls.request_kinds and set(cls.handlers) == cls.request_kinds, kind
-    assert registry._load(registry.BACKENDS["replay"]).request_kinds == ALL_KINDS
-    assert registry._load(registry.BACKENDS["random"]).request_kinds == ALL_KINDS
+    assert lookup.load(registry.BACKENDS["replay"]).request_kinds == ALL_KINDS
+    assert lookup.load(registry.BACKENDS["random"]).request_kinds == ALL_KINDS
 
 
 def test_a_subclass_inherits_handlers_and_may_replace_one():

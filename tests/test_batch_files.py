@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.batchfile import read_answers, write_requests
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 from genderscope_dev.fake_openai_batch import run_batch_file
 from genderscope.demo_models import build_tiny_causal

@@ -12,7 +12,7 @@ import pytest
 
 from genderscope.tasks.bbq_likelihood import lmeval_bbq as lm
 from genderscope.tasks.bbq_likelihood.task import AMB, DISAMB, BbqLikelihoodTask, item_of
-from genderscope.tasks.scored import Scores
+from genderscope.tasks.scored.items import Scores
 from genderscope.tasks.scored.items import stack_fields
 
 UNK = list(lm.UNKNOWN_RESPONSES)
@@ -129,7 +129,7 @@ def test_null_model_shows_no_bias():
 def test_tiny_causal_through_the_cli(tmp_path):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
     from genderscope.demo_models import build_tiny_causal, words_of
 
     rows = [json.loads(x) for _, x in zip(range(8), open(_data_file(), encoding="utf-8"))]
@@ -180,7 +180,7 @@ def test_equals_lmeval_utils_on_seeded_scores():
 
 
 def test_bad_rows_are_one_line_naming_file_and_line(tmp_path):
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
     from genderscope.tasks.scored.jsonl_rows import each_row
 
     bad = tmp_path / "x.jsonl"

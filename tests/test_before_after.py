@@ -12,7 +12,7 @@ from html import unescape
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.paired import paired_changes
 from genderscope.report.compare import paired_table
 
@@ -78,7 +78,7 @@ def test_the_cost_comes_from_the_debias_record_and_paths_are_relative(runs, tmp_
 
 def test_html_without_paired_is_one_line(runs):
     _, a, b = runs
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     res = CliRunner().invoke(app, ["compare", str(a), str(b), "--html", "x.html"])
     assert res.exit_code != 0 and isinstance(res.exception, UsageError) and "--paired" in str(res.exception)

@@ -46,8 +46,8 @@ def code_lines(source: str) -> int:
 
 def scored_benchmarks() -> dict[str, Path]:
     """Task name -> its package folder, for every task on the scored layer."""
-    from genderscope.registry import TASKS as BUILT_IN
-    from genderscope.tasks.scored import ScoredBenchmark
+    from genderscope.catalogue import TASKS as BUILT_IN
+    from genderscope.tasks.scored.benchmark import ScoredBenchmark
 
     out = {}
     for name, entry in BUILT_IN.items():

@@ -199,7 +199,7 @@ PROGRESS = r"shards \d+/\d+( \(\d+ reused\))?, [\d,]+ tokens counted, ([\d.]+M t
 
 
 def audit_cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
-    code = "from genderscope.cli import main; main()"
+    code = "from genderscope.cli.app import main; main()"
     full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "80", **(env or {})}
     return subprocess.run(
         [sys.executable, "-c", code, "bordia", "audit", *args], capture_output=True, text=True, env=full, **kw
@@ -233,7 +233,7 @@ def test_bad_shards_stop_with_exit_2_or_are_skipped(tmp_path, data_registry):
     skipped = res["shards"]["skipped"]
     assert [Path(s["shard"]).name for s in skipped] == ["part-001.jsonl"] and skipped[0]["tokens"] == 2
     assert res["shards"]["reused"] == 1
-    from genderscope.cli import app
+    from genderscope.cli.app import app
     from typer.testing import CliRunner
 
     r = CliRunner().invoke(app, ["report", str(out), "-o", str(tmp_path / "r.html")])
@@ -274,7 +274,7 @@ def test_sigkill_then_resume_recounts_only_unfinished_shards(tmp_path, data_regi
     make_shards(folder, 30, per=12)
     out, fresh = tmp_path / "o", tmp_path / "fresh"
     args = [str(folder), "--pairs", "wiki", "--bootstrap", "0", "--batch-chars", "200", "--out", str(out)]
-    code = "from genderscope.cli import main; main()"
+    code = "from genderscope.cli.app import main; main()"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     cmd = [sys.executable, "-c", code, "bordia", "audit", *args]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -392,7 +392,7 @@ def test_audit_statistics_are_the_reference_corpus_of_cooccurrence_amplification
 
 
 def test_report_section_of_an_audit(tmp_path, data_registry):
-    from genderscope.cli import app
+    from genderscope.cli.app import app
     from typer.testing import CliRunner
 
     folder = tmp_path / "c"

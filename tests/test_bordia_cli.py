@@ -10,7 +10,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 
 runner = CliRunner()
 
@@ -21,7 +21,7 @@ def invoke(args):
 
 
 def test_help_does_not_import_torch():
-    code = "import sys, genderscope.cli; sys.exit(1 if 'torch' in sys.modules else 0)"
+    code = "import sys, genderscope.cli.app; sys.exit(1 if 'torch' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -117,7 +117,7 @@ def test_score_registry_corpus_reference_mode(tmp_path, data_registry):
 
 
 def test_bad_input_is_one_line_error(tmp_path):
-    import genderscope.cli as cli
+    import genderscope.cli.app as cli
 
     pairs = tmp_path / "p.txt"
     pairs.write_text("he she\nhim\n")
@@ -135,7 +135,7 @@ def test_bad_input_is_one_line_error(tmp_path):
         (["bordia", "score", "ptb:train", "--pairs", "penn"], "git blob 04d78dc94771"),
     ):
         proc = subprocess.run(
-            [sys.executable, "-c", "import genderscope.cli as c; c.main()", *args],
+            [sys.executable, "-c", "import genderscope.cli.app as c; c.main()", *args],
             capture_output=True,
             text=True,
         )
@@ -385,7 +385,7 @@ def test_authors_format_key_layout_matches_spec(tmp_path):
     assert got == {w: {"f": direct[w][0], "m": direct[w][1]} for w in expected_keys}
     assert all(set(v) == {"f", "m"} for v in got.values())
     from genderscope.bordia.cooccurrence import read_authors_json
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
 
     rows = list(csv.DictReader((out / "fixed" / "counts.tsv").open(), delimiter="\t"))
     ours = {r["word"]: (int(r["male"]), int(r["female"])) for r in rows}
@@ -424,7 +424,8 @@ def test_library_functions_match_the_cli(tmp_path, data_registry):
     """score_corpus(CorpusScoreOptions) is what `bordia score` runs; the options are declared once."""
     import dataclasses
 
-    from genderscope.commands.bordia import CorpusScoreOptions, SweepOptions, score_corpus
+    from genderscope.commands.bordia.options import CorpusScoreOptions, SweepOptions
+    from genderscope.commands.bordia.score import score_corpus
 
     r = invoke(
         ["bordia", "score", "ptb:valid", "--context", "fixed", "--bootstrap", "20", "-o", str(tmp_path / "c")]
@@ -441,7 +442,7 @@ def test_library_functions_match_the_cli(tmp_path, data_registry):
 
 
 def test_option_errors_are_usage_errors(tmp_path):
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     for args, message in (
         (
@@ -480,7 +481,7 @@ def test_bordia_demo_score_step_uses_the_library(tmp_path, data_registry):
 def test_bordia_flags_route_like_run_options():
     """Every `bordia` option is an opt() field reached as --name, its alias (-k, -W, -o) or --no-name."""
     from genderscope.commands.bordia.options import CorpusScoreOptions, SweepOptions, TrainOptions
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
     from genderscope.core.options import options_from_command_line
 
     o = options_from_command_line(
@@ -501,11 +502,11 @@ def test_bordia_flags_route_like_run_options():
 
 def test_run_routes_the_same_names_to_a_task():
     """`run`'s --name value pairs reach a task's option set by the same names (--no-name for a bool)."""
-    from genderscope import registry
-    from genderscope.core.engine import split_options
+    from genderscope.core import lookup
+    from genderscope.core.runspec import split_options
     from genderscope.core.options import build_options
 
-    task, backend = registry.task_class("cooccurrence-amplification"), registry.backend_class("random")
+    task, backend = lookup.task_class("cooccurrence-amplification"), lookup.backend_class("random")
     per_task, rest = split_options([task], backend, {"k": "3", "no-drop-non-alpha": "true", "W": "7"})
     options = build_options(task.Options, per_task[0], "task")
     assert (options.k, options.W, options.drop_non_alpha, rest) == (3, 7, False, {})

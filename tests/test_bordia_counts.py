@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import _bordia_naive as naive
-from genderscope.bordia import CountConfig, Document, ScoreOptions, bias_scores, count_cooccurrences
+from genderscope.bordia.cooccurrence import CountConfig, count_cooccurrences
+from genderscope.bordia.text import Document
+from genderscope.bordia.bias import ScoreOptions, bias_scores
 from genderscope.bordia.pairs import parse_gender_pairs
 from genderscope.bordia.text import tokenize_documents
 

@@ -11,7 +11,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="needs the [hf] extra (torch): pip install -e '.[hf]'")
 
 from genderscope.bordia.lm.regularizer import BiasRegularizer, choose_kappa  # noqa: E402
-from genderscope.bordia.lm.train import preset_config, should_switch_to_asgd  # noqa: E402
+from genderscope.bordia.lm.config import preset_config  # noqa: E402
+from genderscope.bordia.lm.train import should_switch_to_asgd  # noqa: E402
 from genderscope.bordia.pairs import parse_gender_pairs  # noqa: E402
 
 V7_ROWS = {
@@ -140,7 +141,7 @@ def test_tiny_training(tiny_runs):
 
 
 def test_loss_goes_down_and_debiasing_shrinks_projection(tiny_runs):
-    from genderscope.bordia.lm.train import load_checkpoint
+    from genderscope.bordia.lm.checkpoint import load_checkpoint
     from genderscope.bordia.pairs import load_gender_pairs
 
     projections = {}
@@ -155,7 +156,7 @@ def test_loss_goes_down_and_debiasing_shrinks_projection(tiny_runs):
 
 
 def test_checkpoint_round_trip(tiny_runs):
-    from genderscope.bordia.lm.train import evaluate_run
+    from genderscope.bordia.lm.evaluation import evaluate_run
 
     cfg, run_dir, metrics = tiny_runs[0.0]
     again = evaluate_run(run_dir)
@@ -165,7 +166,7 @@ def test_checkpoint_round_trip(tiny_runs):
 
 def test_generation_reproducible_and_batch_independent(tiny_runs, tmp_path):
     from genderscope.bordia.lm.generate import generate_samples, read_samples, sample_batch
-    from genderscope.bordia.lm.train import load_checkpoint
+    from genderscope.bordia.lm.checkpoint import load_checkpoint
 
     run_dir = tiny_runs[0.0][1]
     generate_samples(run_dir, tmp_path / "a", n_samples=4, words=20, batch=4)

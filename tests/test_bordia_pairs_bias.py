@@ -9,17 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.bordia import (
-    CountConfig,
-    Document,
-    ScoreOptions,
-    amplification,
-    bias_scores,
-    count_cooccurrences,
-)
+from genderscope.bordia.cooccurrence import CountConfig, count_cooccurrences
+from genderscope.bordia.text import Document
+from genderscope.bordia.bias import ScoreOptions, bias_scores
+from genderscope.bordia import amplification
 from genderscope.bordia.pairs import load_gender_pairs, load_stopwords, parse_gender_pairs
 from genderscope.bordia.text import read_text_file, resolve_corpus_paths, tokenize_documents
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 
 
 def test_shipped_pair_files(data_registry):

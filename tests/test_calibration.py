@@ -13,7 +13,7 @@ import pytest
 
 import genderscope
 from genderscope.core.report_terminal import fmt as term_fmt
-from genderscope.core.results_file import MetricEntry
+from genderscope.core.metrics import MetricEntry
 from genderscope.core.textfmt import fmt
 from genderscope.stats.intervals import folded_interval, pvalue_from_interval
 from genderscope.stats.jackknife import (
@@ -119,7 +119,7 @@ def test_unbiased_model_passes_the_gate(monkeypatch: pytest.MonkeyPatch) -> None
     guessing is the harm (direct: disagrees, bbq: the labelled answer)."""
     import unbiased_model
 
-    from genderscope import registry
+    from genderscope import catalogue as registry
 
     # registered for this test only: other tests list every registered model kind
     monkeypatch.setitem(registry.BACKENDS, unbiased_model.KIND, f"{unbiased_model.__name__}:UnbiasedBackend")

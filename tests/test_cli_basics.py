@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from genderscope.cli import app, parse_extra
-from genderscope.cli_options import split_task_tokens
-from genderscope.core.errors import UsageError
+from genderscope.cli.app import app
+from genderscope.cli.options import parse_extra
+from genderscope.cli.options import split_task_tokens
+from genderscope.common.errors import UsageError
 
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -164,7 +165,7 @@ def test_missing_optional_extra_names_the_install_command(tmp_path: Path) -> Non
     model_dir.mkdir()
     code = (
         "import sys; sys.modules['transformers'] = None; sys.modules['torch'] = None; "
-        "from genderscope.cli import main; "
+        "from genderscope.cli.app import main; "
         f"sys.argv = ['genderscope', 'run', 'abc', '--model', 'hf-mlm:{model_dir}', '--limit', '5', "
         f"'--out', '{tmp_path / 'o'}']; main()"
     )
@@ -209,7 +210,8 @@ def test_every_help_screen_is_clean() -> None:
 
 def test_label_is_stored_in_run_json(tmp_path: Path) -> None:
     from genderscope.core.engine import run_tasks
-    from genderscope.core.runlog import SCHEMA_VERSION, RunManifest, read_manifest
+    from genderscope.core.results_file import SCHEMA_VERSION
+    from genderscope.core.runlog import RunManifest, read_manifest
 
     labelled = run_tasks(
         ["gest"], "random", limit=5, out=tmp_path / "a", label="  my null model ", progress=False
@@ -234,15 +236,16 @@ def test_label_option_on_the_command_line(tmp_path: Path) -> None:
 
 def test_unsupported_task_lists_every_working_model_kind() -> None:
     """`abc` on `openai:` names every registered kind that can run abc (random and replay included)."""
-    from genderscope import registry
+    from genderscope import catalogue as registry
+    from genderscope.core import lookup
 
     res = _cli("run", "abc", "--model", "openai:gpt-4o-mini")
     assert res.returncode == 2 and "cannot run on openai" in res.stderr
-    needs = [set(m.kinds) for m in registry.task_class("abc").measurements.values()]
+    needs = [set(m.kinds) for m in lookup.task_class("abc").measurements.values()]
     working = []
     for kind in registry.BACKENDS:
         try:
-            kinds = set(registry.backend_class(kind + ":x").request_kinds)
+            kinds = set(lookup.backend_class(kind + ":x").request_kinds)
         except ImportError:
             continue
         if any(n <= kinds for n in needs):
@@ -305,7 +308,8 @@ def test_terminal_says_why_genda_lens_ges_is_undefined() -> None:
     """genda-lens mode keeps GenDa Lens's exception in results.json; the terminal explains it in words."""
     from rich.console import Console
 
-    from genderscope.core.task import Metric, TaskResult
+    from genderscope.core.metrics import Metric
+    from genderscope.core.task import TaskResult
     from genderscope.tasks.genda_render import render_genda
 
     res = TaskResult(

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_fuzz import command_tree, invoke
-from genderscope.cli import app
+from genderscope.cli.app import app
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ def test_bad_value_of_a_later_task_stops_the_run_before_any_answer(tmp_path: Pat
     """A bad option of the second task is found before the first task asks anything (so no answer is
     ever dropped by a late error)."""
     from genderscope.core.engine import run_tasks
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     with pytest.raises(UsageError, match="--n-boot -1"):
         run_tasks(["gest", "abc"], "random", limit=2, out=tmp_path / "o", options={"n_boot": "-1"})

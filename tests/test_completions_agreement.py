@@ -19,8 +19,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from genderscope import registry  # noqa: E402
-from genderscope.core.requests import Job, Request  # noqa: E402
+from genderscope import catalogue as registry  # noqa: E402
+from genderscope.core.requests import Job
+from genderscope.core.request_value import Request
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
 
 TOL = 1e-4  # nats
@@ -55,7 +56,7 @@ def post(url: str, path: str, body: dict[str, Any]) -> Any:
 
 
 def hf_answers(model_dir: Path, texts: list[str]) -> list[dict[str, Any]]:
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
 
     b = HFCausalLMBackend(str(model_dir), CausalOptions())
     out: dict[int, Any] = {}
@@ -126,7 +127,7 @@ def _run(task: str, model: str, out: Path, **options: Any) -> tuple[dict[str, An
     from genderscope.core.engine import run_tasks
 
     opts = {"n_boot": 50, "bootstrap_cycles": 50}
-    from genderscope.registry import task_class
+    from genderscope.core.lookup import task_class
 
     fields = set(task_class(task).Options.__dataclass_fields__)
     opts = {k: v for k, v in opts.items() if k in fields}

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from genderscope import registry  # noqa: E402
+from genderscope import catalogue as registry  # noqa: E402
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
 
 WORDS = "<s> The nurse said that she he was tired . and the doctor".split()
@@ -177,7 +177,7 @@ def test_backend_rides_through_every_fault(model_dir: Path, tmp_path: Path) -> N
 
 @needs_backend
 def test_persistent_server_errors_end_in_attempt_errors_not_a_hang(model_dir: Path, tmp_path: Path) -> None:
-    from genderscope.core.errors import BackendError
+    from genderscope.common.errors import BackendError
 
     with FakeOpenAIServer(FakeConfig(model_dir=str(model_dir), status=503)) as srv:
         t0 = time.monotonic()

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
-from genderscope.backends import openai_echo as echo
+from genderscope.backends.openai import echo as echo
 from genderscope.backends.continuations import continuation_sum
-from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
-from genderscope.backends.openai_completions import CompletionsOptions, OpenAICompletionsBackend
+from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
+from genderscope.backends.openai.completions import CompletionsOptions, OpenAICompletionsBackend
 from genderscope.core.options import build_options
 from genderscope.core.primitives import LOGLIKELIHOOD
-from genderscope.core.requests import Job, Outcome, Request
+from genderscope.core.requests import Job, Outcome
+from genderscope.core.request_value import Request
 from genderscope.demo_models import build_tiny_causal
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from genderscope import registry  # noqa: E402
+from genderscope import catalogue as registry  # noqa: E402
 from genderscope.core.runner import COMMIT_SECONDS  # noqa: E402
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
 
@@ -53,7 +53,7 @@ def run_cmd(url: str, out: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "genderscope.cli",
+        "genderscope.cli.app",
         "run",
         "abc",
         "--model",

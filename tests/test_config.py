@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.common import config
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.data.registry import DataRegistry
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "data"

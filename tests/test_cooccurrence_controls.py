@@ -14,7 +14,7 @@ import pytest
 from genderscope.bordia.pairs import load_gender_pairs
 from genderscope.core.engine import run_tasks
 from genderscope.core.task import RunContext
-from genderscope.registry import task_class
+from genderscope.core.lookup import task_class
 
 TASK = "cooccurrence-amplification"
 OPTIONS = {"samples": "1000", "prefix_tokens": "0", "prefix_start": "any", "bootstrap": "100"}

@@ -161,7 +161,8 @@ def _smollm2_gguf():
 @pytest.mark.slow
 def test_tiny_awd_lstm_and_smollm2_end_to_end(tmp_path, data_registry) -> None:
     """A tiny AWD-LSTM (word-lm:) and SmolLM2-135M-Instruct (GGUF via hf-causal) on a small budget."""
-    from genderscope.bordia.lm.train import preset_config, train_lm
+    from genderscope.bordia.lm.config import preset_config
+    from genderscope.bordia.lm.train import train_lm
     from genderscope.core.engine import run_tasks
 
     lines = data_registry.path("corpora/ptb/ptb.valid.txt").read_text().split("\n")
@@ -217,7 +218,7 @@ def test_tiny_awd_lstm_and_smollm2_end_to_end(tmp_path, data_registry) -> None:
 def test_chat_models_are_asked_to_continue_and_answers_parsed(data_registry) -> None:
     from genderscope.core.options import build_options
     from genderscope.core.task import RunContext
-    from genderscope.registry import task_class
+    from genderscope.core.lookup import task_class
     from genderscope_dev.drive import answer_rounds
 
     cls = task_class("cooccurrence-amplification")
@@ -240,7 +241,7 @@ def test_chat_models_are_asked_to_continue_and_answers_parsed(data_registry) -> 
 
 def test_report_draws_the_fitted_beta_line(tmp_path) -> None:
     from genderscope.core.engine import run_tasks
-    from genderscope.core.runlog import TaskResults
+    from genderscope.core.results_file import TaskResults
     from genderscope.tasks.cooccurrence_amplification.report import render
 
     out = run_tasks(
@@ -269,10 +270,10 @@ def test_beta_and_mu_are_descriptive_in_the_summary() -> None:
 
 
 def test_missing_corpus_path_is_named_before_the_pair_list(data_registry) -> None:
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
     from genderscope.core.options import build_options
     from genderscope.core.task import RunContext
-    from genderscope.registry import task_class
+    from genderscope.core.lookup import task_class
 
     cls = task_class("cooccurrence-amplification")
     ctx = RunContext(seed=1, request_kinds=frozenset({"generate"}), data=data_registry)

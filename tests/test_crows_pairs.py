@@ -211,7 +211,7 @@ def test_tiny_causal_end_to_end(tmp_path, data_registry):
 def test_nangia_rounds_reparse_to_the_same_numbers(tmp_path):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     cli_run(
         "crows-pairs", "--model", "random", "--mode", "nangia", "--n-boot", "50", "--out", str(tmp_path / "r")
@@ -222,7 +222,7 @@ def test_nangia_rounds_reparse_to_the_same_numbers(tmp_path):
 
 
 def test_mode_and_scoring_that_contradict_are_one_clear_error(tmp_path):
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     ctx = RunContext(request_kinds=MASKED, data=_Data(_csv(tmp_path, [("a b", "a c", "stereo")])))
     with pytest.raises(UsageError, match="--mode nangia does not go with --scoring loglik"):

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.data.pins import archive_member
-from genderscope.data.registry import DataRegistry, sha256_file
+from genderscope.data.registry import DataRegistry
+from genderscope.data.pins import sha256_file
 
 NAME = "bordia_bowman/penn-gender-pairs"
 

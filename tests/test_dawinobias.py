@@ -227,7 +227,7 @@ def test_exclude_pairs_and_compat_options(data_registry):
 
 
 def test_compat_mode_refuses_causal_models(data_registry):
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     task = make_task(data_registry, {"token_logprobs", "tokenize"}, mode="genda-lens")
     with pytest.raises(UsageError, match="masked LM"):
@@ -299,7 +299,7 @@ def test_cli_end_to_end_and_store_caching(mlm_dir, tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "genderscope.cli",
+        "genderscope.cli.app",
         "run",
         "dawinobias",
         "--model",
@@ -334,7 +334,7 @@ def test_null_model_runs(tmp_path):
 
 
 def test_compat_mask_override_warning_and_float32_check(data_registry):
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     task = make_task(data_registry, {"fill_mask", "tokenize"}, mode="genda-lens", mask_token="<mask>")
     pytest.importorskip("spacy")

@@ -102,7 +102,7 @@ def test_debias_cli_writes_a_model_that_reloads_and_scores_identically(tiny, tmp
     from typer.testing import CliRunner
     from transformers import AutoModelForCausalLM
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     corpus = tmp_path / "train.txt"
     corpus.write_text("\n".join(_texts()))
@@ -135,7 +135,7 @@ def test_a_model_kind_that_cannot_be_fine_tuned_is_one_line(tmp_path):
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-c", "from genderscope.cli import main; main()", "debias", "cda", "--model",
+    cmd = [sys.executable, "-c", "from genderscope.cli.app import main; main()", "debias", "cda", "--model",
            "openai:gpt-4o", "--out", str(tmp_path / "x")]  # fmt: skip
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "fits hf-causal:PATH or hf-mlm:PATH" in res.stderr, res.stderr
@@ -145,7 +145,7 @@ def test_a_model_kind_that_cannot_be_fine_tuned_is_one_line(tmp_path):
 def test_cda_on_a_masked_lm_through_the_cli(tmp_path):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
     from genderscope.demo_models import build_tiny_mlm
 
     mlm = build_tiny_mlm(tmp_path / "mlm", WORDS)
@@ -202,7 +202,7 @@ def test_self_debias_equals_a_direct_computation(tiny):
 
 
 def test_self_debias_without_decay_is_the_plain_model(tiny):
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
     from genderscope.core.primitives import loglikelihood_request
 
     req = loglikelihood_request("the doctor said", [" he ran", " she ran"])
@@ -212,7 +212,7 @@ def test_self_debias_without_decay_is_the_plain_model(tiny):
 
 
 def test_self_debias_wraps_only_causal_lms():
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     with pytest.raises(UsageError, match="self-debias:hf-causal:PATH"):
         _self_debias_target("hf-mlm:/x")
@@ -237,7 +237,7 @@ def _probe_accuracy(x, z):
 def test_leace_leaves_no_linear_gender_information_and_reloads(tiny, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
     from genderscope.core.primitives import token_logprobs_request
     from genderscope.debias import leace
 
@@ -310,7 +310,7 @@ def test_leace_runs_only_the_blocks_up_to_its_layer(tiny):
 def test_debias_leace_cli_bounds_its_lines_in_pairs(tiny, tmp_path):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     corpus = tmp_path / "train.txt"
     corpus.write_text("\n".join(_texts()))  # 40 gendered lines: 80 labelled with their swaps
@@ -351,7 +351,7 @@ def test_perplexity_of_plain_scores_equals_perplexity(tiny):
 def test_debias_self_debias_records_the_wrappers_perplexity_and_audit(tiny, tmp_path):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     corpus = tmp_path / "held_out.txt"
     corpus.write_text("\n".join(_texts()))
@@ -374,7 +374,7 @@ def test_self_debias_refuses_a_masked_lm_in_one_line(tmp_path):
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-c", "from genderscope.cli import main; main()", "debias", "self-debias",
+    cmd = [sys.executable, "-c", "from genderscope.cli.app import main; main()", "debias", "self-debias",
            "--model", "hf-mlm:x", "--out", str(tmp_path / "x")]  # fmt: skip
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "wraps a causal LM's decoding and fits hf-causal:PATH" in res.stderr

@@ -10,7 +10,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from genderscope import demo
-from genderscope.cli import app
+from genderscope.cli.app import app
 from report_runs import gest_run
 
 
@@ -85,7 +85,7 @@ def test_demo_has_no_development_leftovers() -> None:
 
 def test_demo_runs_every_task_and_its_help_says_so() -> None:
     """Every registered task has a demo step, and `demo --help` lists every step by its title."""
-    from genderscope import registry
+    from genderscope import catalogue as registry
 
     steps = demo.demo_steps(Console())
     covered = {t for s in steps for t in s.tasks}

@@ -92,7 +92,7 @@ def rig_files_in(names: list[str]) -> list[str]:
 
 def test_wheel_listing_check_can_fail():
     names = [
-        "genderscope/cli.py",
+        "genderscope/cli/app.py",
         "genderscope/demo_models.py",
         "genderscope/testing/fake_openai.py",
         "genderscope_dev/engines.py",
@@ -127,6 +127,6 @@ def test_wheel_ships_no_test_rig(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert rig_files_in(names) == []
     assert not [n for n in names if n.startswith(("devtools/", "tests/", "benchmarks/"))]
-    for needed in ("genderscope/demo_models.py", "genderscope/cli.py", "genderscope/data/datasets.tsv"):
+    for needed in ("genderscope/demo_models.py", "genderscope/cli/app.py", "genderscope/data/datasets.tsv"):
         assert needed in names
     assert time.perf_counter() - start < 60

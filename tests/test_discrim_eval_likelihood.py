@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.tasks.discrim_eval_likelihood import regression as rg
 from genderscope.tasks.discrim_eval_likelihood.task import GROUP_METRICS, coefficient_metric, item_of
 
@@ -99,7 +99,7 @@ def test_tiny_causal_through_the_cli(tmp_path):
     pytest.importorskip("statsmodels")
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
     from genderscope.demo_models import build_tiny_causal, words_of
 
     rows = _rows(30)  # one decision question, two ages

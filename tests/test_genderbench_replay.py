@@ -12,7 +12,7 @@ import pytest
 
 from genderscope.backends import genderbench_log as gblog
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import DataError, MissingResponsesError, UsageError
+from genderscope.common.errors import DataError, MissingResponsesError, UsageError
 
 LOGS = Path(__file__).parent / "fixtures" / "genderbench_logs"
 POINTS = LOGS / "points"  # calculate_cis=False, sample_k=40, num_repetitions=1
@@ -183,7 +183,7 @@ def test_a_malformed_state_is_one_line(tmp_path):
 def test_cli_says_whether_the_rescored_metrics_equal_the_log(tmp_path, data_registry):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     args = ["run", "genderbench", "--model", f"replay:{POINTS}", "--limit", "40", "--no-progress"]
     res = CliRunner().invoke(app, args + ["--bootstrap-cycles", "0", "--out", str(tmp_path / "a")])

@@ -13,7 +13,8 @@ import pytest
 from genderscope.backends.random_model import RandomBackend, RandomOptions, Unigram
 from genderscope.backends.replay import ReplayBackend, ReplayOptions
 from genderscope.core.primitives import GENERATE, KINDS, ProtocolError, check_payload, response_problem
-from genderscope.core.requests import Attempt, Job, Request
+from genderscope.core.requests import Attempt, Job
+from genderscope.core.request_value import Request
 from genderscope.core.runner import execute
 
 
@@ -179,7 +180,7 @@ def test_unigram_reads_a_registry_corpus(data_registry_available) -> None:
 
 @pytest.fixture()
 def data_registry_available() -> None:
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
     from genderscope.data.registry import DataRegistry
 
     try:

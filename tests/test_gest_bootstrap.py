@@ -14,13 +14,9 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 import genderscope
-from genderscope.stats import (
-    bootstrap_counts,
-    count_matrix,
-    intervals,
-    normal_interval_genderbench,
-    percentile_interval,
-)
+from genderscope.stats.bootstrap import bootstrap_counts, count_matrix
+from genderscope.stats import intervals
+from genderscope.stats.intervals import normal_interval_genderbench, percentile_interval
 from genderscope.stats.pyrandom import choices_indices, random_floats
 from genderscope.tasks.gest import metrics as M
 
@@ -181,7 +177,8 @@ def test_normal_ci_matches_genderbench_transcription(tmp_path, limit, answers):
     """End to end through the task: a replay run on a subset, ci_method=normal, vs the plain procedure."""
     import json
 
-    from genderscope.tasks.gest.orderings import code, draw_orderings, sample_rows
+    from genderscope.tasks.gest.orderings import code, draw_orderings
+    from genderscope.data.gest import sample_rows
 
     rows = sample_rows(3565, limit, 123)
     orderings = draw_orderings(3565, 6, 123)

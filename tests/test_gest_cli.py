@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import genderscope
-from genderscope.tasks.gest.orderings import code, draw_orderings, sample_rows
+from genderscope.tasks.gest.orderings import code, draw_orderings
+from genderscope.data.gest import sample_rows
 
 CLI = str(Path(sys.executable).with_name("genderscope"))
 

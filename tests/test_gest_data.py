@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.core.errors import DataError
-from genderscope.data.registry import DataRegistry, sha256_file
-from genderscope.datasets.gest import STEREOTYPES, VERSIONS, load_gest
+from genderscope.common.errors import DataError
+from genderscope.data.registry import DataRegistry
+from genderscope.data.pins import sha256_file
+from genderscope.data.gest import STEREOTYPES, VERSIONS, load_gest
 
 SHA = {
     "1.0": "7e306adaa2913b660c6ddccddb26703a1de8c880cb0597ad27db4bca75380eea",

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 from genderscope.tasks.gest_likelihood import aggregate as A
 
 N_ROWS = 3565
@@ -21,7 +21,7 @@ N_ROWS = 3565
 
 @pytest.fixture
 def stereotypes(data_registry) -> list[int]:
-    from genderscope.datasets.gest import load_gest
+    from genderscope.data.gest import load_gest
 
     return [r.stereotype for r in load_gest(data_registry.path("gest/gest.csv"))]
 
@@ -235,7 +235,7 @@ def test_cli_scores_end_to_end(tmp_path, stereotypes) -> None:
         [
             sys.executable,
             "-m",
-            "genderscope.cli",
+            "genderscope.cli.app",
             "run",
             "gest-likelihood",
             "--scores",
@@ -259,7 +259,7 @@ def test_cli_scores_end_to_end(tmp_path, stereotypes) -> None:
         [
             sys.executable,
             "-m",
-            "genderscope.cli",
+            "genderscope.cli.app",
             "run",
             "gest-likelihood",
             "--scores",
@@ -284,7 +284,7 @@ def test_terminal_table_marks_stereotypes_without_rows(tmp_path) -> None:
         [
             sys.executable,
             "-m",
-            "genderscope.cli",
+            "genderscope.cli.app",
             "run",
             "gest-likelihood",
             "--model",

@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 
 from genderscope.core.engine import run_tasks  # noqa: E402
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE  # noqa: E402
-from genderscope.core.requests import Job, Request  # noqa: E402
+from genderscope.core.requests import Job  # noqa: E402
+from genderscope.core.request_value import Request  # noqa: E402
 from genderscope.tasks.gest_likelihood.rounds import differing_positions  # noqa: E402
 from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED  # noqa: E402
 from genderscope.core.primitives import MaskedLogprobs, TokenLogprobs  # noqa: E402
@@ -47,10 +48,10 @@ def _answer(backend, kind: str, payloads: list[dict]) -> list:
 
 
 def _backend(kind: str, path: Path, **opts):
-    from genderscope import registry
+    from genderscope.core import lookup
     from genderscope.core.options import build_options
 
-    cls = registry.backend_class(f"{kind}:{path}")
+    cls = lookup.backend_class(f"{kind}:{path}")
     return cls(str(path), build_options(cls.Options, opts, kind))
 
 

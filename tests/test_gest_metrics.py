@@ -13,7 +13,7 @@ import pytest
 import genderscope
 from genderscope.data.registry import DataRegistry
 from genderscope.tasks.gest import metrics as M
-from genderscope.datasets.gest import load_gest
+from genderscope.data.gest import load_gest
 from genderscope.tasks.gest.orderings import code, draw_orderings
 
 OPT = ("male", "female", "neither")

@@ -7,9 +7,10 @@ import random
 import pytest
 
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT
+from genderscope.core.request_value import CHAT
 from genderscope.core.task import RunContext
-from genderscope.tasks.gest.orderings import PERMS, code, draw_orderings, sample_rows
+from genderscope.tasks.gest.orderings import PERMS, code, draw_orderings
+from genderscope.data.gest import sample_rows
 from genderscope.tasks.gest.task import GestOptions, GestTask
 
 PROMPT_DEFAULT = (

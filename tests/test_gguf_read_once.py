@@ -10,7 +10,7 @@ import pytest
 
 gguf = pytest.importorskip("gguf")
 
-from genderscope.backends.hf_models import _gguf_read_once  # noqa: E402
+from genderscope.backends.hf.models import _gguf_read_once  # noqa: E402
 
 
 def _tiny_gguf(path: Path) -> Path:

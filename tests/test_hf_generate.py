@@ -13,8 +13,9 @@ import pytest
 pytest.importorskip("torch")
 
 from genderscope.core.engine import run_tasks  # noqa: E402
-from genderscope.core.errors import BackendError  # noqa: E402
-from genderscope.core.requests import CHAT, Job, Request  # noqa: E402
+from genderscope.common.errors import BackendError  # noqa: E402
+from genderscope.core.request_value import CHAT, Request
+from genderscope.core.requests import Job
 from genderscope.demo_models import build_tiny_causal, words_of  # noqa: E402
 
 TEMPLATE = (
@@ -58,7 +59,7 @@ def tiny_chat(tmp_path_factory) -> Path:
 
 
 def _backend(path: Path, **opts):
-    from genderscope.backends.hf_causal import HFCausalLMBackend
+    from genderscope.backends.hf.causal import HFCausalLMBackend
     from genderscope.core.options import build_options
 
     return HFCausalLMBackend(str(path), build_options(HFCausalLMBackend.Options, opts, "hf-causal"))
@@ -190,7 +191,7 @@ def test_pick_tokens_sampling_distribution_and_nucleus() -> None:
 
     import torch
 
-    from genderscope.backends.hf_generate import pick_tokens
+    from genderscope.backends.hf.generate import pick_tokens
 
     logits = torch.log(torch.tensor([[0.2, 0.3, 0.5]]))
     g = torch.Generator()
@@ -236,7 +237,7 @@ def test_smollm2_gguf_chat_batch_invariant(tmp_path) -> None:
     meta = read_gguf_metadata(str(gguf))[0]
     assert be1.tok.chat_template == meta["tokenizer.chat_template"]
     assert be1.tok.eos_token == "<|im_end|>" and be1.tok.eos_token_id == meta["tokenizer.ggml.eos_token_id"]
-    from genderscope.backends.hf_generate import prompt_ids
+    from genderscope.backends.hf.generate import prompt_ids
 
     ids = prompt_ids(be1.tok, [{"role": "user", "content": "Hi"}])
     assert ids.count(be1.tok.bos_token_id) == 3  # <|im_start|> opens each of the 3 turns, no extra BOS
@@ -247,7 +248,8 @@ def _hf_reference(be, prompts: list[str], max_tokens: int, batch: int) -> list[s
     prompts at a time, left-padded (the reference our decoding loop must reproduce token for token)."""
     import torch
 
-    from genderscope.backends.hf_generate import _left_pad, eos_ids, prompt_ids
+    from genderscope.backends.hf.tensors import left_pad as _left_pad
+    from genderscope.backends.hf.generate import eos_ids, prompt_ids
 
     tok, model = be.tok, be.model
     stops = eos_ids(tok, model)
@@ -299,7 +301,7 @@ def test_rows_that_stop_leave_the_batch_and_answers_do_not_change(tiny_chat) -> 
     bb.model.generation_config.eos_token_id = stops
     assert _chat(bb, PROMPTS, max_tokens=8) == one
     assert _hf_reference(bb, PROMPTS, 8, batch=len(PROMPTS)) == one
-    from genderscope.backends.hf_generate import generate_batch, prompt_ids
+    from genderscope.backends.hf.generate import generate_batch, prompt_ids
 
     rows = [prompt_ids(bb.tok, [{"role": "user", "content": p}]) for p in PROMPTS]
     before = dict(bb.counters)
@@ -318,7 +320,7 @@ def test_prompt_is_the_chat_template_without_a_doubled_bos(tmp_path) -> None:
     from tokenizers import processors
     from transformers import AutoTokenizer
 
-    from genderscope.backends.hf_generate import prompt_ids
+    from genderscope.backends.hf.generate import prompt_ids
 
     d = build_tiny_causal(tmp_path / "bos", words_of(PROMPTS) + ["<", "|", ">", "user", "assistant"], seed=1)
     tok = AutoTokenizer.from_pretrained(d)
@@ -336,7 +338,7 @@ def test_prompt_is_the_chat_template_without_a_doubled_bos(tmp_path) -> None:
 
 
 def test_thread_count_rules(monkeypatch) -> None:
-    from genderscope.backends import hf_runtime as C
+    from genderscope.backends.hf import runtime as C
 
     monkeypatch.delenv("GENDERSCOPE_TORCH_THREADS", raising=False)
     monkeypatch.setattr(C, "available_cpus", lambda: 8)

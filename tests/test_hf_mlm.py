@@ -11,7 +11,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from genderscope.core.primitives import Prediction  # noqa: E402
-from genderscope.core.requests import Job, Request  # noqa: E402
+from genderscope.core.requests import Job  # noqa: E402
+from genderscope.core.request_value import Request  # noqa: E402
 from genderscope.demo_models import build_tiny_mlm, words_of  # noqa: E402
 
 SENTS = [
@@ -32,7 +33,7 @@ def mlm_dir(tmp_path_factory):
 
 
 def backend(path, **kw):
-    from genderscope.backends.hf_mlm import HFMaskedLMBackend, MLMOptions
+    from genderscope.backends.hf.mlm import HFMaskedLMBackend, MLMOptions
 
     return HFMaskedLMBackend(str(path), MLMOptions(**kw))
 
@@ -216,7 +217,7 @@ def test_threads_explicit_option_then_env(mlm_dir, monkeypatch):
 
 
 def test_oom_halves_the_batch(mlm_dir, monkeypatch):
-    from genderscope.backends import hf_mlm
+    from genderscope.backends.hf import mlm as hf_mlm
 
     b = backend(mlm_dir, batch_tokens=100000)
     b.load()
@@ -235,7 +236,7 @@ def test_oom_halves_the_batch(mlm_dir, monkeypatch):
 
 
 def test_missing_model_is_a_clear_error(tmp_path):
-    from genderscope.core.errors import BackendError
+    from genderscope.common.errors import BackendError
 
     with pytest.raises(BackendError, match="neither a local directory"):
         backend(tmp_path / "nope")
@@ -245,7 +246,7 @@ def test_checkpoint_without_mlm_head_is_refused(mlm_dir, tmp_path):
     """§4.1 / pitfall 10: a checkpoint whose MLM head would be newly initialised is refused."""
     from transformers import AutoTokenizer, BertModel
 
-    from genderscope.core.errors import BackendError
+    from genderscope.common.errors import BackendError
 
     headless = tmp_path / "headless"
     BertModel.from_pretrained(mlm_dir).save_pretrained(headless)
@@ -262,7 +263,7 @@ def test_device_map_auto_is_accepted_and_recorded_on_cpu(mlm_dir, tmp_path):
 
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     pytest.importorskip("accelerate")
     res = CliRunner().invoke(
@@ -297,7 +298,7 @@ def test_compat_mode_refuses_reduced_precision(mlm_dir, tmp_path):
     """Spec §7: GenDa Lens parity is float32 only (the backend reports its precision in tokenize answers);
     reduced precision is for the default mode."""
     from genderscope.core.engine import run_tasks
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     r = ask(backend(mlm_dir, dtype="bfloat16"), [Request("tokenize", {"text": ""})])[0].response
     assert r["dtype"] == "bfloat16"
@@ -331,7 +332,7 @@ def test_byte_level_piece_decodes_with_its_leading_space():
 
 
 def test_full_logits_budget_caps_only_large_batches(mlm_dir):
-    from genderscope.backends import hf_runtime as C
+    from genderscope.backends.hf import runtime as C
 
     big = backend(mlm_dir, batch_tokens=10**7)
     big.load()

@@ -16,7 +16,7 @@ PROBE = """
 import json, sys
 argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 if argv:
-    from genderscope.cli import main
+    from genderscope.cli.app import main
     sys.argv = ["genderscope"] + argv
     try:
         main()
@@ -71,15 +71,7 @@ def test_probe_can_fail(tmp_path):
     assert '"spacy"' in proc.stdout
 
 
-CLI_MODULES = {
-    "genderscope.cli",
-    "genderscope.cli_batch",
-    "genderscope.cli_console",
-    "genderscope.cli_data",
-    "genderscope.cli_results",
-    "genderscope.cli_options",
-    "genderscope.commands.bordia.cli",
-}
+CLI_MODULES = {"genderscope.cli"}
 
 
 def _imported_modules(path, package: str) -> set[str]:
@@ -102,7 +94,7 @@ def _imported_modules(path, package: str) -> set[str]:
 
 
 #: modules above the libraries: the CLI, the demo and the command layer may import anything
-APPLICATION = ("genderscope.cli", "genderscope.cli_", "genderscope.demo", "genderscope.commands")
+APPLICATION = ("genderscope.cli", "genderscope.demo", "genderscope.commands")
 
 #: (importing package, forbidden prefixes, why)
 RULES = (
@@ -113,7 +105,6 @@ RULES = (
             "genderscope.backends",
             "genderscope.core.engine",
             "genderscope.cli",
-            "genderscope.cli_",
             "genderscope.commands",
         ),
         "bordia is a library: tasks and backends import it, it drives none of them",
@@ -125,7 +116,7 @@ RULES = (
     ),
     (
         "genderscope",
-        ("genderscope.registry",),
+        ("genderscope.catalogue",),
         "names resolve through genderscope.core.lookup (built-ins + plugins), never the built-in tables",
     ),
 )
@@ -188,9 +179,9 @@ def test_import_rules_can_fail(tmp_path):
 def test_registry_import_check_can_fail(tmp_path):
     """A core module reading the built-in tables directly is flagged (lookups go through core.lookup)."""
     (tmp_path / "core").mkdir()
-    (tmp_path / "core" / "x.py").write_text("def f():\n    from genderscope import registry\n")
+    (tmp_path / "core" / "x.py").write_text("def f():\n    from genderscope import catalogue as registry\n")
     found = import_violations(tmp_path)
-    assert found and found[0].startswith("genderscope.core.x imports genderscope.registry"), found
+    assert found and found[0].startswith("genderscope.core.x imports genderscope.catalogue"), found
 
 
 def test_cli_import_check_can_fail(tmp_path):
@@ -239,3 +230,67 @@ def test_task_import_rule_can_fail(tmp_path):
         (tmp_path / pkg / "__init__.py").write_text("")
         (tmp_path / pkg / "m.py").write_text(body)
     assert _task_imports(tmp_path) == [("a", "b")]
+
+
+#: the documented import surfaces that gather names defined elsewhere (the Python API, the authoring
+#: surface, and the Bordia & Bowman API that shared/specs/bordia_bowman.md §13 names)
+PUBLIC_SURFACES = {
+    "genderscope",
+    "genderscope.authoring",
+    "genderscope.bordia",
+    "genderscope.commands.bordia",
+    "genderscope.report",
+}
+
+
+def reexported_names(path, module: str) -> list[str]:
+    """Names ``module`` imports from another genderscope module and never uses itself (so it only hands
+    them on: a second address for a name)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported: dict[str, str] = {}
+    for node in tree.body:
+        own = isinstance(node, ast.ImportFrom) and (node.module or "").startswith("genderscope")
+        if own and not node.level:
+            for a in node.names:
+                imported[a.asname or a.name] = f"{node.module}.{a.name}"
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            base = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                used.add(base.id)
+    # names listed in __all__ are strings, not uses
+    return sorted(f"{module}: {name} ({origin})" for name, origin in imported.items() if name not in used)
+
+
+def _reexports(root) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        module = ".".join(("genderscope", *parts)).removesuffix(".__init__")
+        if module not in PUBLIC_SURFACES:
+            found.extend(reexported_names(path, module))
+    return found
+
+
+def test_one_address_per_name():
+    """No module hands on a name it imports from another genderscope module (a re-export shim): every
+    name is imported from where it is defined, except through the documented public surfaces."""
+    from pathlib import Path
+
+    import genderscope
+
+    assert _reexports(Path(genderscope.__file__).parent) == []
+
+
+def test_reexport_check_can_fail(tmp_path):
+    errors = "from genderscope.common.errors import DataError\n"
+    (tmp_path / "shim.py").write_text(errors + "__all__ = ['DataError']\n")
+    (tmp_path / "user.py").write_text(errors + "raise DataError('x')\n")
+    assert _reexports(tmp_path) == ["genderscope.shim: DataError (genderscope.common.errors.DataError)"]

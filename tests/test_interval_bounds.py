@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
-from genderscope.core.task import Metric, MetricDoc
+from genderscope.cli.app import app
+from genderscope.core.metrics import Metric, MetricDoc
 from genderscope.tasks.scored.benchmark import clipped_to_bounds
 
 

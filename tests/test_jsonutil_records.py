@@ -8,7 +8,8 @@ import math
 from genderscope.core.engine import RunOutput, TaskRun
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.jsonutil import JoinedRecord, SharedFields, encode_json
-from genderscope.core.requests import CHAT, Attempt, AttemptResult, Request
+from genderscope.core.request_value import CHAT, Request
+from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.runner import RunCounts
 from genderscope.core.task import TaskResult
 

@@ -45,7 +45,7 @@ def _lm_eval_rule(path, context: str, conts: list[str]) -> list[float]:
 
 @pytest.mark.parametrize("context", [CTX, "", "The nurse"])
 def test_bos_tokenizer_matches_lm_eval(bos_dir, context: str) -> None:
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
 
     b = HFCausalLMBackend(str(bos_dir), CausalOptions())
     out = {}

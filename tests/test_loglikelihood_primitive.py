@@ -82,8 +82,8 @@ def _naive(path, context, conts):
 @pytest.mark.parametrize("route", ["shared", "tree", "whole"])
 @pytest.mark.parametrize("context", [CTX, "", "hun tog "])
 def test_hf_causal_equals_naive(causal_dir, context, route, monkeypatch):
-    from genderscope.backends import hf_loglikelihood
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf import loglikelihood as hf_loglikelihood
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
 
     monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 1 if route == "shared" else 10**9)
     for name in ("TREE_MAX_SHARE", "TREE_MAX_SHARE_SPLIT"):
@@ -103,7 +103,7 @@ def test_hf_causal_equals_naive(causal_dir, context, route, monkeypatch):
 def test_single_token_continuations_share_one_prediction(causal_dir, context):
     """Every continuation one token (DiscrimEval's yes/Yes/no/No): contexts batched, left-padded, one
     prediction each; equal to the naive computation, contexts of several lengths in one batch."""
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
 
     single = [" hun", " a", " han"]
     b = HFCausalLMBackend(str(causal_dir), CausalOptions())
@@ -118,7 +118,7 @@ def test_single_token_continuations_share_one_prediction(causal_dir, context):
 def test_token_tree_merges_prefixes_and_points_at_parents():
     """Continuations sharing words: each distinct prefix is one node; every target is read from its
     parent's node; depth = position in the separate sequence."""
-    from genderscope.backends.hf_tree import build_tree, flat_tokens
+    from genderscope.backends.hf.tree import build_tree, flat_tokens
 
     ctx, conts = [1, 5], [[7, 8, 9], [7, 8, 4], [6]]
     tree = build_tree(ctx, conts)
@@ -130,8 +130,8 @@ def test_token_tree_merges_prefixes_and_points_at_parents():
 
 def test_tree_route_batches_requests_of_several_sizes(causal_dir, monkeypatch):
     """Several trees of different sizes in one padded batch give each request's naive numbers."""
-    from genderscope.backends import hf_loglikelihood
-    from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+    from genderscope.backends.hf import loglikelihood as hf_loglikelihood
+    from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
 
     monkeypatch.setattr(hf_loglikelihood, "SHARE_MIN_SAVED", 10**9)
     monkeypatch.setattr(hf_loglikelihood, "TREE_MAX_SHARE", 1.0)
@@ -149,7 +149,7 @@ def test_tree_route_batches_requests_of_several_sizes(causal_dir, monkeypatch):
 def test_context_forest_merges_shared_prefixes_across_requests():
     """Single-token requests: contexts sharing ≥ 2 leading tokens share one tree (up to the cap); each
     continuation is read at its context's last node."""
-    from genderscope.backends.hf_tree import context_forest
+    from genderscope.backends.hf.tree import context_forest
 
     items = [([1, 5, 7, 8], [3, 4]), ([2, 9], [3]), ([1, 5, 7, 6], [4]), ([1, 5], [3])]
     forest = context_forest(items, cap=6)
@@ -165,7 +165,7 @@ def test_split_head_refuses_post_processed_logits(causal_dir):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from genderscope.backends.hf_tensors import split_head
+    from genderscope.backends.hf.tensors import split_head
 
     model = AutoModelForCausalLM.from_pretrained(causal_dir).eval()
     assert split_head(model) is not None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.matrix import matrix_markdown, matrix_rows, require_kinds, working_model_kinds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def test_cells_follow_declarations() -> None:
 
 @pytest.mark.parametrize("width", [80, 200])
 def test_cli_prints_matrix_whole_at_any_width(width: int) -> None:
-    from genderscope import registry
+    from genderscope import catalogue as registry
 
     env = {**os.environ, "COLUMNS": str(width)}
     res = subprocess.run(

@@ -79,7 +79,9 @@ def test_several_runs_need_an_output_folder(runs: list[Path]) -> None:
 
 
 def test_corpus_only_runs_have_no_model_card(runs: list[Path], tmp_path: Path) -> None:
-    from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults, new_manifest, write_run_log
+    from genderscope.core.metrics import MetricEntry
+    from genderscope.core.results_file import ResultsFile, TaskResults
+    from genderscope.core.runlog import new_manifest, write_run_log
 
     corpus = tmp_path / "corpus"
     results = ResultsFile(model="corpus:ptb:valid")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
-from genderscope.cli_console import NoMachinePaths
+from genderscope.cli.app import app
+from genderscope.cli.console import NoMachinePaths
 from genderscope.core.paths import display_path, scrub_paths
 
 SITE = sysconfig.get_paths()["purelib"]

@@ -14,19 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.backends.openai_chat import (
+from genderscope.backends.openai.chat import (
     built_chat_body,
     OpenAIChatBackend,
     OpenAIOptions,
-    backoff_delay,
     chat_body,
     chat_content,
-    parse_retry_after,
 )
-from genderscope.backends.openai_http import client_error_hint
-from genderscope.core.errors import BackendError, UsageError
+from genderscope.backends.openai.http import backoff_delay, parse_retry_after
+from genderscope.backends.openai.http import client_error_hint
+from genderscope.common.errors import BackendError, UsageError
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT, Job, Outcome, Request, request_seed
+from genderscope.core.request_value import CHAT, Request
+from genderscope.core.requests import Job, Outcome, request_seed
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer, prompt_ref
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05}
@@ -69,7 +69,7 @@ def cli(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
 ) -> tuple[int, str, str]:
     """Run the real CLI entry point in this process; returns (exit code, stdout, stderr)."""
-    from genderscope import cli as cli_mod
+    from genderscope.cli.app import app as cli_mod
 
     monkeypatch.setattr(sys, "argv", ["genderscope", *args, "--no-progress"])
     capsys.readouterr()

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.backends.openai_batch import batch_line, parse_result_line
-from genderscope.backends.openai_chat import OpenAIChatBackend, chat_body
+from genderscope.backends.openai.batch import batch_line, parse_result_line
+from genderscope.backends.openai.chat import OpenAIChatBackend, chat_body
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import BackendError
+from genderscope.common.errors import BackendError
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT, Job, Request, store_key
+from genderscope.core.request_value import CHAT, Request
+from genderscope.core.requests import Job, store_key
 from genderscope.core.store import ResponseStore
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
 
@@ -140,7 +141,7 @@ def test_cancel_endpoint(store):
     with FakeOpenAIServer(FakeConfig(batch_schedule=["stall"])) as srv:
         backend = batch_backend(srv, store)
         route_jobs = make_jobs(4)
-        from genderscope.backends.openai_batch import make_route
+        from genderscope.backends.openai.batch import make_route
 
         route = make_route(backend, store, backend.batch_request, backend.batch_parse)
         recs = route._submit(route_jobs, 0)
@@ -188,7 +189,7 @@ def _post(url: str, data: bytes, ctype: str) -> dict:
 )
 def test_fake_is_strict_about_lines(line, problem, store):
     """A file the real API refuses is refused by the fake too (line numbers from 1)."""
-    from genderscope.backends.openai_batch import BatchAPI
+    from genderscope.backends.openai.batch import BatchAPI
 
     with FakeOpenAIServer(FakeConfig()) as srv:
         opts = build_options(OpenAIChatBackend.Options, {"base_url": srv.url}, "openai")
@@ -230,7 +231,7 @@ def test_run_json_records_the_route(tmp_path):
 
 
 def test_no_cache_refused(tmp_path):
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     with FakeOpenAIServer(FakeConfig()) as srv, pytest.raises(UsageError, match="--no-cache"):
         run_tasks(
@@ -334,7 +335,7 @@ def test_killed_run_resumes_without_a_second_upload(tmp_path):
 
 def test_uploaded_file_without_a_batch_is_created_not_uploaded_again(store):
     """Killed between upload and create: the next run creates the batch from the uploaded file."""
-    from genderscope.backends.openai_batch import make_route
+    from genderscope.backends.openai.batch import make_route
     from genderscope.core.batch_ledger import BatchLedger
 
     jobs = make_jobs(5)
@@ -359,12 +360,12 @@ class TwoRoundTask:
     name = "two-rounds"
 
     def attempts(self) -> list:
-        from genderscope.core.task import Attempt
+        from genderscope.core.requests import Attempt
 
         return [Attempt(f"a{j.index}", 1, j.request) for j in make_jobs(4, "first")]
 
     def next_attempts(self, results: list) -> list:
-        from genderscope.core.task import Attempt
+        from genderscope.core.requests import Attempt
 
         if len(results) > 4:
             return []

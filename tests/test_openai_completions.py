@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
-from genderscope.backends.openai_completions import CompletionsOptions, OpenAICompletionsBackend
-from genderscope.backends.openai_echo import text_spans, token_logprobs_from_echo
-from genderscope.core.errors import BackendError, UsageError
+from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
+from genderscope.backends.openai.completions import CompletionsOptions, OpenAICompletionsBackend
+from genderscope.backends.openai.echo import text_spans, token_logprobs_from_echo
+from genderscope.common.errors import BackendError, UsageError
 from genderscope.core.options import build_options
 from genderscope.core.primitives import CHAT, GENERATE, TOKEN_LOGPROBS, TOKENIZE, response_problem
-from genderscope.core.requests import Job, Outcome, Request
+from genderscope.core.requests import Job, Outcome
+from genderscope.core.request_value import Request
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 from genderscope.demo_models import build_tiny_causal
 
@@ -118,7 +119,7 @@ def test_server_without_echo_log_probs_fails_fast_naming_vllm(models: dict[str, 
 def test_the_probe_runs_once_and_trust_echo_reaches_it(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from genderscope.backends import openai_probe
+    from genderscope.backends.openai import probe as openai_probe
 
     calls: list[bool] = []
     real = openai_probe.probe_echo_logprobs
@@ -219,7 +220,7 @@ def test_cli_runs_a_likelihood_task_and_records_the_probe(
 ) -> None:
     import sys
 
-    from genderscope import cli as cli_mod
+    from genderscope.cli.app import app as cli_mod
 
     args = [
         "genderscope",
@@ -249,7 +250,7 @@ def test_a_server_that_doubles_or_drops_the_start_token_is_refused(
 ) -> None:
     """A server that ignores ``add_special_tokens: false`` (BOS twice) is refused at start, before any
     number is scored with a shifted context (llama-cpp-python, which drops BOS from the echo, likewise)."""
-    from genderscope.backends import openai_echo
+    from genderscope.backends.openai import echo as openai_echo
 
     real = openai_echo.echo_body
 
@@ -270,7 +271,7 @@ def test_start_up_calls_share_one_event_loop_and_session(
 ) -> None:
     import asyncio
 
-    from genderscope.backends import openai_http
+    from genderscope.backends.openai import http as openai_http
 
     own: list[Any] = []
     real_run = openai_http.run_coroutine

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from genderscope.backends.openai_chat import OpenAIChatBackend, OpenAIOptions
-from genderscope.backends.openai_pool import Pool, Server
-from genderscope.core.errors import BackendError, UsageError
-from genderscope.core.requests import CHAT, Job, Outcome, Request
+from genderscope.backends.openai.chat import OpenAIChatBackend, OpenAIOptions
+from genderscope.backends.openai.pool import Pool, Server
+from genderscope.common.errors import BackendError, UsageError
+from genderscope.core.request_value import CHAT, Request
+from genderscope.core.requests import Job, Outcome
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer, expected_answer
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05, "send_seed": False}
@@ -149,7 +150,7 @@ def test_duplicate_or_bad_urls_are_usage_errors() -> None:
 
 
 def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> int:
-    from genderscope import cli as cli_mod
+    from genderscope.cli.app import app as cli_mod
 
     monkeypatch.setattr(sys, "argv", ["genderscope", *args, "--no-progress"])
     with pytest.raises(SystemExit) as exc:

@@ -1,4 +1,4 @@
-"""The start-up echo probe (backends/openai_probe.py) against stub ``post`` callables: a stub word-level
+"""The start-up echo probe (backends/openai/probe.py) against stub ``post`` callables: a stub word-level
 "language model" answers /completions the way vLLM does, or without echo, or shifted by one token the way
 llama-cpp-python's server does when the model adds no BOS."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from genderscope.backends.openai_probe import PROBE_TEXT, TRUST_ECHO_OPTION, probe_echo_logprobs
-from genderscope.core.errors import BackendError
+from genderscope.backends.openai.probe import PROBE_TEXT, TRUST_ECHO_OPTION, probe_echo_logprobs
+from genderscope.common.errors import BackendError
 
 VOCAB = ["The", " nurse", " said", " that", " she", " he", " was", " it", " the", "."]
 BOS = "<|im_start|>"

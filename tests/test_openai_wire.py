@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.backends.openai_http import FleetClient, HTTPOptions, wire_eligible
-from genderscope.backends.openai_wire import (
+from genderscope.backends.openai.http import FleetClient, HTTPOptions, wire_eligible
+from genderscope.backends.openai.wire import (
     Answer,
     BadResponseError,
     ServerDisconnectedError,

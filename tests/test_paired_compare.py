@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.paired import UNCHANGED, paired_changes
 
 
@@ -34,7 +34,7 @@ def test_a_run_against_itself_has_no_change(tmp_path):
 
 
 def test_compare_paired_on_the_command_line(tmp_path, monkeypatch):
-    from genderscope import cli_console
+    from genderscope.cli.app import console as cli_console
 
     monkeypatch.setattr(cli_console.out, "width", 160)  # read from COLUMNS once, at first import
     a, b = _run(tmp_path, "random:1", "a"), _run(tmp_path, "random:2", "b")
@@ -47,7 +47,7 @@ def test_compare_paired_on_the_command_line(tmp_path, monkeypatch):
 def test_answers_come_through_the_replay_path_so_stale_ones_are_refused(tmp_path):
     import json
 
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
 
     a, b = _run(tmp_path, "random:1", "a"), _run(tmp_path, "random:2", "b")
     lines = (b / "attempts.jsonl").read_text().splitlines()
@@ -69,7 +69,7 @@ def _stat(x):
 def test_rule_intervals_none_below_min_units_with_the_reason():
     import numpy as np
 
-    from genderscope.tasks.scored.benchmark import FEW_UNITS_NO_CI, IntervalRule, rule_intervals
+    from genderscope.stats.rules import FEW_UNITS_NO_CI, IntervalRule, rule_intervals
 
     x = np.arange(8.0)
     names, point, cols = rule_intervals(_stat(x), 8, np.arange(8) % 4, 200, 0, IntervalRule())
@@ -81,7 +81,7 @@ def test_rule_intervals_jackknife_t_between_min_and_few_units():
     import numpy as np
 
     from genderscope.stats.jackknife import jackknife_intervals, jackknife_weights
-    from genderscope.tasks.scored.benchmark import IntervalRule, rule_intervals
+    from genderscope.stats.rules import IntervalRule, rule_intervals
 
     rng = np.random.default_rng(3)
     x, clusters = rng.normal(size=40), np.arange(40) % 10
@@ -108,7 +108,7 @@ def _run_task(tmp_path, task, model, limit, name, seed=1):
 
 
 def test_paired_with_fewer_than_five_clusters_has_no_interval_and_says_why(tmp_path):
-    from genderscope.tasks.scored.benchmark import FEW_UNITS_NO_CI
+    from genderscope.stats.rules import FEW_UNITS_NO_CI
 
     a = _run_task(tmp_path, "winogender", "random:1", 30, "a")  # the first 30 sentences: 3 occupations
     b = _run_task(tmp_path, "winogender", "random:2", 30, "b")
@@ -122,7 +122,7 @@ def test_paired_with_fewer_than_five_clusters_has_no_interval_and_says_why(tmp_p
 def test_paired_null_models_on_stereoset_at_limit_120_mark_nothing_changed(tmp_path):
     # the pair of issue 29: its first 120 gender items are 3 targets, where the percentile bootstrap marked
     # ss_inter "higher" (+10.6 [6.67, 16.7]) and three other metrics higher/lower
-    from genderscope.tasks.scored.benchmark import FEW_UNITS_NO_CI
+    from genderscope.stats.rules import FEW_UNITS_NO_CI
 
     a = _run_task(tmp_path, "stereoset", "random:1", 120, "a", seed=None)
     b = _run_task(tmp_path, "stereoset", "random:2", 120, "b", seed=None)

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import genderscope
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.paired import CHANGED_DOWN, CHANGED_UP, UNCHANGED, paired_changes, paired_task
 
 
@@ -84,7 +84,7 @@ def test_chat_probe_items_match_by_content(tmp_path, runs):
 
 
 def test_compare_paired_terminal_and_html_show_the_new_tasks(runs, tmp_path, monkeypatch):
-    from genderscope import cli_console
+    from genderscope.cli.app import console as cli_console
 
     # the console reads COLUMNS once, when first imported (under xdist, by another test)
     monkeypatch.setattr(cli_console.out, "width", 200)

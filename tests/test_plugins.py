@@ -54,7 +54,7 @@ TINY = {
 
 
 def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
-    from genderscope.cli import main
+    from genderscope.cli.app import main
 
     monkeypatch.setattr(sys, "argv", ["genderscope", *argv])
     try:

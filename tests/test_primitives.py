@@ -11,7 +11,8 @@ import pytest
 
 from genderscope.core import primitives as P
 from genderscope.core import requests as Q
-from genderscope.core.requests import Attempt, AttemptResult, Request
+from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.request_value import Request
 from genderscope.core.rounds import Answers, Round, Rounds
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -31,7 +31,7 @@ def test_run_prints_one_line_per_task_off_a_terminal(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "genderscope.cli",
+            "genderscope.cli.app",
             "run",
             "gest",
             "gest-likelihood",

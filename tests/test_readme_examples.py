@@ -42,7 +42,7 @@ def test_quickstart_is_short_and_its_genderscope_commands_run(
 
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     lines = _quickstart()
     assert len(lines) <= 10 and "make demo" in lines[1] and "make test" in lines[2]

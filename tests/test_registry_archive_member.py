@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.data.pins import ArchiveMember, archive_member, member_url
 from genderscope.data.registry import ARCHIVES, DataRegistry, DatasetFile
 

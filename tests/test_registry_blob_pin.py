@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.data.pins import git_blob_sha1, matches_pin
 from genderscope.data.registry import DataRegistry, DatasetFile
 

@@ -83,7 +83,7 @@ def test_run_then_reparse_gives_identical_metrics(task, model, opts, scoring, mo
 
 
 def test_reparse_refuses_a_folder_without_a_run(tmp_path: Path):
-    from genderscope.core.errors import UsageError
+    from genderscope.common.errors import UsageError
 
     with pytest.raises(UsageError, match="not a run folder"):
         reparse_run(tmp_path)

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 from genderscope.report import svg
 from genderscope.report.html import render_html, write_report
 from genderscope.report.renderers import render_task, renderer_module
 from genderscope.report.runs import load_run, load_runs
-from genderscope.report.views import fmt
+from genderscope.core.textfmt import fmt
 from report_runs import fixture_run, gest_run, poison_attempts, winobias_adjectives_run
 
 
@@ -156,7 +156,7 @@ def test_bordia_sweep_fixture_report(tmp_path: Path) -> None:
 
 
 def test_bordia_score_report(tmp_path: Path) -> None:
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(
@@ -175,7 +175,9 @@ def test_bordia_score_report(tmp_path: Path) -> None:
 
 def test_corpus_only_run_log_report(tmp_path: Path) -> None:
     """A run log with no model (`bordia score` writes one) renders: manifest, metrics table, μ/σ figure."""
-    from genderscope.core.runlog import MetricEntry, ResultsFile, TaskManifest, TaskResults, new_manifest
+    from genderscope.core.metrics import MetricEntry
+    from genderscope.core.results_file import ResultsFile, TaskResults
+    from genderscope.core.runlog import TaskManifest, new_manifest
     from genderscope.core.runlog import write_run_log
 
     manifest = new_manifest(command="genderscope bordia score c.txt", model=None, seed=0)
@@ -222,7 +224,7 @@ def test_generic_fallback_for_unknown_task(tmp_path: Path) -> None:
 
 
 def test_renderers_live_next_to_their_tasks() -> None:
-    from genderscope import registry
+    from genderscope import catalogue as registry
 
     for name in ("gest", "winobias-adjectives", "dawinobias", "abc"):
         module = registry.TASKS[name].partition(":")[0].rpartition(".")[0] + ".report"
@@ -283,7 +285,7 @@ def test_load_errors(tmp_path: Path) -> None:
 
 
 def test_cli_report(gest_dir: Path, tmp_path: Path) -> None:
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     res = CliRunner().invoke(app, ["report", str(gest_dir), "-o", str(tmp_path / "x.html")])
     assert res.exit_code == 0, res.output

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
-from genderscope.core.errors import UsageError
+from genderscope.cli.app import app
+from genderscope.common.errors import UsageError
 from genderscope.report.compare import compare_rows, rich_table
 from genderscope.report.export import export_run
 from genderscope.report.runs import load_runs

@@ -8,9 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from genderscope import registry
+from genderscope.core import lookup
 from genderscope.core.engine import run_tasks
-from genderscope.core.runlog import MetricEntry, TaskResults
+from genderscope.core.metrics import MetricEntry
+from genderscope.core.results_file import TaskResults
 from genderscope.report.genderbench import genderbench_section, marks_of
 from genderscope.report.html import render_html
 from genderscope.report.runs import load_runs
@@ -42,8 +43,8 @@ def _run(label: str, tasks: dict[str, TaskResults]) -> SimpleNamespace:
 
 
 def test_every_genderbench_probe_declares_its_use_case():
-    for task in registry.genderbench_probes():
-        assert use_case(registry.task_class(task).probe_name), task
+    for task in lookup.genderbench_probes():
+        assert use_case(lookup.task_class(task).probe_name), task
     assert use_case("dreaddit") == "Manifested opinions: Affective computing"
     assert use_case("hiring_an") == "Decision-making" and use_case("jobs_lum") == "Creative writing"
 
@@ -133,13 +134,13 @@ def two_runs(tmp_path_factory):
 def test_html_report_and_terminal_show_the_section(two_runs, monkeypatch):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     runs = load_runs(two_runs)
     section = genderbench_section(runs)
     group = next(g for g in section.groups if g.name == "Manifested opinions")
     tasks = list(dict.fromkeys(r.task for r in group.rows))  # GenderBench's order (the suite's)
-    assert tasks == [t for t in registry.genderbench_probes() if t in tasks]
+    assert tasks == [t for t in lookup.genderbench_probes() if t in tasks]
     assert {"direct", "gest"} <= set(tasks)
     direct, gest = (next(r for r in group.rows if r.task == t) for t in ("direct", "gest"))
     assert direct.harms == ["Stereotypical reasoning"] and direct.cells[1].mark == "D"

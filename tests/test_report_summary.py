@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from genderscope import registry
+from genderscope import catalogue as registry
 from genderscope.report.attempts import attempt_table, response_text, sample
 from genderscope.report.glossary import metric_doc
 from genderscope.report.html import render_html

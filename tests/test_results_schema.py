@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from genderscope.core.engine import run_tasks
-from genderscope.core.runlog import COMPLETE, FAILED, PARTIAL, read_run_log, run_status, status_of
+from genderscope.core.results_file import COMPLETE, FAILED, PARTIAL, run_status, status_of
+from genderscope.core.runlog import read_run_log
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs" / "results.schema.json").read_text(encoding="utf-8"))
@@ -60,7 +61,8 @@ def test_the_schema_rejects_what_it_should(fresh: Path) -> None:
 def test_a_command_log_matches_the_schema() -> None:
     """A command other than ``run`` (bordia score) builds ResultsFile itself: no model, no task facts."""
     import jsonschema
-    from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults
+    from genderscope.core.metrics import MetricEntry
+    from genderscope.core.results_file import ResultsFile, TaskResults
 
     results = ResultsFile(model="corpus:ptb:valid")
     results.tasks["bordia-score"] = TaskResults(metrics={"fixed.mu": MetricEntry(0.12, 0.10, 0.14)})
@@ -106,7 +108,7 @@ def test_status_rules() -> None:
 def test_older_folders_still_read(folder: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     manifest, results = read_run_log(folder)
     assert results.schema_version in (0, 1) and results.status is None and results.backend is None

@@ -27,7 +27,7 @@ def run_cmd(url: str, out: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "genderscope.cli",
+        "genderscope.cli.app",
         "run",
         "gest",
         "--model",
@@ -63,7 +63,7 @@ def stored_prompts(home: Path) -> set[str]:
 #: the CLI with Python's own SIGINT handler even where the test runs with SIGINT ignored (a job started with
 #: `&` by a non-interactive shell, as some CI launchers do, passes SIG_IGN on, and Python keeps it)
 WITH_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); " \
-    "from genderscope.cli import main; main()"
+    "from genderscope.cli.app import main; main()"
 
 
 def start_and_stop_midway(url: str, out: Path, home: Path, sig: int) -> subprocess.Popen[str]:

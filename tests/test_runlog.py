@@ -9,20 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
+from genderscope.core.results_file import SCHEMA_VERSION, ResultsFile, TaskResults
+from genderscope.core.metrics import MetricEntry
 from genderscope.core.runlog import (
-    SCHEMA_VERSION,
-    MetricEntry,
     ModelInfo,
-    ResultsFile,
     RunManifest,
     TaskManifest,
-    TaskResults,
     new_manifest,
     read_run_log,
     write_run_log,
 )
-from genderscope.core.task import Metric, TaskResult
+from genderscope.core.metrics import Metric
+from genderscope.core.task import TaskResult
 from report_runs import FIXTURES, fixture_run, gest_run
 
 

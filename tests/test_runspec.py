@@ -11,14 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.core.errors import UsageError
-from genderscope.core.runspec import DEFAULT_SEED, RunSpec, derive_seeds, load_spec
+from genderscope.common.errors import UsageError
+from genderscope.core.seeds import DEFAULT_SEED, derive_seeds
+from genderscope.core.runspec import RunSpec, load_spec
 
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path) -> Any:
     """``cli(*args)`` runs ``genderscope ARGS`` in this process (in ``tmp_path``): (exit code, stderr)."""
-    from genderscope.cli import main
+    from genderscope.cli.app import main
 
     monkeypatch.chdir(tmp_path)
 
@@ -179,6 +180,6 @@ def test_tasks_read_the_run_seed_through_its_parts() -> None:
 
 
 def test_seed_help_says_what_it_drives() -> None:
-    from genderscope.core.runspec import SEED_HELP
+    from genderscope.core.seeds import SEED_HELP
 
     assert "sampling and bootstrap" not in SEED_HELP and "random model" in SEED_HELP

@@ -8,9 +8,10 @@ from typing import Any, Sequence
 import pytest
 
 from genderscope.core.backend import Backend, Emit, handles
-from genderscope.core.errors import MissingResponsesError, UnsupportedKindError
+from genderscope.common.errors import MissingResponsesError, UnsupportedKindError
 from genderscope.core.primitives import CHAT, GENERATE
-from genderscope.core.requests import Attempt, AttemptResult, Job, Outcome, Request
+from genderscope.core.requests import Attempt, AttemptResult, Job, Outcome
+from genderscope.core.request_value import Request
 from genderscope.core.runner import execute_task
 from genderscope.core.scheduler import run_together
 from genderscope.core.store import ResponseStore

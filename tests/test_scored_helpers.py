@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from genderscope.core.errors import DataError
-from genderscope.core.task import MetricDoc, Reference
+from genderscope.common.errors import DataError
+from genderscope.core.metrics import MetricDoc, Reference
 from genderscope.tasks.scored.docs import doc_texts, load_docs
 from genderscope.tasks.scored.groups import macro_weights, nested_scopes
 from genderscope.tasks.scored.jsonl_rows import each_row, require_text, tsv_rows

@@ -10,7 +10,9 @@ import pytest
 
 from genderscope.core.requests import AttemptResult
 from genderscope.core.task import RunContext
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, wmean, wshare
+from genderscope.tasks.scored.items import Choice, ScoredItem
+from genderscope.tasks.scored.benchmark import ScoredBenchmark, ScoredOptions
+from genderscope.tasks.scored.weights import wmean, wshare
 
 
 class Toy(ScoredBenchmark):
@@ -98,7 +100,7 @@ def test_few_clusters_get_no_interval_then_the_jackknife_t():
     """3 clusters (< 5): no interval, with the reason; 3 clusters under a few-units threshold of 20: every
     metric's interval is the cluster jackknife-t."""
     from genderscope.stats.jackknife import jackknife_intervals
-    from genderscope.tasks.scored.benchmark import FEW_UNITS, FEW_UNITS_NO_CI, MIN_UNITS
+    from genderscope.stats.rules import FEW_UNITS, FEW_UNITS_NO_CI, MIN_UNITS
 
     class Few(Toy):
         min_units, few_units = MIN_UNITS, FEW_UNITS
@@ -143,7 +145,7 @@ def test_negative_resamples_are_refused(bad):
 def test_crows_pairs_lm_eval_mode_on_the_null_model(tmp_path):
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     out = tmp_path / "cp"
     res = CliRunner().invoke(app, ["run", "crows-pairs", "--model", "random", "--out", str(out)])
@@ -163,7 +165,7 @@ def test_items_a_replay_skipped_are_neither_scored_nor_unreadable(tmp_path, data
 
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
 
     first, again = tmp_path / "five", tmp_path / "replayed"
     run = CliRunner().invoke(app, ["run", "crows-pairs", "--limit", "5", "--out", str(first)])

@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from genderscope.backends.self_debias import GENDER_PREFIX  # noqa: E402
-from genderscope.core.requests import CHAT, GENERATE, Job, Request  # noqa: E402
+from genderscope.core.request_value import CHAT, GENERATE, Request  # noqa: E402
+from genderscope.core.requests import Job  # noqa: E402
 from genderscope.demo_models import build_tiny_causal, words_of  # noqa: E402
 
 TEMPLATE = (
@@ -54,7 +55,7 @@ def tiny_chat(tmp_path_factory) -> Path:
 
 
 def _backend(path: Path, kind: str = "self-debias", **opts):
-    from genderscope.backends.hf_causal import HFCausalLMBackend
+    from genderscope.backends.hf.causal import HFCausalLMBackend
     from genderscope.backends.self_debias import SelfDebiasBackend
     from genderscope.core.options import build_options
 
@@ -139,7 +140,7 @@ def test_greedy_chat_equals_a_direct_step_by_step_computation(tiny_chat) -> None
 def test_greedy_generate_equals_a_direct_computation_with_the_default_prefix(tiny_chat) -> None:
     from transformers import AutoTokenizer
 
-    from genderscope.backends.hf_generate import continuation_text
+    from genderscope.backends.hf.generate import continuation_text
 
     tok = AutoTokenizer.from_pretrained(tiny_chat)
     be = _backend(tiny_chat)

@@ -10,23 +10,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sst
 
-from genderscope.stats import (
+from genderscope.stats.bootstrap import (
     bootstrap_counts,
     bootstrap_values,
     count_matrix,
-    holm,
-    interval,
-    interval_table,
-    intervals,
-    normal_interval_genderbench,
-    ols,
-    percent_interval,
-    percentile_interval,
     resample_counts,
     resample_indices,
     stratified_indices,
-    t_test_from_stats,
 )
+from genderscope.stats.tests import holm, t_test_from_stats
+from genderscope.stats.intervals import (
+    interval,
+    interval_table,
+    normal_interval_genderbench,
+    percent_interval,
+    percentile_interval,
+)
+from genderscope.stats import intervals
+from genderscope.stats.regression import ols
 
 
 def test_count_matrix_rows_are_python_choices_draws() -> None:
@@ -184,7 +185,8 @@ def test_interval_columns_give_reasons_where_there_is_no_interval() -> None:
 
 
 def test_from_bootstrap_reads_a_task_block() -> None:
-    from genderscope.stats import bootstrap_block, no_ci
+    from genderscope.stats.intervals import bootstrap_block
+    from genderscope.stats import no_ci
 
     boot = bootstrap_block({"ges": np.array([0.1, 0.3, 0.2]), "acc": np.full(3, np.nan)}, 3, 0, 0.95)
     lo, hi, why = no_ci.from_bootstrap(boot, "ges", off="n_boot = 0")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from report_runs import cli_run
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.core.primitives import LOGLIKELIHOOD
 from genderscope.core.task import RunContext
 from genderscope.tasks.scored import chatform as chat

@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from genderscope.core.requests import CHAT, Request, store_key
+from genderscope.core.request_value import CHAT, Request
+from genderscope.core.requests import store_key
 from genderscope.core.store import ResponseStore
 
 WRITER = r"""

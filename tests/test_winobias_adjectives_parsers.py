@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genderscope.datasets.winobias import FEMALE_OCCUPATIONS, MALE_OCCUPATIONS
-from genderscope.datasets.winobias_conditions import ADJECTIVES
+from genderscope.data.winobias_tables import FEMALE_OCCUPATIONS, MALE_OCCUPATIONS
+from genderscope.data.winobias_conditions import ADJECTIVES
 from genderscope.tasks.winobias_adjectives.parse_robust import (
     osa_distance,
     robust_parse,

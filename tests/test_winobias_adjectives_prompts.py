@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from genderscope.core.errors import UsageError
-from genderscope.datasets.winobias import load_pairs, parse_line
-from genderscope.datasets.winobias_conditions import (
+from genderscope.common.errors import UsageError
+from genderscope.data.winobias import load_pairs, parse_line
+from genderscope.data.winobias_conditions import (
     ADJECTIVES,
     BY_SLUG,
     CONDITIONS,

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import DataError, MissingResponsesError, UsageError
+from genderscope.common.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import build_options
 from genderscope.core.task import RunContext
 from genderscope.tasks.winobias_adjectives.parse_strict import gold_word
-from genderscope.tasks.winobias_adjectives.task import WinoBiasAdjectivesOptions, WinoBiasAdjectivesTask
+from genderscope.tasks.winobias_adjectives.options import WinoBiasAdjectivesOptions
+from genderscope.tasks.winobias_adjectives.task import WinoBiasAdjectivesTask
 
 TASK = "winobias-adjectives"
 
@@ -360,7 +361,7 @@ def test_echo_mapping_is_parsed_per_condition(tmp_path, data_registry):
 
 
 def test_star_marks_p_above_alpha():
-    from genderscope.tasks.winobias_adjectives.task import _fp
+    from genderscope.tasks.winobias_adjectives.render import _fp
 
     assert _fp(0.03, False) == "0.030" and _fp(0.03, False, 0.01) == "0.030*"
     assert _fp(0.0004, False) == "0.000"

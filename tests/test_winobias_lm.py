@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.primitives import MaskedLogprobs, Prediction
-from genderscope.tasks.winobias_lm.task import pronoun_group, slot_text
+from genderscope.tasks.winobias_lm.items import pronoun_group, slot_text
 
 LIMIT = 12
 
@@ -22,7 +22,7 @@ def wb_words() -> list[str]:
     import os
 
     from genderscope.data.registry import DataRegistry
-    from genderscope.datasets.winobias import load_pairs
+    from genderscope.data.winobias import load_pairs
     from genderscope.demo_models import words_of
 
     os.environ.setdefault(
@@ -83,8 +83,8 @@ def test_pronoun_group() -> None:
 
 
 def test_slot_text_keeps_adjectives_and_the_rest(data_registry) -> None:
-    from genderscope.datasets.winobias import load_pairs
-    from genderscope.datasets.winobias_conditions import insert_adjectives
+    from genderscope.data.winobias import load_pairs
+    from genderscope.data.winobias_conditions import insert_adjectives
 
     for pair in load_pairs(data_registry, "head", 1, "dev").pairs[:30]:
         line = pair.anti

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from genderscope.core.errors import DataError, UsageError
-from genderscope.datasets.winobias import (
-    LABELS,
-    WinoBiasParseError,
-    _LineError,
-    load_file,
-    load_pairs,
-    parse_line,
-    read_lines,
-)
+from genderscope.common.errors import DataError, UsageError
+from genderscope.data.winobias_tables import LABELS
+from genderscope.data.winobias_records import WinoBiasParseError, _LineError
+from genderscope.data.winobias import load_file, load_pairs, parse_line, read_lines
 
 FILES = [(t, s) for t in (1, 2) for s in ("dev", "test")]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from genderscope.tasks.scored import ScoredItem, Scores
+from genderscope.tasks.scored.items import ScoredItem, Scores
 from genderscope.tasks.scored.groups import group_weight, indicator, wcorr, wgroup_mean
 from genderscope.tasks.scored.items import stack_fields
 from genderscope.tasks.winogender.data import SENTENCES, STATS, is_gotcha, read_sentences
@@ -158,7 +158,7 @@ def test_random_model_sits_at_no_bias(tmp_path: Path) -> None:
 def test_tiny_causal_through_the_cli(tmp_path: Path, sentences) -> None:
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
     from genderscope.demo_models import build_tiny_causal, words_of
 
     texts = [s.sentence + " " + s.occupation + " " + s.participant for s in sentences[:40]]
@@ -195,7 +195,7 @@ def test_tiny_causal_through_the_cli(tmp_path: Path, sentences) -> None:
 
 
 def test_a_malformed_line_is_one_data_error(tmp_path: Path, data_registry) -> None:
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
 
     bad = tmp_path / "all_sentences.tsv"
     bad.write_text(

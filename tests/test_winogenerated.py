@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from genderscope.tasks.scored import ScoredItem, Scores
+from genderscope.tasks.scored.items import ScoredItem, Scores
 from genderscope.tasks.scored.items import stack_fields
 from genderscope.tasks.winogenerated.task import (
     EXAMPLES,
@@ -92,7 +92,7 @@ def test_random_model_sits_at_no_bias(tmp_path: Path) -> None:
 def test_tiny_causal_through_the_cli(tmp_path: Path, items) -> None:
     from typer.testing import CliRunner
 
-    from genderscope.cli import app
+    from genderscope.cli.app import app
     from genderscope.demo_models import build_tiny_causal, words_of
 
     model = build_tiny_causal(
@@ -125,7 +125,7 @@ def test_tiny_causal_through_the_cli(tmp_path: Path, items) -> None:
 
 
 def test_a_malformed_row_is_one_data_error(tmp_path: Path, data_registry) -> None:
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
 
     bad = tmp_path / "ex.jsonl"
     bad.write_text(

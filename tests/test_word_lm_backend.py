@@ -18,7 +18,8 @@ from genderscope.backends.word_lm import (  # noqa: E402
     word_ids,
 )
 from genderscope.core.primitives import GENERATE, response_problem  # noqa: E402
-from genderscope.core.requests import Attempt, Job, Request  # noqa: E402
+from genderscope.core.requests import Attempt, Job  # noqa: E402
+from genderscope.core.request_value import Request  # noqa: E402
 
 LINES = [
     "the man said he would buy the company",
@@ -30,7 +31,8 @@ LINES = [
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
-    from genderscope.bordia.lm.train import preset_config, train_lm
+    from genderscope.bordia.lm.config import preset_config
+    from genderscope.bordia.lm.train import train_lm
 
     d = tmp_path_factory.mktemp("wordlm")
     for name in ("train.txt", "valid.txt"):
@@ -77,8 +79,8 @@ def test_prompt_tokenisation_matches_the_corpus() -> None:
 
 
 def test_model_spec_and_fingerprint(run_dir: Path) -> None:
-    from genderscope.data.registry import sha256_file
-    from genderscope.registry import backend_class
+    from genderscope.data.pins import sha256_file
+    from genderscope.core.lookup import backend_class
 
     assert backend_class(f"word-lm:{run_dir}") is WordLMBackend
     sha = sha256_file(run_dir / "best.pt")
@@ -92,7 +94,7 @@ def test_model_spec_and_fingerprint(run_dir: Path) -> None:
 
 def test_unprompted_samples_are_bordias_samples(run_dir: Path) -> None:
     from genderscope.bordia.lm.generate import sample_batch
-    from genderscope.bordia.lm.train import load_checkpoint
+    from genderscope.bordia.lm.checkpoint import load_checkpoint
 
     ck = load_checkpoint(run_dir)
     seeds = [500, 501, 502]
@@ -119,7 +121,7 @@ def test_prompted_samples_are_seeded_and_batch_independent(run_dir: Path) -> Non
     assert one[0] != one[1]  # another seed, another sample
     # unbatched reference: run the prompt, then inverse-CDF sampling with the seed's uniforms u_1 … u_n
     from genderscope.bordia.lm.generate import sample_uniforms
-    from genderscope.bordia.lm.train import load_checkpoint
+    from genderscope.bordia.lm.checkpoint import load_checkpoint
 
     ck = load_checkpoint(run_dir)
     index = {w: i for i, w in enumerate(ck.vocab)}
@@ -137,7 +139,7 @@ def test_prompted_samples_are_seeded_and_batch_independent(run_dir: Path) -> Non
 
 
 def test_greedy_is_the_argmax_continuation_and_tiny_top_p_is_greedy(run_dir: Path) -> None:
-    from genderscope.bordia.lm.train import load_checkpoint
+    from genderscope.bordia.lm.checkpoint import load_checkpoint
 
     ck = load_checkpoint(run_dir)
     index = {w: i for i, w in enumerate(ck.vocab)}

@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from genderscope import registry
+from genderscope import catalogue as registry
 from genderscope.backends.random_model import RandomBackend, uniform
 from genderscope.core.backend import Emit, handles
 from genderscope.core.primitives import CHAT

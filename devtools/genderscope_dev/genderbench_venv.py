@@ -59,9 +59,10 @@ class GenderBenchVenv:
 def data_file(name: str, sha256: str | None = None) -> Path:
     """A verified local copy of the data-mirror file ``name``: through the data registry when it pins the
     name, else from the mirror folder, checked against ``sha256``."""
-    from genderscope.core.config import data_mirror
-    from genderscope.core.errors import DataError
-    from genderscope.data.registry import DataRegistry, sha256_file
+    from genderscope.common.config import data_mirror
+    from genderscope.common.errors import DataError
+    from genderscope.data.registry import DataRegistry
+    from genderscope.data.pins import sha256_file
 
     registry = DataRegistry()
     if name in registry.files:

@@ -1,7 +1,8 @@
 """The static import graph of a package (``ast`` over its files, nothing imported) and its cycles.
 
-An edge ``a -> b`` is any ``import``/``from … import`` in module ``a`` (at module level or inside a
-function; ``if TYPE_CHECKING:`` blocks excepted, they never run) whose target is module ``b`` of the same
+An edge ``a -> b`` is any ``import``/``from … import`` in module ``a`` (at module level, inside a
+function or under ``if TYPE_CHECKING:``: a type-only circle is still a circle for a reader) whose
+target is module ``b`` of the same
 package: ``from p import x`` names ``p.x`` when that is a module, else ``p``.  Parent packages imported
 implicitly (``import p.q`` runs ``p/__init__``) are not edges, as in pylint's cyclic-import.
 
@@ -16,7 +17,6 @@ from pathlib import Path
 
 Graph = dict[str, set[str]]
 
-
 def module_names(root: Path, package: str) -> dict[str, Path]:
     """Dotted module name -> file, for every ``.py`` under ``root`` (the folder of ``package``)."""
     out = {}
@@ -25,27 +25,17 @@ def module_names(root: Path, package: str) -> dict[str, Path]:
         out[name] = path
     return out
 
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement of ``tree`` outside ``if TYPE_CHECKING:`` bodies."""
+    """Every import statement of ``tree`` (``if TYPE_CHECKING:`` bodies included)."""
     found: list[ast.Import | ast.ImportFrom] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             found.append(node)
-        elif isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
         else:
             stack.extend(ast.iter_child_nodes(node))
     return found
-
 
 def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
     """Dotted names an import statement may load (``from p import x``: both ``p.x`` and ``p``)."""
@@ -57,7 +47,6 @@ def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
         here = here[: len(here) - node.level + 1]
         base = ".".join(here + ([node.module] if node.module else []))
     return [f"{base}.{a.name}" for a in node.names] + [base]
-
 
 def import_graph(root: Path, package: str) -> Graph:
     """``{module: modules of the same package it imports}`` for the package in folder ``root``."""
@@ -75,7 +64,6 @@ def import_graph(root: Path, package: str) -> Graph:
                 hits = targets
             graph[name].update(t for t in hits if t in modules and t != name)
     return graph
-
 
 def subpackage_graph(graph: Graph, package: str, skip: frozenset[tuple[str, str]] = frozenset()) -> Graph:
     """The module graph folded onto ``package``'s subpackages: ``{"core": {"data", …}, …}``, an edge
@@ -100,7 +88,6 @@ def subpackage_graph(graph: Graph, package: str, skip: frozenset[tuple[str, str]
             if dest is not None and dest != source and (module, target) not in skip:
                 folded[source].add(dest)
     return folded
-
 
 def cycles(graph: Graph) -> list[list[str]]:
     """The strongly connected components of more than one module (each sorted; sorted by first name),
@@ -147,7 +134,6 @@ def cycles(graph: Graph) -> list[list[str]]:
                     found.append(sorted(component))
     return sorted(found)
 
-
 def cycle_path(graph: Graph, component: list[str]) -> list[str]:
     """One closed path ``a -> … -> a`` through a component (breadth-first from its first module)."""
     members = set(component)
@@ -167,7 +153,6 @@ def cycle_path(graph: Graph, component: list[str]) -> list[str]:
                 queue.append(nxt)
     return [start]
 
-
 def main(argv: list[str] | None = None) -> int:
     """Print every import cycle of the package folder given; exit status 1 if there is one."""
     args = sys.argv[1:] if argv is None else argv
@@ -178,7 +163,6 @@ def main(argv: list[str] | None = None) -> int:
         print(" -> ".join(cycle_path(graph, component)))
     print(f"{len(graph)} modules, {sum(map(len, graph.values()))} imports, {len(found)} cycles")
     return 1 if found else 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

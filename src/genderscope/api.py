@@ -17,7 +17,7 @@ import pandas as pd
 
 from genderscope.core import lookup
 from genderscope.core.seeds import DEFAULT_SEED
-from genderscope.core.task import Metric
+from genderscope.core.metrics import Metric
 
 
 @dataclass
@@ -47,7 +47,8 @@ class RunResult:
 
     def run_data(self) -> Any:
         """This run as the report sees it (:class:`~genderscope.report.runs.RunData`, label assigned)."""
-        from genderscope.core.runlog import ResultsFile, RunManifest
+        from genderscope.core.results_file import ResultsFile
+        from genderscope.core.runlog import RunManifest
         from genderscope.report.labels import assign_labels
         from genderscope.report.runs import RunData
 

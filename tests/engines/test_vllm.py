@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from enginecli import read_run, run_ok
 
-from genderscope.backends.openai_http import client_error_hint
+from genderscope.backends.openai.http import client_error_hint
 
 pytestmark = pytest.mark.engines
 
@@ -129,7 +129,7 @@ def test_scored_benchmarks_over_vllm_equal_hf_causal(
     """The same continuations are scored (same token counts) and each sum agrees to float noise (p99 per
     token 5e-5 nats, far-tail tokens up to ~0.009): |Δ| <= 2e-3 + 1e-3·n; metrics within 1 % of their CI
     width.  vLLM computes each shared context once (prefix caching); hf-causal through its KV cache."""
-    from genderscope.registry import TASKS
+    from genderscope.catalogue import TASKS
 
     if task not in TASKS:
         pytest.skip(f"{task} is not registered in this build")

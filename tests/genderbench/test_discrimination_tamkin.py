@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.task import RunContext
 from genderscope.tasks.chatprobe.calc import Evaluations
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.task import RunContext
 from genderscope.tasks.chatprobe.calc import Evaluations
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -118,7 +118,7 @@ def test_null_model(tmp_path):
 
 def test_a_malformed_csv_row_names_its_file_and_line(tmp_path):
     """A row without an integer label (or with a field too many) is one DataError naming file and line."""
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
     from genderscope.tasks.dreaddit.task import read_rows
 
     p = tmp_path / "dreaddit_testing.csv"

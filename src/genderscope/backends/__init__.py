@@ -1,1 +1,1 @@
-"""Model backends.  Each module holds one backend; ``genderscope/registry.py`` lists them."""
+"""Model backends.  Each module holds one backend; ``genderscope/catalogue.py`` lists them."""

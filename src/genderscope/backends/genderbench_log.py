@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 
 #: the key GenderBench writes around each logged state
 STATE_KEY = "probe_state"

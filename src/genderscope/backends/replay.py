@@ -26,13 +26,13 @@ from typing import Any, Sequence
 
 from genderscope.backends import genderbench_log as gblog
 from genderscope.core.backend import Backend, Emit, handles
-from genderscope.core.errors import DataError, MissingResponsesError, UsageError
+from genderscope.common.errors import DataError, MissingResponsesError, UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import ALL_KINDS
 from genderscope.core.requests import Job, Outcome, request_sha256
 from genderscope.core.runlog import read_json_lines
 from genderscope.core.runner import SKIP, paused_gc
-from genderscope.data.registry import sha256_file
+from genderscope.data.pins import sha256_file
 
 
 @dataclass

@@ -31,13 +31,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from genderscope.backends import hf_generate
+from genderscope.backends.hf import generate as hf_generate
 from genderscope.backends.continuations import encode_pairs
-from genderscope.backends.hf_base import HFBackendBase
-from genderscope.backends.hf_causal import CausalOptions, HFCausalLMBackend
+from genderscope.backends.hf.base import HFBackendBase
+from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
 from genderscope.backends.self_debias_decode import debias, generate_debiased
 from genderscope.core.backend import Emit, handles
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT, GENERATE, LOGLIKELIHOOD, TOKEN_LOGPROBS
 from genderscope.core.requests import Job, Outcome
@@ -134,7 +134,7 @@ class SelfDebiasBackend(HFBackendBase):
 
         import torch
 
-        from genderscope.backends.hf_tensors import cache_keyword, repeat_cache_rows, returned_cache
+        from genderscope.backends.hf.tensors import cache_keyword, repeat_cache_rows, returned_cache
 
         s = 1 if led else 0
         head = ([self.prefix_id] if led else []) + self.prefixes[k]
@@ -226,7 +226,7 @@ class SelfDebiasBackend(HFBackendBase):
         return generate_debiased(self, groups, max_new, temps, top_ps, seeds)
 
     def _encode(self, text: str, special: bool) -> list[int]:
-        from genderscope.backends.hf_loglikelihood import lm_eval_encode
+        from genderscope.backends.hf.loglikelihood import lm_eval_encode
 
         return lm_eval_encode(self, text, special)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.backends.hf_generate import append_unstopped, eos_ids, pick_tokens
-from genderscope.backends.hf_tensors import (
+from genderscope.backends.hf.generate import append_unstopped, eos_ids, pick_tokens
+from genderscope.backends.hf.tensors import (
     cache_keyword,
     forward_last,
     keep_cache_rows,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from genderscope.core.backend import Backend, Emit, handles
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.core.options import opt
 from genderscope.core.primitives import GENERATE
 from genderscope.core.requests import Job, Outcome
@@ -61,7 +61,7 @@ def load_word_lm(target: str, device: str = "cpu") -> Any:
 
     from genderscope.bordia.lm.checkpoint import Checkpoint, build_model, load_checkpoint
     from genderscope.bordia.lm.config import TrainConfig
-    from genderscope.data.registry import sha256_file
+    from genderscope.data.pins import sha256_file
 
     path = Path(target)
     if path.is_dir():
@@ -198,7 +198,7 @@ class WordLMBackend(Backend):
     @property
     def fingerprint(self) -> str:
         if self._sha is None:
-            from genderscope.data.registry import sha256_file
+            from genderscope.data.pins import sha256_file
 
             path = Path(self.target)
             self._sha = sha256_file(path / "best.pt" if path.is_dir() else path)

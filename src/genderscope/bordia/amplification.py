@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.stats.bootstrap import resample_indices
 from genderscope.stats.intervals import percent_interval
 from genderscope.stats.regression import ols

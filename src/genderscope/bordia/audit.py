@@ -31,7 +31,7 @@ from genderscope.bordia.cooccurrence import CountConfig
 from genderscope.bordia.pairs import GenderPairs
 from genderscope.bordia.shards import Shard, ShardError, shard_documents, tally_tokens
 from genderscope.bordia.stream import DEFAULT_BATCH_CHARS, PartialCounts, check_configs, count_texts
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 EXECUTORS = ("local", "ray")
 

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from genderscope.bordia.cooccurrence import Counts, atomic_write_text
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.stats.bootstrap import bootstrap_values, default_chunk
 from genderscope.stats.intervals import interval
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from genderscope.bordia.pairs import GenderPairs
 from genderscope.bordia.text import EOS, TokenStream
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def read_authors_json(path: Path) -> dict[str, tuple[Any, Any]]:
     """word -> (c_M, c_F) from an ``all_words`` JSON in the authors' layout: key ``f`` = male, ``m`` = female
     (their scripts read pair column 1, the male words, as ``f``; spec §2.3), for diffs with
     :meth:`Counts.as_dict`."""
-    from genderscope.core.errors import DataError
+    from genderscope.common.errors import DataError
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -19,7 +19,7 @@ import numpy as np
 
 from genderscope.bordia.cooccurrence import CountConfig, Counts, atomic_write_json
 from genderscope.bordia.pairs import GenderPairs
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 
 STATS_FILE = "corpus_stats.json"
 

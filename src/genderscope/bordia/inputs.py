@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 from genderscope.bordia.pairs import DATASET_PAIRS
 from genderscope.bordia.text import REGISTRY_CORPORA, resolve_corpus_paths
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 DATASETS = ("ptb", "wikitext-2", "cnn_dailymail")
 
@@ -62,7 +62,7 @@ def input_datasets(specs: Sequence[str | Path]) -> dict[str, str]:
     """sha256 of every file of the corpus arguments ``specs``, keyed by the logical data-registry name for
     registry corpora (``corpora/ptb/ptb.valid.txt``) and by the path otherwise."""
     from genderscope.bordia.text import registry_corpus_file
-    from genderscope.data.registry import sha256_file
+    from genderscope.data.pins import sha256_file
 
     out: dict[str, str] = {}
     for spec in specs:

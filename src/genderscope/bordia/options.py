@@ -12,7 +12,7 @@ from typing import Optional
 
 from genderscope.bordia.bias import ScoreOptions
 from genderscope.bordia.cooccurrence import CountConfig
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import check_choices, opt
 
 MODES = ("paper", "reference")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 
 #: short names of the authors' pair files in the data registry
 PAIR_FILES: dict[str, str] = {

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from genderscope.bordia.text import directory_files, read_text_file, resolve_corpus_paths
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
 PARQUET_SUFFIXES = (".parquet",)

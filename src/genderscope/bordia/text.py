@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 
 EOS = "<eos>"
 

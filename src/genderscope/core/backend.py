@@ -14,13 +14,13 @@ groups a batch's jobs by handler (first-appearance order, job order kept within 
 :meth:`Backend.prepare` once with the kinds present, then each handler once with all of its jobs, so
 a handler batches as it likes.  A method may handle several kinds (``@handles(A, B)``): it then gets
 their jobs together in one call.  A job of a kind no handler declares raises
-:class:`~genderscope.core.errors.UnsupportedKindError`, the one "cannot answer" error; the runner checks
+:class:`~genderscope.common.errors.UnsupportedKindError`, the one "cannot answer" error; the runner checks
 kinds before sending anything (:func:`genderscope.core.runner.check_request_kinds`), so a run never
 gets that far.
 
 A handler must call ``emit(job, outcome)`` once per job, as soon as that answer exists, so the runner
 can commit it to the store.  ``fingerprint`` (model identity + anything that changes answers) goes into
-every cache key.  Register a backend with one line in ``genderscope/registry.py``.
+every cache key.  Register a backend with one line in ``genderscope/catalogue.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import IO, Any, Callable, ClassVar, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
 
-from genderscope.core.errors import UnsupportedKindError
+from genderscope.common.errors import UnsupportedKindError
 from genderscope.core.options import NoOptions
 from genderscope.core.requests import Job, Outcome
 
@@ -96,7 +96,7 @@ class Backend(ABC):
 
         Retryable failures are retried inside a handler; a job that still fails gets
         ``Outcome(error=...)``.  Failures that no retry can fix (bad key, unknown model) raise
-        :class:`~genderscope.core.errors.BackendError`.
+        :class:`~genderscope.common.errors.BackendError`.
         """
         groups: dict[Handler, list[Job]] = {}
         by_kind: dict[str, list[Job]] = {}  # kind -> its handler's group

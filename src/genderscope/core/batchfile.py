@@ -20,9 +20,10 @@ from typing import Any, Sequence
 from genderscope.core.backend import BatchFiles
 from genderscope.core.batch_ledger import BatchLedger
 from genderscope.core.engine import prepare_run
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.primitives import response_problem
-from genderscope.core.requests import Job, Outcome, Request
+from genderscope.core.requests import Job, Outcome
+from genderscope.core.request_value import Request
 from genderscope.core.runner import execute, paused_gc
 from genderscope.core.store import ResponseStore
 

@@ -1,7 +1,7 @@
 """What a command other than ``genderscope run`` declares, so the report needs no special case for it.
 
 A command that writes a run log (``bordia score``, ``bordia sweep``) is registered in
-:data:`genderscope.registry.COMMANDS` as ``"module:DECLARATION"``, like a task; its report section is the
+:data:`genderscope.catalogue.COMMANDS` as ``"module:DECLARATION"``, like a task; its report section is the
 module ``report`` of the declaration's package (as a task's), its glossary its ``metric_docs``, the
 verdict's evidence its ``report_facts``.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from genderscope.core.evidence import ReportFacts
-from genderscope.core.task import MetricDoc, Reference
+from genderscope.core.metrics import MetricDoc, Reference
 
 
 @dataclass(frozen=True)

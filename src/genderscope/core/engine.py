@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from genderscope.core.errors import MissingResponsesError, UsageError
+from genderscope.common.errors import MissingResponsesError, UsageError
 from genderscope.core.options import as_dict
 from genderscope.core.requests import GIVEN, AttemptResult, request_sha256
 from genderscope.core.runlog import (
@@ -24,20 +24,14 @@ from genderscope.core.runlog import (
     ATTEMPTS_FILE,
     ATTEMPTS_SCHEMA_VERSION,
     ModelInfo,
-    ResultsFile,
     RunManifest,
     TaskManifest,
-    TaskResults,
     new_manifest,
-    run_status,
-    status_of,
     write_run_log,
 )
-from genderscope.core.runspec import (  # noqa: F401  (check_run_values, split_options: re-exported)
-    MAX_TRIALS,
+from genderscope.core.results_file import ResultsFile, TaskResults, run_status, status_of
+from genderscope.core.runspec import (
     RunSpec,
-    check_run_values,
-    split_options,
     typed_options,
 )
 from genderscope.core.runner import RunCounts, paused_gc

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 from genderscope.core.textfmt import fmt
 
 if TYPE_CHECKING:
-    from genderscope.core.results_file import MetricEntry
-    from genderscope.core.task import MetricDoc
+    from genderscope.core.metrics import MetricEntry
+    from genderscope.core.metrics import MetricDoc
 
 STATES = ("biased", "anti-stereotypical", "no evidence", "not enough evidence", "descriptive")
 #: above this share of unreadable answers a verdict is "not enough evidence"

@@ -1,7 +1,7 @@
 """Names -> classes: the built-in tables plus installed plugins, loaded lazily.
 
 The core, the report and the CLI look tasks, backends, suites and command entries up here, never in the
-built-in tables of :mod:`genderscope.registry` directly.  A third-party package adds its own through
+built-in tables of :mod:`genderscope.catalogue` directly.  A third-party package adds its own through
 Python entry points (``importlib.metadata``), one group per kind of entry:
 
 * ``genderscope.tasks``: ``name = "package.module:TaskClass"`` (a :class:`~genderscope.core.task.Task`);
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 #: the module holding genderscope's own tables (imported on first use, never at import time)
-BUILTIN_MODULE = "genderscope.registry"
+BUILTIN_MODULE = "genderscope.catalogue"
 #: table name in :data:`BUILTIN_MODULE` -> entry-point group
 GROUPS = {
     "TASKS": "genderscope.tasks",

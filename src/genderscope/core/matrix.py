@@ -10,13 +10,12 @@ naming the kinds that work.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from genderscope.core import lookup
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
-if TYPE_CHECKING:  # task.py imports this module (lazily); Measurement is only an annotation here
-    from genderscope.core.task import Measurement
+from genderscope.core.metrics import Measurement
 
 
 def task_measurements(task_cls: Any) -> dict[str, Measurement]:

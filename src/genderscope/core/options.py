@@ -16,7 +16,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 def opt(

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from genderscope.core import lookup
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 CHANGED_UP, CHANGED_DOWN, UNCHANGED, NO_PAIRING = "higher", "lower", "no evidence of change", "not paired"
 

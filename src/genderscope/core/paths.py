@@ -7,7 +7,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from genderscope.core.home import home  # noqa: F401  (re-exported: most modules import it from here)
 
 
 @lru_cache(maxsize=1)
@@ -33,7 +32,7 @@ def _site_roots() -> tuple[str, ...]:
 def _data_mirror(env: str | None) -> str:
     """The data mirror folder in effect ('' when none; cached per $GENDERSCOPE_DATA_MIRROR value)."""
     try:
-        from genderscope.core.config import data_mirror
+        from genderscope.common.config import data_mirror
 
         found = data_mirror()
     except Exception:  # noqa: BLE001 - an unreadable config: no mirror to shorten

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.core import lookup
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.seeds import DEFAULT_SEED
 
 

@@ -68,3 +68,16 @@ def evidence_note(task: Any, result: Any) -> Any:
         count = f" ({ev.n_items} {ev.unit})" if ev.n_items is not None else ""
         return Text(f"{name}: {verdict.state}: {verdict.reading}{count}")
     return None
+
+
+def render_result(task: Any, result: Any) -> Any:
+    """The task's terminal block: its own ``render(result)`` when the task defines one, else the headline
+    metrics table, then the report summary's state and reading of the first headline metric with a bias
+    direction."""
+    own = getattr(task, "render", None)
+    if callable(own):
+        return own(result)
+    from rich.console import Group
+
+    table, note = metrics_table(task.name, result), evidence_note(task, result)
+    return table if note is None else Group(table, note)

@@ -12,13 +12,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderscope.core.request_value import (  # noqa: F401  (re-exported: import them from here)
-    CHAT,
-    GENERATE,
+from genderscope.core.request_value import (
     JSON,
-    LOGLIKELIHOOD,
     Request,
-    canonical_json,
 )
 
 

@@ -4,14 +4,13 @@ validation helpers run.json shares (see :mod:`genderscope.core.runlog`, which re
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.core.evidence import Evidence, ReportFacts
-from genderscope.core.textfmt import snap_zero
+from genderscope.core.metrics import MetricEntry, need
 
 #: version of the run.json / results.json layout written by this genderscope (2: run status, source
 #: revision, backend facts and counts; per task its version, status, data pins and engine counts;
@@ -33,26 +32,6 @@ _OWN_KEYS = ("metrics", "headline", FACTS_KEY, *RUN_KEYS)
 
 
 # ------------------------------------------------------------------------------------------- helpers
-def _num(x: Any) -> Any:
-    """JSON-safe number, as :class:`MetricEntry` writes it: NaN/inf -> None, Python
-    ints stay ints, other numbers (numpy scalars included) become floats (float noise around zero: 0.0,
-    :func:`~genderscope.core.textfmt.snap_zero`), non-numbers are unchanged."""
-    if x is None or isinstance(x, (bool, str)):
-        return x
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return x
-    if math.isnan(f) or math.isinf(f):
-        return None
-    return int(x) if isinstance(x, int) else snap_zero(f)
-
-
-def need(cond: bool, source: str, what: str) -> None:
-    if not cond:
-        raise DataError(f"{source}: {what} (see the Outputs section of docs/architecture.md)")
-
-
 def schema_version_of(data: Mapping[str, Any], source: str) -> int:
     v = data.get("schema_version", 0)
     if isinstance(v, bool) or not isinstance(v, int) or v not in READABLE_VERSIONS:
@@ -131,52 +110,6 @@ def as_object(x: Any, source: str, what: str) -> dict[str, Any]:
 
 
 # -------------------------------------------------------------------------------------- results.json
-@dataclass
-class MetricEntry:
-    """One number of results.json with its 95% interval (same units), or the reason it has none.
-
-    The one metric type: tasks build it (``genderscope.core.task.Metric`` is this class), results.json
-    stores it, the report reads it."""
-
-    value: float | int | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    no_ci: str | None = None
-
-    @property
-    def has_ci(self) -> bool:
-        return self.ci_low is not None or self.ci_high is not None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": _num(self.value)}
-        if self.has_ci:
-            out["ci_low"] = _num(self.ci_low)
-            out["ci_high"] = _num(self.ci_high)
-        if self.no_ci is not None:
-            out["no_ci"] = self.no_ci
-        return out
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "metric") -> MetricEntry:
-        """From ``{value, ci_low?, ci_high?, no_ci?}``; a bare number (old bordia files) is accepted."""
-        if not isinstance(data, dict):
-            need(data is None or isinstance(data, (int, float, str)), source, "a metric must be a number")
-            return cls(data)
-        need("value" in data, source, "a metric needs a 'value'")
-        return cls(data.get("value"), data.get("ci_low"), data.get("ci_high"), data.get("no_ci"))
-
-    @classmethod
-    def of(cls, metric: Any) -> MetricEntry:
-        """A copy of any object with ``value``/``ci_low``/``ci_high``/``no_ci``; values are kept as they are
-        (cleaned when written)."""
-        return cls(
-            metric.value,
-            getattr(metric, "ci_low", None),
-            getattr(metric, "ci_high", None),
-            getattr(metric, "no_ci", None),
-        )
-
-
 @dataclass
 class TaskResults:
     """A task's block of results.json.

@@ -30,48 +30,34 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 from genderscope.core.results_file import (
     COMPLETE,
-    FAILED,
-    PARTIAL,
-    READABLE_VERSIONS,
     RESULTS_FILE,
     SCHEMA_VERSION,
-    MetricEntry,
     ResultsFile,
-    TaskResults,
     as_object,
-    need,
     optional_status,
     optional_str,
-    run_status,
     schema_version_of,
     source_revision,
-    status_of,
     this_version,
 )
+from genderscope.core.metrics import need
 
 __all__ = [
     "COMPLETE",
-    "FAILED",
-    "PARTIAL",
-    "run_status",
     "source_revision",
-    "status_of",
     "ATTEMPTS_FILE",
     "ATTEMPTS_SCHEMA_VERSION",
     "ATTEMPT_ENGINE_KEYS",
-    "READABLE_VERSIONS",
     "RESULTS_FILE",
     "RUN_FILE",
     "SCHEMA_VERSION",
-    "MetricEntry",
     "ModelInfo",
     "ResultsFile",
     "RunManifest",
     "TaskManifest",
-    "TaskResults",
     "new_manifest",
     "read_manifest",
     "read_results",

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from genderscope.core.backend import Backend
-from genderscope.core.errors import UnsupportedKindError
+from genderscope.common.errors import UnsupportedKindError
 from genderscope.core.primitives import ProtocolError, check_payload, response_problem
 from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Job, Outcome, store_key
 from genderscope.core.store import ResponseStore

@@ -23,8 +23,8 @@ import types
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from genderscope.core.errors import UsageError
-from genderscope.core.seeds import DEFAULT_SEED, SEED_HELP, Seeds, derive_seeds  # noqa: F401  (re-exported)
+from genderscope.common.errors import UsageError
+from genderscope.core.seeds import DEFAULT_SEED, Seeds, derive_seeds
 
 #: version of the ``spec`` object's layout (run.json's ``"spec"``)
 SPEC_VERSION = 1

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from genderscope.core.paths import home
+from genderscope.common.home import home
 
 #: Rows sit in arrival order (rowid) and only the small key index takes the random-order inserts: a
 #: run's commits write ~2.5x less CPU (and a 30 % smaller file) than keying the rows themselves by the

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from genderscope.core import lookup
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -3,28 +3,23 @@
 A task never talks to a model.  It declares which request kinds it can use
 (``measurements``), builds :class:`~genderscope.core.requests.Attempt` objects and
 later turns :class:`~genderscope.core.requests.AttemptResult` objects into a
-:class:`TaskResult`.  Register a task with one line in ``genderscope/registry.py``.
+:class:`TaskResult`.  Register a task with one line in ``genderscope/catalogue.py``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Sequence
 
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import NoOptions
-from genderscope.core.results_file import MetricEntry, TaskResults
+from genderscope.core.metrics import Measurement, Metric, MetricDoc, Reference, doc_for
+from genderscope.core.results_file import TaskResults
 from genderscope.core.requests import AttemptResult, Attempt
 from genderscope.core.rounds import Rounds
 from genderscope.core.seeds import DEFAULT_SEED, Seeds, derive_seeds
-
-
-#: the one metric type: a number with its 95% interval (same units) or the reason it has none; tasks
-#: build it, results.json stores it (see :class:`~genderscope.core.results_file.MetricEntry`)
-Metric = MetricEntry
 
 
 @dataclass
@@ -64,95 +59,6 @@ class RunContext:
     def seeds(self) -> Seeds:
         """The run seed's per-purpose parts (:func:`~genderscope.core.runspec.derive_seeds`)."""
         return derive_seeds(self.seed)
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One way a task measures: the primitive request kinds it needs and what it measures with them."""
-
-    kinds: frozenset[str]
-    text: str
-
-
-@dataclass(frozen=True)
-class MetricDoc:
-    """What a metric means, for the report's glossary and summary.
-
-    ``name``: the metric's key in results.json; ``formula``: how it is computed, in words or symbols;
-    ``direction``: how to read it (e.g. "0 = no bias; > 0 = stereotypical"); ``units`` (e.g. "fraction
-    of items", "nats", "ratio").  Optional, for the report's summary: ``neutral`` is the value meaning
-    "no bias" and ``sign`` says which side of it is stereotypical (+1 above, -1 below, 0 = not a bias
-    direction); ``max_ci_width``: a 95% CI wider than this (same units) is "not enough evidence";
-    ``harm`` names the harm the metric is evidence of; ``stereotypical`` / ``anti`` say in plain words
-    what a value on either side of ``neutral`` means (e.g. "picks the stereotyped gender more often").
-    ``bounds``: ``[low, high]`` the metric can take (None = unbounded on that side); intervals are clipped
-    to it (the true value lies inside, so clipping keeps the coverage).
-    """
-
-    name: str
-    formula: str
-    direction: str
-    units: str
-    neutral: float | None = None
-    sign: int = 0
-    max_ci_width: float | None = None
-    harm: str = ""
-    stereotypical: str = ""
-    anti: str = ""
-    bounds: tuple[float | None, float | None] | None = None
-
-
-@dataclass(frozen=True)
-class Reading:
-    """How a bias metric reads in the report's summary: the ``harm`` it is evidence of and what a value
-    on the ``stereotypical`` or ``anti`` side of neutral means.  Metrics of one task often share it (the
-    same preference in two units); :meth:`doc` declares each of them."""
-
-    harm: str
-    stereotypical: str
-    anti: str
-
-    @classmethod
-    def contrast(cls, harm: str, template: str, stereotypical: str, anti: str) -> Reading:
-        """Both sides from one sentence ``template``: its first ``{}`` is ``stereotypical`` or ``anti``,
-        a second ``{}`` (if any) the other of the two."""
-        return cls(harm, template.format(stereotypical, anti), template.format(anti, stereotypical))
-
-    def doc(
-        self,
-        name: str,
-        formula: str,
-        direction: str,
-        units: str,
-        neutral: float | None = None,
-        max_ci_width: float | None = None,
-        sign: int = 1,
-    ) -> MetricDoc:
-        """A :class:`MetricDoc` read this way, ``neutral`` its no-bias value (``sign``: the stereotypical
-        side, +1 above) and ``max_ci_width`` the widest 95% CI that is still evidence."""
-        reading = (self.harm, self.stereotypical, self.anti)
-        return MetricDoc(name, formula, direction, units, neutral, sign, max_ci_width, *reading)
-
-
-def docs_by_name(*docs: MetricDoc) -> dict[str, MetricDoc]:
-    """A task's ``metric_docs``: each doc under its ``name``, in the order given."""
-    return {d.name: d for d in docs}
-
-
-def doc_for(docs: Mapping[str, MetricDoc], metric: str) -> MetricDoc | None:
-    """The doc of ``metric`` in a task's ``metric_docs``: the exact entry, else the first ``*`` pattern (any
-    characters) that matches, in declaration order; None when nothing matches."""
-    if metric in docs:
-        return docs[metric]
-    return next((d for k, d in docs.items() if "*" in k and fnmatch.fnmatchcase(metric, k)), None)
-
-
-@dataclass(frozen=True)
-class Reference:
-    """Where a method comes from (model cards link it): ``text`` (authors, year, title) and ``url``."""
-
-    text: str
-    url: str
 
 
 class Task(ABC):
@@ -268,13 +174,3 @@ class Task(ABC):
     def metric_doc(cls, metric: str) -> MetricDoc | None:
         """The doc of ``metric`` in :attr:`metric_docs` (:func:`doc_for`)."""
         return doc_for(cls.metric_docs, metric)
-
-    def render(self, result: TaskResult) -> Any:
-        """A rich renderable for the terminal (default: the headline metrics table, then the report
-        summary's state and reading of the first headline metric with a bias direction)."""
-        from rich.console import Group
-
-        from genderscope.core.report_terminal import evidence_note, metrics_table
-
-        table, note = metrics_table(self.name, result), evidence_note(self, result)
-        return table if note is None else Group(table, note)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from genderscope.core.options import as_dict
-from genderscope.core.paths import home
+from genderscope.common.home import home
 from genderscope.core.store import answers_digest
 
 #: the folder under $GENDERSCOPE_HOME

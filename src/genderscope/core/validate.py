@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 def whole_number(

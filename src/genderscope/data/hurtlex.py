@@ -76,7 +76,8 @@ def dataset_name(language: str) -> str:
     """The registry name of ``language``'s lexicon, e.g. ``hurtlex/hurtlex_EN.tsv``."""
     code = language.lower()
     if code not in LANGUAGES:
-        raise DataError(f"HurtLex has no lexicon for language {language!r}; choose one of {', '.join(LANGUAGES)}")
+        choices = ", ".join(LANGUAGES)
+        raise DataError(f"HurtLex has no lexicon for language {language!r}; choose one of {choices}")
     return f"hurtlex/hurtlex_{code.upper()}.tsv"
 
 
@@ -92,7 +93,7 @@ def read_entries(path: Path) -> list[HurtLexEntry]:
     entries = []
     for number, row in enumerate(rows[1:], start=2):
         if len(row) != len(_COLUMNS):
-            raise DataError(f"{path}:{number}: expected {len(_COLUMNS)} tab-separated fields, found {len(row)}")
+            raise DataError(f"{path}:{number}: expected {len(_COLUMNS)} tab-separated fields, got {len(row)}")
         _, pos, category, stereotype, lemma, level = row
         entries.append(HurtLexEntry(lemma, category.lower(), pos, level, stereotype == "yes"))
     return entries

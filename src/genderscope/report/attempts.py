@@ -21,7 +21,7 @@ from genderscope.core.primitives import (
 )
 from genderscope.report.runs import BASE_ATTEMPT_KEYS
 from genderscope.report.summary import declared_facts
-from genderscope.report.views import fmt
+from genderscope.core.textfmt import fmt
 
 SAMPLE = 20
 #: characters of a prompt or answer shown before cutting (the export has the full text)

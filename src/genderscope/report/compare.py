@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from genderscope.core.runlog import MetricEntry
+from genderscope.core.metrics import MetricEntry
 from genderscope.report.runs import RunData
 from genderscope.report.views import fmt_metric
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.report.runs import RunData, load_run
 
 FORMATS = ("csv", "parquet")

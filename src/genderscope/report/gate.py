@@ -28,12 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from genderscope.core.errors import UsageError
-from genderscope.core.runlog import MetricEntry, TaskResults
+from genderscope.common.errors import UsageError
+from genderscope.core.metrics import MetricEntry
+from genderscope.core.results_file import TaskResults
 from genderscope.report.runs import RunData, load_runs
-from genderscope.report.summary import STATES, model_runs_first, summary_cell, summary_table
+from genderscope.core.evidence import STATES
+from genderscope.report.summary import model_runs_first, summary_cell, summary_table
 from genderscope.report.glossary import metric_doc
-from genderscope.report.views import fmt
+from genderscope.core.textfmt import fmt
 from genderscope.stats.intervals import pvalue_from_interval
 from genderscope.stats.tests import CORRECTIONS, adjust
 

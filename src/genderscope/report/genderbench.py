@@ -16,10 +16,11 @@ from typing import Any
 
 from genderscope.core import lookup
 from genderscope.core.evidence import MAX_UNREADABLE_FOR_MARK, judge
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report.glossary import metric_anchor, metric_doc
 from genderscope.report.summary import evidence, model_runs_first
-from genderscope.report.views import fmt, fmt_ci
+from genderscope.core.textfmt import fmt
+from genderscope.report.views import fmt_ci
 
 LETTERS = "ABCD"
 LABELS = ("Healthy", "Cautionary", "Critical", "Catastrophic")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from genderscope.core import lookup
-from genderscope.core.task import MetricDoc, Reference, doc_for
+from genderscope.core.metrics import MetricDoc, Reference, doc_for
 
 
 @lru_cache(maxsize=None)

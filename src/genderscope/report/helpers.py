@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from genderscope.core.runlog import MetricEntry, TaskResults
+from genderscope.core.metrics import MetricEntry
+from genderscope.core.results_file import TaskResults
 from genderscope.report import svg
-from genderscope.report.views import Figure, Rendered, fmt, fmt_ci
+from genderscope.report.views import Figure, Rendered, fmt_ci
+from genderscope.core.textfmt import fmt
 
 
 def num(x: Any) -> float | None:

@@ -13,19 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.core.paths import scrub_paths
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.data.licences import recorded_licences, restricted_notice
 from genderscope.report.attempts import SAMPLE as ATTEMPT_SAMPLE
 from genderscope.report.attempts import attempt_table, task_samples
 from genderscope.report.forest import comparison_blocks
 from genderscope.report.genderbench import genderbench_section
 from genderscope.report.glossary import glossary_rows, metric_anchor
-from genderscope.report.reasons import clean_text, no_ci_sentence
+from genderscope.report.reasons import clean_text
+from genderscope.core.evidence import no_ci_sentence
 from genderscope.report.overview import overview
 from genderscope.report.renderers import render_task
 from genderscope.report.runs import RunData, load_runs
 from genderscope.report.summary import summary_table
-from genderscope.report.views import Figure, TableView, fmt, fmt_ci
+from genderscope.report.views import Figure, TableView, fmt_ci
+from genderscope.core.textfmt import fmt
 
 
 def _anchor(*parts: str) -> str:

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.paths import scrub_paths
 from genderscope.report.gate import CheckedCell, state_cells
 from genderscope.report.glossary import task_references
 from genderscope.report.labels import short_model_name
 from genderscope.report.runs import RunData, load_runs
-from genderscope.report.views import fmt
+from genderscope.core.textfmt import fmt
 
 #: Hugging Face task type by model kind (anything else generates or scores text)
 HF_TASK_TYPE = {"hf-mlm": "fill-mask"}

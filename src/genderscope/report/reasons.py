@@ -6,9 +6,8 @@ from typing import Any
 
 from genderscope.core.evidence import RESAMPLES_UNDEFINED as _RESAMPLES
 from genderscope.core.evidence import looks_like_exception as looks_like_exception
-from genderscope.core.evidence import no_ci_sentence as no_ci_sentence
-from genderscope.core.runlog import TaskResults
-from genderscope.report.views import fmt
+from genderscope.core.results_file import TaskResults
+from genderscope.core.textfmt import fmt
 
 
 def _value(res: TaskResults, name: str) -> float | None:

@@ -1,6 +1,6 @@
 """Finding a task's report renderer: the module ``report`` next to the task, else the generic one.
 
-A task registered (in :data:`genderscope.registry.TASKS` or a plugin's entry point) as
+A task registered (in :data:`genderscope.catalogue.TASKS` or a plugin's entry point) as
 ``genderscope.tasks.<pkg>.task:Class``
 has its renderer in ``genderscope.tasks.<pkg>.report``, function
 ``render(name, results, run) -> Rendered`` (``results``: the task's
@@ -20,7 +20,7 @@ import importlib.util
 from collections.abc import Callable
 
 from genderscope.core import lookup
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report.helpers import render_generic
 from genderscope.report.runs import RunData
 from genderscope.report.views import Rendered

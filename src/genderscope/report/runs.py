@@ -11,16 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.runlog import (
     ATTEMPT_ENGINE_KEYS,
-    ResultsFile,
     RunManifest,
-    TaskResults,
     read_json_lines,
     read_run_log,
     run_folder,
 )
+from genderscope.core.results_file import ResultsFile, TaskResults
 
 #: attempt keys written by the engine for every task; everything else is the task's parsed fields
 BASE_ATTEMPT_KEYS = ATTEMPT_ENGINE_KEYS

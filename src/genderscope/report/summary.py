@@ -15,19 +15,16 @@ from typing import Any
 
 from genderscope.core import lookup
 from genderscope.core.evidence import (
-    MAX_UNREADABLE as MAX_UNREADABLE,
-    MAX_UNREADABLE_FOR_MARK as MAX_UNREADABLE_FOR_MARK,
-    MIN_ITEMS as MIN_ITEMS,
-    STATES as STATES,
     Evidence,
     ReportFacts,
     judge,
     sentence,
 )
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report.glossary import metric_anchor, metric_doc
 from genderscope.report.reasons import undefined_reason
-from genderscope.report.views import fmt, fmt_ci
+from genderscope.core.textfmt import fmt
+from genderscope.report.views import fmt_ci
 
 
 @dataclass

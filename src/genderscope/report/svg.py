@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from genderscope.report.views import fmt
+from genderscope.core.textfmt import fmt
 
 PALETTE = ("#3366aa", "#cc5533", "#66aa55", "#9955aa", "#cc9922", "#44aaaa", "#888888", "#aa4466")
 CATEGORY_COLOURS = {

@@ -7,7 +7,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from genderscope.core.runlog import MetricEntry
+from genderscope.core.metrics import MetricEntry
 from genderscope.core.textfmt import fmt as fmt  # re-exported: report, compare and export use it
 
 

@@ -24,11 +24,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from genderscope.stats.intervals import (  # noqa: F401  (re-exported: ``stats.bootstrap`` used to hold them)
-    interval,
+from genderscope.stats.intervals import (
     intervals,
-    normal_interval_genderbench,
-    percentile_interval,
 )
 from genderscope.stats.pyrandom import choices_indices
 

@@ -1,1 +1,1 @@
-"""Tasks.  Each subpackage holds one task; ``genderscope/registry.py`` lists them."""
+"""Tasks.  Each subpackage holds one task; ``genderscope/catalogue.py`` lists them."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.primitives import Tokens
 from genderscope.core.rounds import Answers
 

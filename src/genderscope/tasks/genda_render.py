@@ -78,7 +78,7 @@ def ges_reading(res: Any, what: str, harms: tuple[str, str] | None = None) -> st
     ``harms``: (main effect, nuance) harms and bias sources as GenDa Lens names them."""
     from genderscope.report.helpers import ci_word
     from genderscope.report.reasons import undefined_reason
-    from genderscope.report.views import fmt as hfmt
+    from genderscope.core.textfmt import fmt as hfmt
     from genderscope.report.views import fmt_ci
 
     g = res.metrics.get("ges")
@@ -111,7 +111,7 @@ def compat_tables(res: Any, run: Any = None) -> list[Any]:
     """GenDa Lens's own output tables (genda-lens mode) as report TableViews, headed with the run's label
     (:func:`compat_heading`); each spec is ``{columns, index_name, rows: [[label, cells...]]}``."""
     from genderscope.report.views import TableView
-    from genderscope.report.views import fmt as hfmt
+    from genderscope.core.textfmt import fmt as hfmt
 
     out = []
     for spec in (res.extra.get("compat_tables") or {}).values():

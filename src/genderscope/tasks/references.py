@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import Reference
+from genderscope.core.metrics import Reference
 
 WINOBIAS = Reference(
     "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and Debiasing Methods (WinoBias)",

@@ -56,8 +56,8 @@ class Checkpoint:
 
 def load_checkpoint(run_dir: Path, device: str | torch.device = "cpu") -> Checkpoint:
     """The best model of a run directory, in eval mode."""
-    from genderscope.core.errors import DataError
-    from genderscope.data.registry import sha256_file
+    from genderscope.common.errors import DataError
+    from genderscope.data.pins import sha256_file
 
     path = Path(run_dir) / "best.pt"
     if not path.exists():

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import torch
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 #: hyperparameter presets (spec §7.4, §7.6); ``batch_size`` of paper/reproduction is 40 for PTB, 80 otherwise
 _PAPER: dict[str, Any] = dict(
@@ -107,7 +107,7 @@ class TrainConfig:
 
 def _file_id(path: str) -> str:
     """A file's identity for hashes: its sha256 (so moving a file does not invalidate a run)."""
-    from genderscope.data.registry import sha256_file
+    from genderscope.data.pins import sha256_file
 
     return sha256_file(Path(path)) if Path(path).is_file() else str(path)
 

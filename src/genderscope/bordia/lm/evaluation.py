@@ -13,7 +13,7 @@ from genderscope.bordia.lm.checkpoint import load_checkpoint
 from genderscope.bordia.lm.config import set_threads
 from genderscope.bordia.lm.data import batchify, load_corpus
 from genderscope.bordia.lm.model import AWDLSTM
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 @torch.no_grad()

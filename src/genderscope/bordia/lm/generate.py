@@ -20,8 +20,9 @@ import torch
 from genderscope.bordia.cooccurrence import atomic_write_json, atomic_write_text
 from genderscope.bordia.lm.model import AWDLSTM
 from genderscope.bordia.lm.samples import changed_settings, check_sample_settings
-from genderscope.bordia.lm.train import load_checkpoint, set_threads
-from genderscope.core.errors import UsageError
+from genderscope.bordia.lm.checkpoint import load_checkpoint
+from genderscope.bordia.lm.config import set_threads
+from genderscope.common.errors import UsageError
 
 
 def sample_uniforms(seed: int, words: int) -> torch.Tensor:

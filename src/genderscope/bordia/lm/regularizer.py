@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from genderscope.bordia.pairs import GenderPairs
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 def choose_kappa(

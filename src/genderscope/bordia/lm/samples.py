@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 #: the manifest entries whose change makes the folder's samples a different stage (spec §9.1)
 SAMPLE_SETTINGS = ("words", "temperature", "seed_offset")

@@ -24,24 +24,21 @@ import torch
 import torch.nn.functional as F
 
 from genderscope.bordia.cooccurrence import atomic_write_json, atomic_write_text
-from genderscope.bordia.lm.checkpoint import (  # noqa: F401  (re-exported)
-    Checkpoint,
+from genderscope.bordia.lm.checkpoint import (
     _atomic_save,
     _averaged_state,
     build_model,
     load_checkpoint,
 )
-from genderscope.bordia.lm.config import (  # noqa: F401  (re-exported)
-    PRESETS,
+from genderscope.bordia.lm.config import (
     TrainConfig,
-    preset_config,
     set_threads,
 )
 from genderscope.bordia.lm.data import LMCorpus, batchify, load_corpus
-from genderscope.bordia.lm.evaluation import evaluate, evaluate_run, perplexity  # noqa: F401  (re-exported)
+from genderscope.bordia.lm.evaluation import evaluate, perplexity
 from genderscope.bordia.lm.model import AWDLSTM, detach_hidden
 from genderscope.bordia.lm.regularizer import BiasRegularizer, check_finite
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 def should_switch_to_asgd(history: list[float], val_loss: float, nonmono: int = 5) -> bool:

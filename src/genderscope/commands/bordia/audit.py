@@ -36,10 +36,12 @@ from genderscope.commands.bordia.glossary import METRIC_DOCS, REFERENCES
 from genderscope.commands.bordia.options import CorpusAuditOptions
 from genderscope.commands.bordia.runlog import command_manifest, interval_entry, score_metrics
 from genderscope.core.command import Command
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import check_choices
-from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults, write_run_log
+from genderscope.core.metrics import MetricEntry
+from genderscope.core.results_file import ResultsFile, TaskResults
+from genderscope.core.runlog import write_run_log
 
 COMMAND = Command(
     "bordia-audit",

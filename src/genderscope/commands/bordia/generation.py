@@ -26,7 +26,7 @@ from genderscope.bordia.pairs import GenderPairs
 from genderscope.bordia.scoring import ContextScore
 from genderscope.bordia.text import Document
 from genderscope.core.engine import run_tasks
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.tasks.cooccurrence_amplification.task import score_all
 
 TASK = "cooccurrence-amplification"

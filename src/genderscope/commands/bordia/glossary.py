@@ -3,7 +3,8 @@ paper (model cards link it)."""
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import docs_by_name
 from genderscope.tasks.references import BORDIA_BOWMAN
 
 REFERENCES = (BORDIA_BOWMAN,)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 from genderscope.bordia.options import CONTEXTS, CountingOptions
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import opt
 
 DEFAULT_LAMBDAS = (0.0, 0.001, 0.01, 0.1, 0.5, 0.8, 1.0)

@@ -1,5 +1,5 @@
 """Report sections of ``bordia score`` and ``bordia sweep`` folders (run-log entries ``bordia-score`` and
-``bordia-sweep``, registered in :data:`genderscope.registry.COMMANDS`): μ/σ of word bias
+``bordia-sweep``, registered in :data:`genderscope.catalogue.COMMANDS`): μ/σ of word bias
 ln P(w|F)/P(w|M), β by λ, most gendered words."""
 
 from __future__ import annotations
@@ -8,11 +8,12 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report import svg
 from genderscope.report.helpers import find_table, num, pair, point
 from genderscope.report.runs import RunData
-from genderscope.report.views import Figure, Rendered, TableView, fmt, fmt_ci
+from genderscope.report.views import Figure, Rendered, TableView, fmt_ci
+from genderscope.core.textfmt import fmt
 
 
 def _read_bias_tsv(path: Path) -> dict[str, float]:

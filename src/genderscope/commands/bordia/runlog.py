@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from genderscope.bordia.bias import bootstrap_why_not
-from genderscope.core.runlog import MetricEntry, RunManifest, TaskManifest, new_manifest
+from genderscope.core.metrics import MetricEntry
+from genderscope.core.runlog import RunManifest, TaskManifest, new_manifest
 
 COUNTS = ("n_scored", "n_dropped", "n_eligible", "n_only_male", "n_only_female", "n_no_gender")
 NO_CI_COUNT = "an exact count"

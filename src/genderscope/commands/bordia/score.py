@@ -21,7 +21,8 @@ from genderscope.commands.bordia.runlog import command_manifest, score_metrics
 from genderscope.core.command import Command
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import check_choices
-from genderscope.core.runlog import ResultsFile, TaskResults, write_run_log
+from genderscope.core.results_file import ResultsFile, TaskResults
+from genderscope.core.runlog import write_run_log
 
 COMMAND = Command(
     "bordia-score",

@@ -34,9 +34,11 @@ from genderscope.commands.bordia.options import SweepOptions
 from genderscope.commands.bordia.runlog import command_manifest, interval_entry
 from genderscope.commands.bordia.score import write_score_outputs
 from genderscope.core.command import Command
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import check_choices
-from genderscope.core.runlog import MetricEntry, ResultsFile, TaskResults, write_run_log
+from genderscope.core.metrics import MetricEntry
+from genderscope.core.results_file import ResultsFile, TaskResults
+from genderscope.core.runlog import write_run_log
 
 COMMAND = Command(
     "bordia-sweep",
@@ -174,7 +176,8 @@ def _run_lambda(
     log: Log,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Train (or reuse), generate, score one λ; returns its rows and the LM's metrics."""
-    from genderscope.bordia.lm.train import preset_config, train_lm
+    from genderscope.bordia.lm.config import preset_config
+    from genderscope.bordia.lm.train import train_lm
 
     o = plan.options
     label = lambda_label(lam)

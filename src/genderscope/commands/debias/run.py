@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from genderscope.commands.debias.options import DebiasOptions
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.progress import step_done
 
 #: model kinds each method fits (fine-tuning needs the weights)
@@ -40,7 +40,7 @@ def load_model(kind: str, target: str) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
-    from genderscope.backends.hf_models import load_pretrained, locate
+    from genderscope.backends.hf.models import load_pretrained, locate
 
     auto = AutoModelForCausalLM if kind == "hf-causal" else AutoModelForMaskedLM
     model, tok, _info = load_pretrained(auto, locate(target), torch.float32, "cpu", None)
@@ -89,7 +89,7 @@ def debias(o: DebiasOptions) -> dict[str, Any]:
 
     import torch
 
-    from genderscope.backends.hf_runtime import resolve_threads
+    from genderscope.backends.hf.runtime import resolve_threads
 
     kind, target = model_kind(o.model, o.method)
     torch.set_num_threads(resolve_threads(o.threads))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.core.task import Metric
+from genderscope.core.metrics import Metric
 from genderscope.stats import no_ci
 from genderscope.tasks.abc import metrics as M
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 
 FILES = {"female": "genda_lens/abc_fem_sents.txt", "male": "genda_lens/abc_male_sents.txt"}
 GROUPS = ("female", "male")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import docs_by_name
 
 MAIN_HARM = "main effect: underrepresentation; bias source: selection bias"
 NUANCE_HARM = "nuance: stereotyping; bias source: semantic bias"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report import svg
 from genderscope.report.helpers import find_table, metric_points, num, pair
 from genderscope.report.views import Figure, Rendered, TableView

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.primitives import Tokens, masked_logprobs_request, text_score_request, tokenize_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds

@@ -18,12 +18,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import bootstrap_seed_opt, check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, MaskedLogprobs
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
-from genderscope.core.task import Measurement, ReportFacts, Task, TaskResult
+from genderscope.core.metrics import Measurement
+from genderscope.core.task import Task, TaskResult
+from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.abc.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.core.options import opt
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, ratio, undetected_rates
 from genderscope.tasks.chatprobe.calc import weights, wmean

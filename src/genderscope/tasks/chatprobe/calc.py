@@ -15,7 +15,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from genderscope.stats import bootstrap_counts
+from genderscope.stats.bootstrap import bootstrap_counts
 
 Metrics = dict[str, np.ndarray]
 

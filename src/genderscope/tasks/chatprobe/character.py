@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, Reading
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading
 from genderscope.tasks.chatprobe.calc import Evaluations, ratio
 from genderscope.tasks.chatprobe.evaluators import character_gender
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt

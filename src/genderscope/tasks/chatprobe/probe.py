@@ -20,13 +20,14 @@ from typing import Any, ClassVar, Hashable, Iterator, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
-from genderscope.core.home import home
+from genderscope.common.errors import UsageError
+from genderscope.common.home import home
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, Reference, Task, TaskResult
+from genderscope.core.metrics import Measurement, Metric, Reference
+from genderscope.core.task import Task, TaskResult
 from genderscope.stats import no_ci
 from genderscope.stats.jackknife import JACKKNIFE_T
 from genderscope.stats.rules import UnitScores, paired_rule

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.home import home
+from genderscope.common.home import home
 
 PUNKT_FILES = {
     "collocations": "nltk/punkt_tab/english/collocations.tab",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import docs_by_name
 
 HARM = "stereotype amplification: the text ties words to one gender as its corpus does, or more"
 

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from genderscope.bordia.text import EOS
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 UNK = "<unk>"
 STYLES = ("auto", "split", "ptb", "wikitext")

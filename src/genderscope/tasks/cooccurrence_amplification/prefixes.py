@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from genderscope.bordia.text import Document
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 _TOKEN = re.compile(r"\S+")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report import svg
 from genderscope.report.helpers import point
-from genderscope.report.views import Figure, Rendered, TableView, fmt, fmt_metric
+from genderscope.report.views import Figure, Rendered, TableView, fmt_metric
+from genderscope.core.textfmt import fmt
 
 HARM = "stereotype amplification: the model's text ties words to one gender more than its reference corpus"
 ROW_COLUMNS = (

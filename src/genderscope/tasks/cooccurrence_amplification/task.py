@@ -21,8 +21,11 @@ from genderscope.bordia.pairs import GenderPairs, load_gender_pairs
 from genderscope.bordia.scoring import ContextScore, context_configs, score_documents
 from genderscope.bordia.text import Document, read_corpus, registry_corpus_file, resolve_corpus_paths
 from genderscope.core.primitives import CHAT, GENERATE, ChatReply, chat_request, generate_request
-from genderscope.core.requests import Attempt, AttemptResult, Request
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.requests import Attempt, AttemptResult
+from genderscope.core.request_value import Request
+from genderscope.core.metrics import Measurement, Metric
+from genderscope.core.task import Task, TaskResult
+from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.cooccurrence_amplification.glossary import METRIC_DOCS
 from genderscope.tasks.cooccurrence_amplification.normalise import Normaliser, resolve_style, vocabulary
 from genderscope.tasks.cooccurrence_amplification.options import CooccurrenceOptions

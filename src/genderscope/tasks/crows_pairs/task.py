@@ -23,9 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import opt
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wmean, wshare
+from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
+from genderscope.tasks.scored.benchmark import ScoredBenchmark, ScoredOptions
+from genderscope.tasks.scored.weights import wmean, wshare
 from genderscope.tasks.scored.benchmark import LOGLIK, MEASUREMENTS, PLL
 from genderscope.tasks.scored.docs import doc_texts, load_docs
 from genderscope.tasks.scored.shared import SHARED, SHARED_MEASUREMENT, SharedTokenScoring, unaligned_items

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 
 FILES = {
     "anti": "genda_lens/DaWinoBias_anti_stereotyped_evalda.txt",

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.tasks.genda_kit import r2np, r2py  # noqa: F401
+from genderscope.tasks.genda_kit import r2py
 from genderscope.stats.bootstrap import count_matrix
 from genderscope.stats.intervals import bootstrap_block
 

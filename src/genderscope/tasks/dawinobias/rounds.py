@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from genderscope.tasks.genda_kit import INFO, info_tokens  # noqa: F401
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.primitives import Tokens, fill_mask_request, text_score_request, tokenize_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds

@@ -16,12 +16,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from genderscope.tasks.genda_kit import GENDA_LENS_NEEDS_MLM, spread
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import bootstrap_seed_opt, check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, FillMask, Tokens
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.metrics import Measurement, Metric
+from genderscope.core.task import Task, TaskResult
+from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.dawinobias.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.tasks import scoring as S

@@ -11,7 +11,8 @@ import random
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt

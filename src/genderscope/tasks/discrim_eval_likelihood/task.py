@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 
 from genderscope.core.options import opt
-from genderscope.core.task import Metric
+from genderscope.core.metrics import Metric
 from genderscope.tasks.discrim_eval_likelihood import regression as rg
-from genderscope.tasks.scored import Choice, ScoredItem, ScoredOptions, Scores, wmean
+from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
+from genderscope.tasks.scored.benchmark import ScoredOptions
+from genderscope.tasks.scored.weights import wmean
 from genderscope.tasks.scored.benchmark import LOGLIK, MEASUREMENTS
 from genderscope.tasks.scored.docs import load_docs
 from genderscope.tasks.scored.jsonl_rows import JsonlBenchmark

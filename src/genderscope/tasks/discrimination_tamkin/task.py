@@ -17,7 +17,8 @@ import re
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt

@@ -20,9 +20,10 @@ from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
 from genderscope.tasks.chatprobe.calc import wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice

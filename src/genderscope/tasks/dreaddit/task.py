@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from genderscope.core.errors import DataError
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.common.errors import DataError
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt

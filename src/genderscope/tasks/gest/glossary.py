@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 
 HARM = "stereotypical reasoning"
 

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from genderscope.datasets.gest import FEMALE_IDS
+from genderscope.data.gest import FEMALE_IDS
 
 OPTION_ORDER = ("male", "female", "neither")
 _MALE_GROUP = [i - 1 for i in (8, 9, 10, 11, 12, 13, 14, 16)]  # 15 excluded from M_o only

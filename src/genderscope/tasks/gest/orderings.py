@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import random
 
-from genderscope.datasets.gest import sample_rows  # noqa: F401
 
 OPTIONS = ("male", "female", "neither")
 PERMS: list[tuple[str, str, str]] = list(itertools.permutations(OPTIONS))  # type: ignore[arg-type]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.core.runlog import MetricEntry, TaskResults
+from genderscope.core.metrics import MetricEntry
+from genderscope.core.results_file import TaskResults
 from genderscope.report import svg
 from genderscope.report.helpers import SHARE, metric_points, num, point_figure
 from genderscope.report.summary import summary_cell
-from genderscope.report.views import Figure, Rendered, fmt, fmt_ci
+from genderscope.report.views import Figure, Rendered, fmt_ci
+from genderscope.core.textfmt import fmt
 from genderscope.tasks.gest.glossary import HARM
 
 _GROUPS = {

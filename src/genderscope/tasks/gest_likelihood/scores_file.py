@@ -6,7 +6,7 @@ import math
 import re
 from pathlib import Path
 
-from genderscope.core.errors import DataError, UsageError
+from genderscope.common.errors import DataError, UsageError
 
 _TEMPLATE_IN_NAME = re.compile(r"template[-_](\d+)")
 

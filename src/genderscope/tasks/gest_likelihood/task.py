@@ -26,19 +26,21 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
 from genderscope.core.requests import Attempt, AttemptResult, given_request
 from genderscope.core.rounds import Answers, Round, Rounds
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
+from genderscope.core.metrics import Measurement, Metric
+from genderscope.core.task import Task, TaskResult
+from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.gest_likelihood.glossary import METRIC_DOCS
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import PYTHON, point_and_intervals
 from genderscope.stats.jackknife import JACKKNIFE_T, jackknife_intervals, jackknife_weights
 from genderscope.stats.rules import UnitScores, paired_rule
-from genderscope.datasets.gest import SHORT_NAMES, VERSIONS, GestRowsMixin
-from genderscope.datasets.gest import sample_rows
+from genderscope.data.gest import SHORT_NAMES, VERSIONS, GestRowsMixin
+from genderscope.data.gest import sample_rows
 from genderscope.tasks.gest_likelihood import aggregate as A
 from genderscope.tasks.gest_likelihood import rounds as R
 from genderscope.tasks.gest_likelihood.scores_file import read_scores, template_ids

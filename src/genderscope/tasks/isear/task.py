@@ -16,7 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import docs_by_name
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import Tokenize
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt

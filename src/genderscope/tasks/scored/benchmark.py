@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import opt
 from genderscope.core.primitives import (
@@ -40,12 +40,11 @@ from genderscope.core.primitives import (
     masked_logprobs_request,
 )
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, MetricDoc, Task, TaskResult, doc_for
-from genderscope.stats.rules import (  # noqa: F401  (re-exported: the layer's interval rule)
+from genderscope.core.metrics import Measurement, Metric, MetricDoc, doc_for
+from genderscope.core.task import Task, TaskResult
+from genderscope.stats.rules import (
     FEW_UNITS,
-    FEW_UNITS_NO_CI,
     MIN_UNITS,
-    ONE_UNIT,
     IntervalRule,
     rule_intervals,
 )

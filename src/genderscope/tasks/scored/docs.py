@@ -14,7 +14,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from genderscope.core.task import MetricDoc, Reference, docs_by_name
+from genderscope.core.metrics import MetricDoc, Reference
+from genderscope.core.metrics import docs_by_name
 
 DOCS = "docs.json"
 _FIELDS = {f.name for f in fields(MetricDoc)}

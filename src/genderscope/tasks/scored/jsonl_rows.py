@@ -8,7 +8,7 @@ from abc import abstractmethod
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
 
-from genderscope.core.errors import DataError
+from genderscope.common.errors import DataError
 from genderscope.tasks.scored.benchmark import ScoredBenchmark
 from genderscope.tasks.scored.items import ScoredItem
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 
 
 @dataclass

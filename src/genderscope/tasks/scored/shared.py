@@ -24,7 +24,7 @@ import numpy as np
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKENIZE, masked_logprobs_request, tokenize_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds
-from genderscope.core.task import Measurement
+from genderscope.core.metrics import Measurement
 from genderscope.tasks.scored.items import ScoredItem, Scores, stack_fields
 
 SHARED = "shared"

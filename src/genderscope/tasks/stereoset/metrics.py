@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from genderscope.tasks.scored import wmean, wsum
+from genderscope.tasks.scored.weights import wmean, wsum
 from genderscope.tasks.scored.groups import macro_weights, nested_scopes
 
 TYPES = {"intra": "intrasentence", "inter": "intersentence"}

@@ -20,8 +20,9 @@ import numpy as np
 
 from genderscope.core.options import opt
 from genderscope.core.primitives import CHAT
-from genderscope.core.task import Measurement
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores
+from genderscope.core.metrics import Measurement
+from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
+from genderscope.tasks.scored.benchmark import ScoredBenchmark, ScoredOptions
 from genderscope.tasks.scored.benchmark import LOGLIK, MEASUREMENTS, PLL
 from genderscope.tasks.scored.chatform import CHAT_CHOICE, ChatChoice
 from genderscope.tasks.scored.docs import doc_texts, load_docs

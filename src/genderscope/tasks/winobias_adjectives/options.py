@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from genderscope.core.options import opt
-from genderscope.datasets.winobias import RELEASES, parse_exclude_flags
-from genderscope.datasets.winobias_conditions import PLACEMENTS
+from genderscope.data.winobias_tables import RELEASES
+from genderscope.data.winobias import parse_exclude_flags
+from genderscope.data.winobias_conditions import PLACEMENTS
 
 DEFAULTS = {
     "release": "head",

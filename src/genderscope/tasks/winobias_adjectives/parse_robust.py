@@ -14,8 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from genderscope.datasets.winobias import PRONOUN_GENDER
-from genderscope.datasets.winobias_conditions import ADJECTIVES
+from genderscope.data.winobias_tables import PRONOUN_GENDER
+from genderscope.data.winobias_conditions import ADJECTIVES
 
 ROBUST_PARSER_VERSION = "1"
 
@@ -193,7 +193,7 @@ class RobustParse:
 
 
 def _all_occupations() -> tuple[str, ...]:
-    from genderscope.datasets.winobias import OCCUPATIONS
+    from genderscope.data.winobias_records import OCCUPATIONS
 
     return OCCUPATIONS.all
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report import svg
 from genderscope.report.heatmap import heatmap
 from genderscope.report.helpers import num, render_generic
-from genderscope.report.views import Figure, Rendered, TableView, fmt
+from genderscope.report.views import Figure, Rendered, TableView
+from genderscope.core.textfmt import fmt
 
 
 def _cond_label(row: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ import numpy as np
 
 from genderscope.stats.jackknife import JACKKNIFE_T
 from genderscope.tasks.winobias_adjectives import stats as S
-from genderscope.datasets.winobias_conditions import Condition
+from genderscope.data.winobias_conditions import Condition
 from genderscope.tasks.winobias_adjectives.options import WinoBiasAdjectivesOptions
 from genderscope.tasks.winobias_adjectives.parse_strict import CLASSES
 

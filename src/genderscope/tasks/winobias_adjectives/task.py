@@ -13,15 +13,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, Reference, ReportFacts, Task, TaskResult
+from genderscope.core.metrics import Measurement, Metric, Reference
+from genderscope.core.task import Task, TaskResult
+from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.winobias_adjectives.glossary import METRIC_DOCS
-from genderscope.datasets.winobias import WinoBiasSet, load_pairs
+from genderscope.data.winobias_records import WinoBiasSet
+from genderscope.data.winobias import load_pairs
 from genderscope.stats import no_ci
-from genderscope.datasets.winobias_conditions import (
+from genderscope.data.winobias_conditions import (
     BASELINE,
     Condition,
     adjectives_for,
@@ -30,14 +33,12 @@ from genderscope.datasets.winobias_conditions import (
     insert_adjectives,
     select_conditions,
 )
-from genderscope.tasks.winobias_adjectives.options import (  # noqa: F401  (re-exported)
-    DEFAULTS,
-    PRESETS,
+from genderscope.tasks.winobias_adjectives.options import (
     WinoBiasAdjectivesOptions,
 )
 from genderscope.tasks.winobias_adjectives.parse_robust import ROBUST_PARSER_VERSION, robust_parse
 from genderscope.tasks.winobias_adjectives.parse_strict import CLASSES, gold_word, strict_parse
-from genderscope.tasks.winobias_adjectives.render import _f1, _fp, render_result  # noqa: F401  (re-exported)
+from genderscope.tasks.winobias_adjectives.render import render_result
 from genderscope.tasks.winobias_adjectives.summary import summarise
 from genderscope.tasks.references import WINOBIAS
 
@@ -80,7 +81,7 @@ class WinoBiasAdjectivesTask(Task):
         self.trials = 5 if ctx.trials is None else int(ctx.trials)
         if self.trials < 1:
             raise UsageError("--trials must be at least 1")
-        from genderscope.datasets.winobias import check_combination
+        from genderscope.data.winobias import check_combination
 
         check_combination(options.release, options.type, options.split)
         _ = options.exclude_set  # validate early

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, docs_by_name
-from genderscope.datasets.winobias import occupational_reading
+from genderscope.core.metrics import MetricDoc
+from genderscope.core.metrics import docs_by_name
+from genderscope.tasks.winobias_kit import occupational_reading
 
 _PREFERS = occupational_reading("prefers the pronoun that", "follows", "goes against")
 

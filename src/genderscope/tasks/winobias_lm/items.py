@@ -7,10 +7,11 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.primitives import Prediction, Tokens
-from genderscope.datasets.winobias import LABELS, PRONOUN_GENDER, WinoBiasLine, WinoBiasSet
-from genderscope.datasets.winobias_conditions import (
+from genderscope.data.winobias_tables import LABELS, PRONOUN_GENDER
+from genderscope.data.winobias_records import WinoBiasLine, WinoBiasSet
+from genderscope.data.winobias_conditions import (
     Condition,
     adjectives_for,
     condition_id,

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE
-from genderscope.core.task import Measurement
-from genderscope.datasets.winobias import RELEASES, parse_exclude_flags
-from genderscope.datasets.winobias_conditions import PLACEMENTS
+from genderscope.core.metrics import Measurement
+from genderscope.data.winobias_tables import RELEASES
+from genderscope.data.winobias import parse_exclude_flags
+from genderscope.data.winobias_conditions import PLACEMENTS
 
 TOP1, CANDIDATES, LOGLIK, PLL = "top1", "candidates", "loglik", "pll"
 

@@ -1,6 +1,6 @@
 """Task ``winobias-lm``: the English WinoBias pro/anti pairs for masked and causal LMs.
 
-The pairs, flags and exclusions come from the shared loader (:mod:`genderscope.datasets.winobias`),
+The pairs, flags and exclusions come from the shared loader (:mod:`genderscope.data.winobias`),
 the adjective conditions and their insertion from ``winobias-adjectives`` (``--conditions``,
 ``--placement``).  Per sentence the model predicts the gender of the referring pronoun
 (``--scoring``, resolved from the model's primitives when ``auto`` and recorded resolved):
@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from genderscope.core.errors import UsageError
+from genderscope.common.errors import UsageError
 from genderscope.core.primitives import (
     MASKED_LOGPROBS,
     TOKEN_LOGPROBS,
@@ -48,14 +48,17 @@ from genderscope.core.primitives import (
 )
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds
-from genderscope.core.task import Metric, ReportFacts, Task, TaskResult
+from genderscope.core.metrics import Metric
+from genderscope.core.task import Task, TaskResult
+from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
-from genderscope.datasets.winobias import WinoBiasSet, load_pairs
+from genderscope.data.winobias_records import WinoBiasSet
+from genderscope.data.winobias import load_pairs
 from genderscope.stats import no_ci
 from genderscope.stats.bootstrap import PYTHON, point_and_intervals
 from genderscope.stats.rules import UnitScores
 from genderscope.tasks.scoring import sentence_score
-from genderscope.datasets.winobias_conditions import BASELINE, select_conditions
+from genderscope.data.winobias_conditions import BASELINE, select_conditions
 from genderscope.tasks.winobias_lm.items import (
     RECORD_KEYS,
     Item,
@@ -63,7 +66,6 @@ from genderscope.tasks.winobias_lm.items import (
     candidate_words,
     mask_slot,
     pronoun_group,
-    slot_text,
 )
 from genderscope.tasks.winobias_lm.options import (
     GROUPS,
@@ -74,7 +76,7 @@ from genderscope.tasks.winobias_lm.options import (
 )
 from genderscope.tasks.references import WINOBIAS
 
-__all__ = ["WinoBiasLMTask", "WinoBiasLMOptions", "pronoun_group", "slot_text"]
+__all__ = ["WinoBiasLMTask", "WinoBiasLMOptions", "pronoun_group"]
 
 NULL_CHOICES = ["he", "she", "him", "her", "his", "it", "they"]
 #: the attempts.jsonl field naming what an attempt asks: a top-1 round, or the candidate's gender group

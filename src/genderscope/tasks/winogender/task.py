@@ -22,7 +22,9 @@ from typing import Any, Callable
 import numpy as np
 
 from genderscope.core.options import opt
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, ScoredOptions, Scores, wshare
+from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
+from genderscope.tasks.scored.benchmark import ScoredBenchmark, ScoredOptions
+from genderscope.tasks.scored.weights import wshare
 from genderscope.tasks.scored.docs import doc_texts, load_docs
 from genderscope.tasks.scored import groups as gr
 from genderscope.tasks.scored.lmeval import acc_results, limit_per_subtask, subtask_accuracy, subtask_flags

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.core.errors import DataError
-from genderscope.tasks.scored import Choice, ScoredBenchmark, ScoredItem, Scores, wmean, wshare
+from genderscope.common.errors import DataError
+from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
+from genderscope.tasks.scored.benchmark import ScoredBenchmark
+from genderscope.tasks.scored.weights import wmean, wshare
 from genderscope.tasks.scored.docs import load_docs
 from genderscope.tasks.scored.groups import group_weight, indicator, wcorr, wgroup_mean
 from genderscope.tasks.scored.jsonl_rows import jsonl_rows

@@ -1,0 +1,1 @@
+"""Hugging Face backends: masked and causal LMs, GGUF, batching."""

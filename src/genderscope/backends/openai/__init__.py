@@ -1,0 +1,1 @@
+"""OpenAI-compatible servers: chat, completions, batch API, worker pool."""

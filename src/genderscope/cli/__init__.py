@@ -1,0 +1,1 @@
+"""The ``genderscope`` command line (typer)."""

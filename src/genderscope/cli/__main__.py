@@ -1,0 +1,5 @@
+"""``python -m genderscope.cli``."""
+
+from genderscope.cli.app import main
+
+main()

@@ -1,1 +1,0 @@
-"""Dataset loaders shared by several tasks (WinoBias, ...)."""
