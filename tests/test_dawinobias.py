@@ -19,6 +19,7 @@ from genderscope.core.requests import AttemptResult
 from genderscope.core.task import RunContext
 from genderscope.tasks.dawinobias import data as D
 from genderscope.tasks.dawinobias import metrics as M
+from genderscope.tasks.genda_kit import r2np, r2py
 from genderscope.tasks.dawinobias.task import DaWinoBiasOptions, DaWinoBiasTask
 from genderscope_dev.drive import answer_rounds
 
@@ -120,7 +121,7 @@ def test_t4_accuracy_and_f1_zero_division():
     [(16, 10, 1.0, 0.678072), (339, 335, 0.0, 0.017124), (10, 3, math.inf, 1.736966), (0, 10, None, None)],
 )
 def test_t5_ges_rounding_before_log_ratio(pro, anti, compat, default):
-    a_pro, a_anti = M.r2np(pro / 674), M.r2np(anti / 674)
+    a_pro, a_anti = r2np(pro / 674), r2np(anti / 674)
     g, err = M.compat_ges(a_pro, a_anti)
     if compat is None:
         assert g is None and err == "ValueError: math domain error"
@@ -135,7 +136,7 @@ def test_t5_ges_rounding_before_log_ratio(pro, anti, compat, default):
 
 
 def test_rounding_helpers_differ_at_ties():
-    assert M.r2np(0.015) == 0.02 and M.r2py(0.015) == 0.01
+    assert r2np(0.015) == 0.02 and r2py(0.015) == 0.01
 
 
 def _fake(attempt, response):
@@ -283,8 +284,8 @@ def test_compat_equals_direct_transcription(mlm_dir, data_registry, tmp_path):
         pred = tok.decode([int(logits[pos].argmax())])
         assert rec["model_input"] == text and rec["pred_token"] == pred
         correct.setdefault(rec["condition"], []).append(D.compat_group(pred) == D.compat_group(c.gold))
-    assert res.metrics["acc_pro"].value == M.r2np(np.mean(correct["pro"]))
-    assert res.metrics["acc_anti"].value == M.r2np(np.mean(correct["anti"]))
+    assert res.metrics["acc_pro"].value == r2np(np.mean(correct["pro"]))
+    assert res.metrics["acc_anti"].value == r2np(np.mean(correct["anti"]))
     t = res.extra["compat_tables"]
     assert t["simple"]["columns"] == ["", "DaWinoBias"] and t["detailed"]["rows"][3] == [
         "Pronouns",

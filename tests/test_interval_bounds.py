@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from genderscope.cli.app import app
 from genderscope.core.metrics import Metric, MetricDoc
-from genderscope.tasks.scored.benchmark import clipped_to_bounds
+from genderscope.core.finish import clipped_to_bounds
 
 
 def test_clipped_to_bounds_uses_exact_then_pattern_entries_and_leaves_unbounded_sides() -> None:

@@ -32,6 +32,7 @@ from genderscope.bordia.pairs import GenderPairs
 from genderscope.bordia.shards import Shard, ShardError, shard_documents, tally_tokens
 from genderscope.bordia.stream import DEFAULT_BATCH_CHARS, PartialCounts, check_configs, count_texts
 from genderscope.common.errors import UsageError
+from genderscope.stats.bootstrap import NUMPY, count_matrix
 
 EXECUTORS = ("local", "ray")
 
@@ -324,10 +325,9 @@ def shard_bootstrap(
     for part in parts:
         union.add(part)
     gids = [np.fromiter((union.index[t] for t in p.types), np.int64, count=p.n_types) for p in parts]
-    rng = np.random.default_rng(seed)
-    draws = [
-        np.bincount(rng.integers(0, len(parts), len(parts)), minlength=len(parts)) for _ in range(n_resamples)
-    ]
+    # whole shards drawn with replacement through the statistics core (numpy generator, ``seed``): row b
+    # holds how often each shard is in resample b
+    draws = list(count_matrix(len(parts), n_resamples, seed, rng=NUMPY).astype(np.int64))
     quiet = replace(options, bootstrap=0)
     lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
     out: dict[str, dict[str, tuple[float, float]]] = {}

@@ -128,10 +128,7 @@ def run(
     """
     from genderscope.core.engine import run_spec
     from genderscope.core.runspec import RunSpec, load_spec
-    from genderscope.core.validate import writable_path
 
-    if out_dir:
-        writable_path("--out", out_dir, folder=True)
     tasks, options = split_task_tokens(list(tasks or []) + list(ctx.args))
     fields = {"trials": trials, "limit": limit, "seed": seed, "label": label, "temperature": temperature,
               "max_tokens": max_tokens}

@@ -39,7 +39,7 @@ from genderscope.core.scheduler import run_together
 from genderscope.core.store import ResponseStore
 from genderscope.core.task import RunContext, Task, TaskResult
 from genderscope.data.registry import DataRegistry
-from genderscope.core import lookup
+from genderscope.core.finish import finish_result
 
 
 @dataclasses.dataclass
@@ -107,7 +107,7 @@ def prepare_run(
     if not isinstance(spec, RunSpec):
         spec = RunSpec.build(spec, model, **fields)
     typed = typed_options(spec)
-    kind, target = lookup.parse_model_spec(spec.model)
+    kind, target = typed.kind, typed.target
     data = data or DataRegistry()
     ctx = RunContext(
         seed=spec.seed,
@@ -155,10 +155,6 @@ def run_tasks(
     ``temperature``, ``max_tokens``, ``use_cache``, ``label``) make the run's :class:`RunSpec`
     (:meth:`RunSpec.build`); the rest says where and how to write.
     """
-    if out:
-        from genderscope.core.validate import writable_path
-
-        writable_path("--out", out, folder=True)
     spec = RunSpec.build(tasks, model, options=options, **fields)
     return run_spec(spec, out=out, progress=progress, store_path=store_path, data=data, write=write)
 
@@ -182,7 +178,7 @@ def run_spec(
     from genderscope.core.progress import make_progress
     from genderscope.core.validate import writable_path
 
-    if out:
+    if out:  # the one check of --out, before any model loads (the CLI and run_tasks leave it here)
         writable_path("--out", out, folder=True)
     prep = prepare_run(spec, data=data)
     built, backend_cls, kind, target, data = prep.tasks, prep.backend_cls, prep.kind, prep.target, prep.data
@@ -216,7 +212,7 @@ def run_spec(
             tasks' requests are in flight, with a cacheable backend)."""
             t0 = time.perf_counter()
             with paused_gc():
-                result = task.score(ex.results)
+                result = finish_result(task, task.score(ex.results), ex.results)
             ex.counts.seconds += time.perf_counter() - t0
             run = TaskRun(task, result, ex.results, ex.counts, memo_keys.get(id(task)))
             if write:  # its attempt lines too, while the other tasks' requests are in flight

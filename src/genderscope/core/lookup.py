@@ -245,13 +245,19 @@ def backend_kind_class(kind: str) -> Any:
     return _load_entry(BACKENDS, kind)
 
 
-def backend_class(spec: str) -> Any:
-    """The backend class of model spec ``kind:target`` (checks that a target is given where needed)."""
+def resolve_model(spec: str) -> tuple[str, str, Any]:
+    """Model spec ``kind:target`` parsed once: (kind, target, backend class); checks that a target is
+    given where the kind needs one."""
     kind, target = parse_model_spec(spec)
     cls = backend_kind_class(kind)
     if cls.needs_target and not target:
         raise UsageError(f"model spec {spec!r} needs a target after '{kind}:' ({cls.description})")
-    return cls
+    return kind, target, cls
+
+
+def backend_class(spec: str) -> Any:
+    """The backend class of model spec ``kind:target`` (:func:`resolve_model`)."""
+    return resolve_model(spec)[2]
 
 
 def is_suite(name: str) -> bool:

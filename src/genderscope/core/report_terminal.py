@@ -72,12 +72,11 @@ def evidence_note(task: Any, result: Any) -> Any:
 
 def render_result(task: Any, result: Any) -> Any:
     """The task's terminal block: its own ``render(result)`` when the task defines one, else the headline
-    metrics table, then the report summary's state and reading of the first headline metric with a bias
-    direction."""
-    own = getattr(task, "render", None)
-    if callable(own):
-        return own(result)
+    metrics table; then, for every task, the report summary's state and reading of the first headline
+    metric with a bias direction (the evidence line)."""
     from rich.console import Group
 
-    table, note = metrics_table(task.name, result), evidence_note(task, result)
-    return table if note is None else Group(table, note)
+    own = getattr(task, "render", None)
+    block = own(result) if callable(own) else metrics_table(task.name, result)
+    note = None if getattr(task, "renders_evidence", False) else evidence_note(task, result)
+    return block if note is None else Group(block, note)

@@ -169,18 +169,24 @@ class RunSpec:
             trials=spec.trials, limit=spec.limit, seed=spec.seed,
             temperature=spec.temperature, max_tokens=spec.max_tokens,
         )
-        backend_cls = lookup.backend_class(model)
-        kind, _ = lookup.parse_model_spec(model)
+        kind, target, backend_cls = lookup.resolve_model(model)
         suites = expand(names, frozenset(backend_cls.request_kinds), kind)
         classes = [lookup.task_class(t) for t in suites.tasks]
         task_vals, backend_vals = split_options(classes, backend_cls, {**suites.options, **(options or {})})
         typed = {c.name: build_options(c.Options, v, f"task {c.name!r}") for c, v in zip(classes, task_vals)}
         backend = build_options(backend_cls.Options, backend_vals, f"model kind {kind!r}")
-        return dataclasses.replace(
+        built = dataclasses.replace(
             spec,
             task_options={n: _json_values(o) for n, o in typed.items()},
             backend_options=_json_values(backend),
         )
+        # hand the typed options on, so that the engine does not build them (nor parse the model) again
+        hand_on = TypedOptions(
+            classes, list(typed.values()), backend_cls, backend, suites.left_out, suites.from_suites,
+            kind, target,
+        )
+        object.__setattr__(built, "_typed", hand_on)
+        return built
 
     def to_json(self) -> dict[str, Any]:
         """The spec as run.json stores it (``"spec"``)."""
@@ -291,6 +297,9 @@ class TypedOptions:
     left_out: dict[str, str]
     #: tasks that came from a suite (not named on their own)
     from_suites: set[str]
+    #: the model spec, parsed once: its kind and target
+    kind: str = ""
+    target: str = ""
 
 
 def typed_options(spec: RunSpec) -> TypedOptions:
@@ -299,8 +308,10 @@ def typed_options(spec: RunSpec) -> TypedOptions:
     from genderscope.core import lookup
     from genderscope.core.suites import expand
 
-    backend_cls = lookup.backend_class(spec.model)
-    kind, _ = lookup.parse_model_spec(spec.model)
+    handed_on = getattr(spec, "_typed", None)
+    if handed_on is not None:  # built by RunSpec.build: the same options, already typed
+        return handed_on
+    kind, target, backend_cls = lookup.resolve_model(spec.model)
     suites = expand(list(spec.tasks), frozenset(backend_cls.request_kinds), kind)
     extra = sorted(set(spec.task_options) - set(suites.tasks))
     if extra:
@@ -316,7 +327,8 @@ def typed_options(spec: RunSpec) -> TypedOptions:
     ]
     owner = f"model kind {kind!r}"
     backend = _built(backend_cls.Options, _thaw(spec.backend_options), owner, "backend_options")
-    return TypedOptions(classes, opts, backend_cls, backend, suites.left_out, suites.from_suites)
+    left_out, from_suites = suites.left_out, suites.from_suites
+    return TypedOptions(classes, opts, backend_cls, backend, left_out, from_suites, kind, target)
 
 
 def _built(options_cls: type, values: dict[str, Any], owner: str, field: str) -> Any:

@@ -100,6 +100,9 @@ class Task(ABC):
     #: the task's own version, written to results.json and run.json: raise it when a change of the task
     #: (items, prompts, parsing, metrics) can change its numbers for the same answers
     version: ClassVar[str] = "1"
+    #: True when the task's own ``render`` already states each headline's evidence state (the terminal
+    #: then adds no evidence line of its own)
+    renders_evidence: ClassVar[bool] = False
 
     def __init__(self, options: Any, ctx: RunContext):
         self.options = options

