@@ -3,13 +3,18 @@
 No part-of-speech tagger: the rules read the next word (and, for "her", the previous one). They are the
 same for "her" and "his", so swapping twice gives the text back.
 
-- "her" is an object ("him", "them") when the next token is punctuation or the end of the text, a word of
+- "her" is an object ("him", "them") when the next token is punctuation, a word of
   :data:`NOT_NOUN_START` (determiners, prepositions, conjunctions, pronouns, auxiliaries, a few adverbs),
   an adverb in -ly followed by punctuation or such a word ("told her quickly that"), or a bare verb of
   :data:`BARE_VERBS` after a verb of :data:`CAUSATIVE` ("let her go"); otherwise it is a possessive
-  determiner ("his", "their").
-- "his" is a possessive pronoun ("hers", "theirs") when the next token is punctuation, the end, or a word
-  of :data:`NOT_NOUN_START` ("the book is his and ..."); otherwise a determiner ("her", "their").
+  determiner ("his", "their"). A few more rules (:func:`her_is_object`): "her back/home" before
+  punctuation or a preposition, a predicative adjective before punctuation ("made her happy."), a bare
+  noun after a verb of giving ("gave her advice", but "gave her life", "told her mother") are objects.
+- "his" is a possessive pronoun ("hers", "theirs") when the next token is punctuation or a word of
+  :data:`NOT_NOUN_START` ("the book is his and ..."); otherwise a determiner ("her", "their").
+- At the end of the text: before trailing spaces (a continuation prompt cut before its noun, "best known
+  for her ") both are possessive determiners; with nothing after them, "her" is an object and "his" a
+  possessive pronoun ("I saw her", "the book is his").
 - They/them (``neutral``): the verb after "he"/"she" agrees when it can be found: adverbs of
   :data:`ADVERBS` (and -ly words) are skipped; "is/was/has/does" (and their negations) have fixed plurals;
   a lower-case word ending in -s loses it (goes → go, watches → watch, tries → try, walks → walk); a past
@@ -26,7 +31,7 @@ import re
 
 WORD = r"[^\W\d_](?:[\w]|['’](?=\w))*"
 #: the next token after a position: a word, or one non-space character, or nothing (end of text)
-NEXT_TOKEN = re.compile(rf"\s*({WORD}|['’][^\W\d_]+|\S)?")
+NEXT_TOKEN = re.compile(rf"\s*({WORD}|\d[\d,.]*\d|\d|['’][^\W\d_]+|\S)?")
 #: the last word before a position
 PREV_WORD = re.compile(rf"({WORD})\s*$")
 
@@ -131,7 +136,8 @@ def prev_word(text: str, pos: int) -> str | None:
 
 
 def is_word(token: str | None) -> bool:
-    return token is not None and (token[0].isalpha())
+    """A word or a number (not punctuation, not the end of the text)."""
+    return token is not None and token[0].isalnum()
 
 
 def _ends_phrase(text: str, pos: int, words: frozenset[str] = NOT_NOUN_START) -> bool:
@@ -146,6 +152,8 @@ def her_is_object(text: str, start: int, end: int, nouns: frozenset[str] = froze
     ``nouns``: gendered nouns (mother, husband …), always possessed after a verb of giving.
     """
     nxt, _, nend = next_token(text, end)
+    if nxt is None:  # "I saw her" (object); "She is best known for her " (a prompt cut before the noun)
+        return end == len(text)
     if not is_word(nxt):
         return True
     low = nxt.lower()
@@ -166,6 +174,8 @@ def her_is_object(text: str, start: int, end: int, nouns: frozenset[str] = froze
 def his_is_possessive(text: str, end: int) -> bool:
     """Whether "his" ending at ``end`` stands alone ("hers") rather than before a noun ("her")."""
     nxt, _, _ = next_token(text, end)
+    if nxt is None:  # "the book is his" (possessive); "He is best known for his " (cut before the noun)
+        return end == len(text)
     return not is_word(nxt) or nxt.lower() in NOT_NOUN_START
 
 
