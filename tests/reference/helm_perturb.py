@@ -6,8 +6,8 @@ The reference venv (default ``/tmp/ref-helm-perturb``, or ``$GENDERSCOPE_HELM_PE
 there (``helm_perturb_side.py``) at prob=1.0, where it is deterministic; :func:`compare` runs our engine on
 HELM's lists only (no Bordia pairs, no names) and sorts every word where the two differ into a reason.
 
-    PYTHONPATH=src:tests python tests/reference/helm_perturb.py provision
-    PYTHONPATH=src:tests python tests/reference/helm_perturb.py compare   # prints the table of reasons
+    PYTHONPATH=src python tests/reference/helm_perturb.py provision
+    PYTHONPATH=src python tests/reference/helm_perturb.py compare   # prints the table of reasons
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def _jsonl(path: Path, text: str, field: str | None, id_field: str | None) -> It
 
 
 def _table(path: Path, text: str, delimiter: str, field: str | None, id_field: str | None) -> Iterator[Prompt]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
         if header is None:
