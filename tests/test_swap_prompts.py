@@ -1,4 +1,4 @@
-"""The prompts-file reader (issue 39 §4): JSONL, CSV/TSV, plain text; one-line DataErrors; never a traceback."""
+"""The prompts-file reader (issue 39 §4): JSONL, CSV/TSV, plain text; one-line DataErrors, no traceback."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ def test_jsonl_text_field_and_id_field(tmp_path):
 def test_csv_and_tsv(tmp_path):
     p = write(tmp_path, "p.csv", 'id,prompt\nx1,"He said, ""hi"""\n\nx2,"two\nlines"\nx3,She\n')
     assert read_prompts(p, id_field="id") == [
-        Prompt("x1", 'He said, "hi"', 2), Prompt("x2", "two\nlines", 4), Prompt("x3", "She", 6),
+        Prompt("x1", 'He said, "hi"', 2),
+        Prompt("x2", "two\nlines", 4),
+        Prompt("x3", "She", 6),
     ]
     t = write(tmp_path, "p.tsv", "text\tk\nHe runs\t1\n")
     assert read_prompts(t) == [Prompt("2", "He runs", 2)]
@@ -48,17 +50,35 @@ def test_plain_text_keeps_spaces_and_skips_blank_lines(tmp_path):
 
 
 BAD = [
-    ("p.jsonl", '{"prompt": "ok"}\n{"prompt": "x",}\n', {}, r"p.jsonl:2: not valid JSON .*one JSON object per line"),
+    (
+        "p.jsonl",
+        '{"prompt": "ok"}\n{"prompt": "x",}\n',
+        {},
+        r"p.jsonl:2: not valid JSON .*one JSON object per line",
+    ),
     ("p.jsonl", '{"prompt": "ok"}\n["a"]\n', {}, r"p.jsonl:2: expected a JSON object, got list"),
     ("p.jsonl", '{"prompt": "ok"}\n{"text": "x"}\n', {}, r"p.jsonl:2: field 'prompt': missing; .*--field"),
-    ("p.jsonl", '{"body": "x"}\n', {}, r"p.jsonl:1: field 'prompt': no text field \(the record has 'body'\); "
-     r"name the text field with --field NAME"),
+    (
+        "p.jsonl",
+        '{"body": "x"}\n',
+        {},
+        r"p.jsonl:1: field 'prompt': no text field \(the record has 'body'\); "
+        r"name the text field with --field NAME",
+    ),
     ("p.jsonl", '{"prompt": "ok"}\n{"prompt": "  "}\n', {}, r"p.jsonl:2: field 'prompt': empty text"),
     ("p.jsonl", '{"prompt": 3}\n', {}, r"p.jsonl:1: field 'prompt': expected a string, got int"),
-    ("p.jsonl", '{"prompt": "a", "id": 1}\n{"prompt": "b"}\n', {"id_field": "id"},
-     r"p.jsonl:2: field 'id': missing; .*--id-field"),
-    ("p.jsonl", '{"prompt": "a", "id": 1}\n{"prompt": "b", "id": "1"}\n', {"id_field": "id"},
-     r"p.jsonl:2: field 'id': duplicate id '1' \(also on line 1\)"),
+    (
+        "p.jsonl",
+        '{"prompt": "a", "id": 1}\n{"prompt": "b"}\n',
+        {"id_field": "id"},
+        r"p.jsonl:2: field 'id': missing; .*--id-field",
+    ),
+    (
+        "p.jsonl",
+        '{"prompt": "a", "id": 1}\n{"prompt": "b", "id": "1"}\n',
+        {"id_field": "id"},
+        r"p.jsonl:2: field 'id': duplicate id '1' \(also on line 1\)",
+    ),
     ("p.csv", "prompt,id\nx,1\n,2\n", {}, r"p.csv:3: field 'prompt': empty text"),
     ("p.csv", "text,id\nx,1\n", {"field": "prompt"}, r"p.csv:1: field 'prompt': not in the header"),
     ("p.csv", "prompt\nx\n", {"id_field": "id"}, r"p.csv:1: field 'id': not in the header"),
@@ -82,7 +102,9 @@ def test_malformed_files_give_one_line(tmp_path, name, content, kw, match):
 
 def test_undecodable_bytes_name_line_and_column(tmp_path):
     p = write(tmp_path, "p.txt", b"fine\nok \xff here\n")
-    with pytest.raises(DataError, match=r"p.txt:2: column 4: byte 0xff is not UTF-8 text; save the file as UTF-8"):
+    with pytest.raises(
+        DataError, match=r"p.txt:2: column 4: byte 0xff is not UTF-8 text; save the file as UTF-8"
+    ):
         read_prompts(p)
 
 
@@ -92,8 +114,11 @@ def test_missing_file(tmp_path):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.binary(max_size=300), st.sampled_from(["p.jsonl", "p.csv", "p.tsv", "p.txt"]),
-       st.sampled_from([None, "prompt", "id"]))
+@given(
+    st.binary(max_size=300),
+    st.sampled_from(["p.jsonl", "p.csv", "p.tsv", "p.txt"]),
+    st.sampled_from([None, "prompt", "id"]),
+)
 def test_random_bytes_give_prompts_or_one_dataerror(tmp_path, data, name, id_field):
     p = tmp_path / name
     p.write_bytes(data)

@@ -1,4 +1,4 @@
-""""her"/"his" resolution measured on WinoBias: each pro-stereotyped sentence and its anti-stereotyped twin
+""" "her"/"his" resolution measured on WinoBias: each pro-stereotyped sentence and its anti-stereotyped twin
 differ only in the pronoun's gender, so the twin is the gold swap of every "her" (object "him" or
 possessive "his") and "his" (determiner "her" or pronoun "hers"). Rules tuned on these sentences, so this
 guards against regressions rather than estimating accuracy on new text (docs/decisions/gen-swap.md)."""
@@ -27,7 +27,9 @@ def gold_cases(registry) -> list[tuple[str, int, str]]:
     for kind in (1, 2):
         for split in ("dev", "test"):
             pro, anti = (
-                registry.path(f"winobias/{s}_stereotyped_type{kind}.txt.{split}").read_text("utf-8").splitlines()
+                registry.path(f"winobias/{s}_stereotyped_type{kind}.txt.{split}")
+                .read_text("utf-8")
+                .splitlines()
                 for s in ("pro", "anti")
             )
             for a, b in [*zip(pro, anti), *zip(anti, pro)]:
@@ -36,7 +38,9 @@ def gold_cases(registry) -> list[tuple[str, int, str]]:
                     continue
                 if any(x != y and x.lower().strip(".,") not in PRONOUNS for x, y in zip(ta, tb)):
                     continue  # the twin differs in more than the pronoun
-                cases += [(" ".join(ta), i, _word(tb[i])) for i, w in enumerate(ta) if _word(w) in ("her", "his")]
+                cases += [
+                    (" ".join(ta), i, _word(tb[i])) for i, w in enumerate(ta) if _word(w) in ("her", "his")
+                ]
     return cases
 
 

@@ -62,9 +62,11 @@ def match_case(source: str, target: str) -> str:
 
 @lru_cache(maxsize=8)
 def _pattern(lexicon: Lexicon) -> re.Pattern[str]:
-    words = {w for row in lexicon.pronouns for w in row[1:]} | set(lexicon.terms) | {
-        n.lower() for n in lexicon.names
-    }
+    words = (
+        {w for row in lexicon.pronouns for w in row[1:]}
+        | set(lexicon.terms)
+        | {n.lower() for n in lexicon.names}
+    )
     alternation = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
     return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
 
@@ -112,7 +114,11 @@ class _Pass:
         row = rows[0]
         if len(rows) > 1:  # "her": object or determiner; "his": determiner or possessive pronoun
             if low == "her":
-                row = rows[0] if rules.her_is_object(self.text, m.start(), m.end(), _nouns(self.lex)) else rows[1]
+                row = (
+                    rows[0]
+                    if rules.her_is_object(self.text, m.start(), m.end(), _nouns(self.lex))
+                    else rows[1]
+                )
             else:
                 row = rows[1] if rules.his_is_possessive(self.text, m.end()) else rows[0]
         neutral, female, male = self.lex.pronouns[row]
@@ -128,7 +134,7 @@ class _Pass:
         text, word = self.text, m.group()
         prev = rules.prev_word(text, m.start())
         if prev is not None and prev.lower() in rules.INVERTED:
-            if "?" in text[m.end():].split(".")[0]:
+            if "?" in text[m.end() :].split(".")[0]:
                 pstart = text.rindex(prev, 0, m.start())
                 self.edit(pstart, pstart + len(prev), rules.IRREGULAR[prev.lower()], "agreement")
             else:
@@ -138,8 +144,10 @@ class _Pass:
         if tok is not None and tok[:1] in "'’" and tok[1:].lower() == "s":
             self.contraction(start, end, word)
             return
-        while tok is not None and tok.lower() in rules.ADVERBS or (
-            tok and tok.islower() and tok.endswith("ly") and tok not in rules.LY_NOT_ADVERB
+        while (
+            tok is not None
+            and tok.lower() in rules.ADVERBS
+            or (tok and tok.islower() and tok.endswith("ly") and tok not in rules.LY_NOT_ADVERB)
         ):
             tok, start, end = rules.next_token(text, end)
         if tok is None or tok in rules.SENTENCE_END:
@@ -152,7 +160,7 @@ class _Pass:
             self.edit(start, end, plural, "agreement")
 
     def contraction(self, start: int, end: int, word: str) -> None:
-        """"he's" → "they're" or "they've" by the next word, or flag."""
+        """ "he's" → "they're" or "they've" by the next word, or flag."""
         nxt, _, _ = rules.next_token(self.text, end)
         low = (nxt or "").lower()
         if low in rules.HAS_NEXT:
@@ -203,7 +211,7 @@ class _Pass:
         edits = sorted(self.edits, key=lambda c: c.start)
         parts, pos = [], 0
         for c in edits:
-            parts += [self.text[pos:c.start], c.after]
+            parts += [self.text[pos : c.start], c.after]
             pos = c.end
         parts.append(self.text[pos:])
         return Swap("".join(parts), tuple(edits), "; ".join(self.flags) or None)
