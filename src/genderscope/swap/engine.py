@@ -1,4 +1,4 @@
-"""The swap engine: one compiled regex, one pass over the text, a list of changes.
+"""The swap engine: one pass over the words of a text (a compiled regex, dict look-ups), a list of changes.
 
 Directions: ``both`` (every gendered word becomes the other gender's), ``m2f`` (male words only),
 ``f2m`` (female words only), ``neutral`` (pronouns become they/them/their/theirs/themselves with verb
@@ -60,15 +60,8 @@ def match_case(source: str, target: str) -> str:
     return target
 
 
-@lru_cache(maxsize=8)
-def _pattern(lexicon: Lexicon) -> re.Pattern[str]:
-    words = (
-        {w for row in lexicon.pronouns for w in row[1:]}
-        | set(lexicon.terms)
-        | {n.lower() for n in lexicon.names}
-    )
-    alternation = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
+#: a word: the lexicon's words are letters only, so "\\w+" tokens have the same boundaries as HELM's "[^\\w]"
+_WORD = re.compile(r"\w+")
 
 
 @lru_cache(maxsize=8)
@@ -194,9 +187,11 @@ class _Pass:
             self.edit(m.start(), m.end(), other, "name")
 
     def run(self) -> Swap:
-        table = _pronoun_table(self.lex)
-        for m in _pattern(self.lex).finditer(self.text):
+        table, terms, names = _pronoun_table(self.lex), self.lex.terms, self.lex.names
+        for m in _WORD.finditer(self.text):
             low = m.group().lower()
+            if low not in table and low not in terms and (not self.names or m.group().title() not in names):
+                continue
             if low in table:
                 gender, rows = table[low]
                 if _wanted(gender, self.direction):
