@@ -85,7 +85,8 @@ BAD = [
     ("p.csv", "prompt,id\nx,1\ny,2,3\n", {}, r"p.csv:3: 3 cells, the header has 2"),
     ("p.csv", 'prompt\n"open\n', {}, r"p.csv:\d+: malformed CSV"),
     ("p.txt", "\n \n", {}, r"p.txt:1: no prompts in the file"),
-    ("p.txt", "a\n", {"id_field": "id"}, r"p.txt: a plain-text prompts file has no id field"),
+    ("p.txt", "a\n", {"id_field": "id"}, r"p.txt: a plain-text prompts file has no fields; drop --id-field"),
+    ("p.txt", "a\n", {"field": "text"}, r"p.txt: a plain-text prompts file has no fields; drop --field"),
     ("p.jsonl", "", {}, r"p.jsonl:1: no prompts"),
 ]
 

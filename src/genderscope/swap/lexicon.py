@@ -149,7 +149,7 @@ def build_lexicon(helm_source: str, bordia_texts: dict[str, str], names_text: st
             if male.lower() not in pronoun_words:
                 _add(terms, male, female, None, name)
     names = parse_names(names_text) if names_text is not None else {}
-    sources = (HELM_FILE, *bordia_texts, f"genderscope/swap/{NAMES_FILE}")
+    sources = (HELM_FILE, *bordia_texts) + ((f"genderscope/swap/{NAMES_FILE}",) if names else ())
     return Lexicon(tuple(pronoun_rows), terms, names, sources)
 
 

@@ -182,9 +182,10 @@ def read_prompts(path: str | Path, field: str | None = None, id_field: str | Non
     elif suffix in TABLE_SUFFIXES:
         prompts = list(_table(path, text, TABLE_SUFFIXES[suffix], field, id_field))
     else:
-        if id_field is not None:
+        if id_field is not None or field is not None:
+            flag = "--id-field" if id_field is not None else "--field"
             raise DataError(
-                f"{path}: a plain-text prompts file has no id field; drop --id-field or use JSONL/CSV"
+                f"{path}: a plain-text prompts file has no fields; drop {flag} or use .jsonl/.csv"
             )
         prompts = list(_plain(path, text))
     if not prompts:

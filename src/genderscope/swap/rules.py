@@ -113,7 +113,11 @@ IRREGULAR = {
     "isn’t": "aren’t",
     "wasn’t": "weren’t",
     "hasn’t": "haven’t",
-    "doesn’t": "don’t", "focuses": "focus", "biases": "bias", "aches": "ache", "caches": "cache",
+    "doesn’t": "don’t",
+    "focuses": "focus",
+    "biases": "bias",
+    "aches": "ache",
+    "caches": "cache",
 }
 #: inverted verbs of a question ("Is she …?", "Does he …?")
 INVERTED = frozenset(IRREGULAR)
