@@ -15,7 +15,8 @@ import time
 from itertools import cycle, islice
 
 from genderscope.data.registry import DataRegistry
-from genderscope.swap import DIRECTIONS, default_lexicon, swap
+from genderscope.swap.engine import DIRECTIONS, swap
+from genderscope.swap.lexicon import default_lexicon
 
 N = 10_000
 

@@ -9,17 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genderscope.common.errors import DataError, UsageError
-from genderscope.swap import (
-    DIRECTIONS,
-    PLACEHOLDERS,
-    Change,
-    build_lexicon,
-    default_lexicon,
-    fill_template,
-    match_case,
-    name_pairs,
-    swap,
-)
+from genderscope.swap.engine import DIRECTIONS, Change, match_case, swap
+from genderscope.swap.templates import PLACEHOLDERS, fill_template
+from genderscope.swap.lexicon import build_lexicon, default_lexicon, name_pairs
 from genderscope.swap.lexicon import parse_helm
 
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from genderscope.common.errors import DataError
-from genderscope.swap import Prompt, read_prompts
+from genderscope.swap.prompts import Prompt, read_prompts
 
 
 def write(tmp_path, name: str, content: str | bytes):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from genderscope.swap import swap
+from genderscope.swap.engine import swap
 
 PRONOUNS = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
 

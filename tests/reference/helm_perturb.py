@@ -21,7 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from genderscope.swap import build_lexicon, swap
+from genderscope.swap.lexicon import build_lexicon
+from genderscope.swap.engine import swap
 from genderscope.swap.lexicon import HELM_FILE, Lexicon, parse_helm
 
 VENV = Path(os.environ.get("GENDERSCOPE_HELM_PERTURB_VENV", "/tmp/ref-helm-perturb"))
