@@ -108,7 +108,9 @@ def test_cli_replays_deepl(cli: Any, tmp_path: Path) -> None:
 
 def test_cli_with_the_null_model_detects_nothing(cli: Any, tmp_path: Path) -> None:
     pytest.importorskip("simplemma", reason="needs the [translation] extra")
-    code, err = cli("run", "gest-translation", "--model", "random", "--languages", "cs", "--limit", "8", "--out", "r")
+    code, err = cli(
+        "run", "gest-translation", "--model", "random", "--languages", "cs", "--limit", "8", "--out", "r"
+    )
     assert code == 0, err
     block = _block(tmp_path / "r")
     assert block["metrics"]["detection_rate_cs"]["value"] == 0.0
@@ -122,7 +124,10 @@ def test_cli_with_the_null_model_detects_nothing(cli: Any, tmp_path: Path) -> No
     [
         (("--model", "published:deepl", "--languages", "cs,xx"), "unsupported language 'xx'"),
         (("--model", "published:systran"), "unknown published MT system 'systran'"),
-        (("--model", "published:deepl", "--languages", "hr"), "published:deepl has no translations into 'hr'"),
+        (
+            ("--model", "published:deepl", "--languages", "hr"),
+            "published:deepl has no translations into 'hr'",
+        ),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(cli: Any, args: tuple[str, ...], message: str) -> None:

@@ -100,15 +100,20 @@ class PublishedTranslationsBackend(Backend):
     def translate(self, jobs: list[Job], emit: Emit) -> None:
         for job in jobs:
             hint = job.request.hints.get("translate")
-            if not (isinstance(hint, dict) and isinstance(hint.get("text"), str) and isinstance(hint.get("target"), str)):
+            if not (
+                isinstance(hint, dict)
+                and isinstance(hint.get("text"), str)
+                and isinstance(hint.get("target"), str)
+            ):
                 raise UsageError(
-                    f"published:{self.system} answers only translation requests (a chat request with the hint "
-                    f"translate: {{text, target}}, as gest-translation asks); item {job.item_id} has none"
+                    f"published:{self.system} answers only translation requests (a chat request with the "
+                    f"hint translate: {{text, target}}, as gest-translation asks); item {job.item_id} has none"
                 )
             found = self.table(hint["target"]).get(hint["text"])
             if found is None:
                 self.missing.append(job.item_id)
-                emit(job, Outcome(error=f"published:{self.system} has no {hint['target']} translation of {hint['text']!r}"))
+                why = f"published:{self.system} has no {hint['target']} translation of {hint['text']!r}"
+                emit(job, Outcome(error=why))
             else:
                 self.answered += 1
                 emit(job, Outcome(response=found))

@@ -22,7 +22,9 @@ LANGUAGES: dict[str, Language] = {
     "cs": Language("cs", "Czech", partial(rules_aux.clause_clues, rules_aux.LANGUAGES["cs"]), "simplemma"),
     "pl": Language("pl", "Polish", rules_pl.clause_clues, "morfeusz2"),
     "ru": Language("ru", "Russian", partial(rules_east.clause_clues, "ru"), "pymorphy3 + pymorphy3-dicts-ru"),
-    "uk": Language("uk", "Ukrainian", partial(rules_east.clause_clues, "uk"), "pymorphy3 + pymorphy3-dicts-uk"),
+    "uk": Language(
+        "uk", "Ukrainian", partial(rules_east.clause_clues, "uk"), "pymorphy3 + pymorphy3-dicts-uk"
+    ),
     "sk": Language("sk", "Slovak", partial(rules_aux.clause_clues, rules_aux.LANGUAGES["sk"]), "simplemma"),
     "sl": Language("sl", "Slovene", partial(rules_aux.clause_clues, rules_aux.LANGUAGES["sl"]), "simplemma"),
     "hr": Language("hr", "Croatian", partial(rules_aux.clause_clues, rules_aux.LANGUAGES["hr"]), "simplemma"),

@@ -78,7 +78,9 @@ def statistic(counts: Counts) -> Any:
     return stat
 
 
-def point_and_cis(counts: Counts, n_boot: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray | None]:
+def point_and_cis(
+    counts: Counts, n_boot: int, seed: int, level: float
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Point values and (low, high, NaN resamples) per metric over ``n_boot`` unit resamples."""
     n = counts.male.shape[0]
     return point_and_intervals(statistic(counts), n, n_boot, seed, level=level)

@@ -1,10 +1,10 @@
 """The morphology packages of the detection rules, loaded once, offline, on first use.
 
-| languages | package (PyPI) | what it gives | licence |
-|---|---|---|---|
-| cs, sk, sl, hr, sr | ``simplemma`` 2.x | lemma of a word form (dictionary lookup) | MIT (code and data) |
-| ru, uk | ``pymorphy3`` + ``pymorphy3-dicts-ru`` / ``-uk`` | part of speech, tense, number, gender, case | MIT; dictionaries from OpenCorpora (CC BY-SA) / LanguageTool-uk |
-| pl | ``morfeusz2`` (ships the SGJP dictionary) | tags such as ``praet:sg:f:perf``, ``aglt:sg:pri`` | see http://morfeusz.sgjp.pl/doc/license/ |
+* cs, sk, sl, hr, sr: ``simplemma`` 2.x, the lemma of a word form (dictionary lookup); MIT, code and data;
+* ru, uk: ``pymorphy3`` + ``pymorphy3-dicts-ru`` / ``-uk``: part of speech, tense, number, gender, case;
+  MIT, dictionaries from OpenCorpora / LanguageTool-uk;
+* pl: ``morfeusz2`` (ships the SGJP dictionary): tags such as ``praet:sg:f:perf``, ``aglt:sg:pri``;
+  licence: http://morfeusz.sgjp.pl/doc/license/.
 
 All are the optional extra ``translation`` (``pip install 'genderscope[translation]'``); a missing one is a
 one-line :class:`~genderscope.common.errors.UsageError` naming it.  Each lookup is cached per word.

@@ -18,9 +18,9 @@ Per clause (:mod:`.detect`):
   altogether with a participle ending counts within two words of an auxiliary (cs ``jsem osmažila``);
 * **tier 2, predicative adjective** within three words of an auxiliary or pronoun marker, of a
   first-person form of a copula verb (cs ``cítím se špinavá``) or of its infinitive (cs ``chci být
-  silná``), but not of other verbs (cs ``mám dobrý plán`` is no clue): cs/sk the long forms (lemma ``-ý``/``-y``:
-  masc = the lemma, fem = ``-á``/``-a``) and cs short forms (``přesvědčen``/``přesvědčena``); sl/hr/sr
-  masc = a lemma whose feminine (``-a``, with the fleeting vowel dropped: ``sretan``/``sretna``) is a
+  silná``), but not of other verbs (cs ``mám dobrý plán`` is no clue): cs/sk the long forms (lemma
+  ``-ý``/``-y``: masc = the lemma, fem = ``-á``/``-a``) and cs short forms (``přesvědčen``/
+  ``přesvědčena``); sl/hr/sr masc = a lemma whose feminine (``-a``, with the fleeting vowel dropped: ``sretan``/``sretna``) is a
   known form of it, fem = that feminine;
 * **tier 2, word pairs** anywhere in the clause: cs ``rád``/``ráda``, ``nerad``/``nerada``,
   ``sám``/``sama``; sk ``rád``/``rada``, ``nerád``/``nerada``, ``sám``/``sama``; sl ``rad``/``rada``,
@@ -87,7 +87,10 @@ class AuxLanguage:
         if self.is_verb(word):
             return True
         stem = word[: -len(ending)]
-        if any(morph.known(stem + i, self.code) and morph.lemma(stem + i, self.code) == stem + i for i in self.infinitive):
+        if any(
+            morph.known(stem + i, self.code) and morph.lemma(stem + i, self.code) == stem + i
+            for i in self.infinitive
+        ):
             return True
         if gender != MALE:
             return False
@@ -168,8 +171,10 @@ def clause_clues(lang: AuxLanguage, words: Sequence[str]) -> list[Clue]:
         d = nearest(i, marks)
         if (g := lang.participle_gender(w)) is not None:
             out.append(Clue(g, w, f"{lang.code}:l-participle", 1, d))
-        elif auxiliaries and 0 < (da := nearest(i, auxiliaries)) <= UNKNOWN_WINDOW and (
-            g := lang.unknown_participle(w)
+        elif (
+            auxiliaries
+            and 0 < (da := nearest(i, auxiliaries)) <= UNKNOWN_WINDOW
+            and (g := lang.unknown_participle(w))
         ):
             out.append(Clue(g, w, f"{lang.code}:unknown-participle", 1, da))
         elif w in lang.pairs:

@@ -57,7 +57,9 @@ class GestTranslationOptions:
 
 class GestTranslationTask(GestRowsMixin, Task):
     name = "gest-translation"
-    description = "GEST in machine translation: the gender a translator gives a first-person speaker, per stereotype"
+    description = (
+        "GEST in machine translation: the gender a translator gives a first-person speaker, per stereotype"
+    )
     Options = GestTranslationOptions
     metric_docs = METRIC_DOCS
     measurements = {"translate": Measurement(frozenset({CHAT}), "translations into the target languages")}
