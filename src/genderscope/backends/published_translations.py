@@ -107,7 +107,8 @@ class PublishedTranslationsBackend(Backend):
             ):
                 raise UsageError(
                     f"published:{self.system} answers only translation requests (a chat request with the "
-                    f"hint translate: {{text, target}}, as gest-translation asks); item {job.item_id} has none"
+                    f"hint translate: {{text, target}}, as gest-translation asks); item {job.item_id} has "
+                    "none"
                 )
             found = self.table(hint["target"]).get(hint["text"])
             if found is None:

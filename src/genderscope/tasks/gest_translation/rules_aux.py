@@ -20,8 +20,8 @@ Per clause (:mod:`.detect`):
   first-person form of a copula verb (cs ``cítím se špinavá``) or of its infinitive (cs ``chci být
   silná``), but not of other verbs (cs ``mám dobrý plán`` is no clue): cs/sk the long forms (lemma
   ``-ý``/``-y``: masc = the lemma, fem = ``-á``/``-a``) and cs short forms (``přesvědčen``/
-  ``přesvědčena``); sl/hr/sr masc = a lemma whose feminine (``-a``, with the fleeting vowel dropped: ``sretan``/``sretna``) is a
-  known form of it, fem = that feminine;
+  ``přesvědčena``); sl/hr/sr masc = a lemma whose feminine (``-a``, with the fleeting vowel dropped:
+  ``sretan``/``sretna``) and neuter (``-o``) are known forms of it, fem = that feminine;
 * **tier 2, word pairs** anywhere in the clause: cs ``rád``/``ráda``, ``nerad``/``nerada``,
   ``sám``/``sama``; sk ``rád``/``rada``, ``nerád``/``nerada``, ``sám``/``sama``; sl ``rad``/``rada``,
   ``sam``/``sama`` (hr/sr ``sam`` is also the auxiliary, so ``sam``/``sama`` is not a clue there).
