@@ -38,6 +38,7 @@ TASKS: dict[str, str] = {
     "discrim-eval-likelihood": "genderscope.tasks.discrim_eval_likelihood.task:DiscrimEvalLikelihoodTask",
     "winogender": "genderscope.tasks.winogender.task:WinogenderTask",
     "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
+    "gest-translation": "genderscope.tasks.gest_translation.task:GestTranslationTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
@@ -84,4 +85,5 @@ BACKENDS: dict[str, str] = {
     "hf-causal": "genderscope.backends.hf.causal:HFCausalLMBackend",
     "word-lm": "genderscope.backends.word_lm:WordLMBackend",
     "self-debias": "genderscope.backends.self_debias:SelfDebiasBackend",
+    "published": "genderscope.backends.published_translations:PublishedTranslationsBackend",
 }

