@@ -57,7 +57,7 @@ def test_published_backend_bad_input_is_one_line() -> None:
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path) -> Any:
     """``cli(*args)`` runs ``genderscope ARGS`` in this process (in ``tmp_path``): (exit code, stderr)."""
-    from genderscope.cli import main
+    from genderscope.cli.app import main
 
     monkeypatch.chdir(tmp_path)
 

@@ -6,12 +6,15 @@ Modules (import each name from where it is defined)::
     from genderscope.swap.engine import swap, Swap, Change
     from genderscope.swap.templates import fill_template
 
-- :func:`~genderscope.swap.prompts.read_prompts` reads JSONL, CSV/TSV or plain text (one prompt a line) into :class:`Prompt` items;
+- :func:`read_prompts <genderscope.swap.prompts.read_prompts>` reads JSONL, CSV/TSV or plain text (one
+  prompt a line) into :class:`Prompt` items;
   a malformed file raises ``DataError`` with one line naming file, line, field and the fix.
-- :func:`~genderscope.swap.engine.swap` swaps pronouns, gendered terms and first names in one direction (``both``, ``m2f``,
+- :func:`~genderscope.swap.engine.swap` swaps pronouns, gendered terms and first names in one direction
+  (``both``, ``m2f``,
   ``f2m``, ``neutral``) and returns a :class:`Swap`: the new text, every :class:`Change`, and the reason the
   prompt is flagged (None when it is not). A prompt with nothing to swap comes back with no changes.
-- :func:`~genderscope.swap.templates.fill_template` fills ``{name}``, ``{pronoun}``, ``{possessive}`` … for one gender.
+- :func:`~genderscope.swap.templates.fill_template` fills ``{name}``, ``{pronoun}``, ``{possessive}`` … for
+  one gender.
 
 User docs: ``docs/generation-swaps.md``; decisions: ``docs/decisions/gen-swap.md``.
 """

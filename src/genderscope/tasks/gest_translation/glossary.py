@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from genderscope.core.task import MetricDoc, Reading, docs_by_name
+from genderscope.core.metrics import MetricDoc, Reading, docs_by_name
 
 _RATE = (0.0, 1.0)
 

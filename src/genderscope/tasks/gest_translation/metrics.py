@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.datasets.gest import FEMALE_IDS, MALE_IDS, SHORT_NAMES
+from genderscope.data.gest import FEMALE_IDS, MALE_IDS, SHORT_NAMES
 from genderscope.stats.bootstrap import point_and_intervals
 
 Z95 = 1.959963984540054

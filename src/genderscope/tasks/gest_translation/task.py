@@ -19,15 +19,16 @@ import numpy as np
 from genderscope.core.options import bootstrap_seed_opt, check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import CHAT, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
-from genderscope.core.task import Measurement, Metric, ReportFacts, Task, TaskResult
-from genderscope.datasets.gest import VERSIONS, GestRowsMixin
+from genderscope.core.evidence import ReportFacts
+from genderscope.core.task import Task, TaskResult
+from genderscope.core.metrics import Measurement, Metric
+from genderscope.data.gest import VERSIONS, GestRowsMixin
 from genderscope.stats.no_ci import interval_columns
 from genderscope.tasks.gest_translation import metrics as M
 from genderscope.tasks.gest_translation.detect import EMPTY, FEMALE, MALE, MIXED
 from genderscope.tasks.gest_translation.glossary import METRIC_DOCS
 from genderscope.tasks.gest_translation.languages import DEFAULT, LANGUAGES, detect, parse_languages, require
 from genderscope.tasks.references import GEST
-from genderscope.tasks.scored.benchmark import clipped_to_bounds
 
 #: the translation prompt: one user turn, no system prompt ({language}: the English name of the target)
 PROMPT = (
@@ -118,7 +119,7 @@ class GestTranslationTask(GestRowsMixin, Task):
             "dataset": VERSIONS[o.dataset_version],
         }
         headline = [f"stereotype_rate_{lang}" for lang in self.languages]
-        return TaskResult(clipped_to_bounds(metrics, METRIC_DOCS), extra, [r for r in read], headline)
+        return TaskResult(metrics, extra, [r for r in read], headline)
 
     def _counts(
         self, results: Sequence[AttemptResult], read: list[dict[str, Any]]
