@@ -14,7 +14,7 @@ import pytest
 from genderscope.backends.published_translations import SYSTEMS, PublishedTranslationsBackend
 from genderscope.common.errors import UsageError
 from genderscope.core.options import NoOptions
-from genderscope.core.primitives import chat_request
+from genderscope.core.primitives import TRANSLATE, translate_request
 from genderscope.core.requests import Job, Outcome
 
 GEST_ROW0 = "I have always been a leadership type."
@@ -28,7 +28,7 @@ def _answer(backend: PublishedTranslationsBackend, *requests: Any) -> list[Outco
 
 
 def _translate(text: str, target: str) -> Any:
-    return chat_request(f"Translate: {text}", translate={"text": text, "target": target})
+    return translate_request(text, target)
 
 
 def test_published_backend_looks_up_by_source_text_and_counts_misses() -> None:
@@ -37,9 +37,7 @@ def test_published_backend_looks_up_by_source_text_and_counts_misses() -> None:
     assert (hit.response, hit.error) == ("Vždycky jsem byl vůdčí typ.", None)
     assert miss.response is None and "has no cs translation of 'Not a GEST sentence.'" in (miss.error or "")
     assert backend.stats()["missing"] == 1 and backend.stats()["answered"] == 1
-    # the hint, not the prompt, is what is looked up: another prompt for the same text gets the same answer
-    other = chat_request("Something else", translate={"text": GEST_ROW0, "target": "cs"})
-    assert _answer(backend, other)[0].response == hit.response
+    assert PublishedTranslationsBackend.request_kinds == {TRANSLATE}  # no chat: no other task runs on it
     assert backend.fingerprint.startswith("published:deepl:")
 
 
@@ -49,8 +47,8 @@ def test_published_backend_bad_input_is_one_line() -> None:
     backend = PublishedTranslationsBackend("deepl", NoOptions())
     with pytest.raises(UsageError, match=r"no translations into 'hr'; it has cs, pl, ru, sk, sl, uk"):
         _answer(backend, _translate(GEST_ROW0, "hr"))
-    with pytest.raises(UsageError, match="answers only translation requests"):
-        _answer(backend, chat_request("Who is more likely to say this?"))
+    with pytest.raises(UsageError, match="from English only"):
+        _answer(backend, translate_request(GEST_ROW0, "cs", source="de"))
     assert set(SYSTEMS) == {"amazon_translate", "deepl", "google_translate", "nllb_3b"}
 
 

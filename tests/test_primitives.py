@@ -19,11 +19,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_kind_names_agree():
-    assert (Q.CHAT, Q.GENERATE) == (P.CHAT, P.GENERATE)
     assert set(P.KINDS) == {
-        P.CHAT, P.TOKENIZE, P.TOKEN_LOGPROBS, P.FILL_MASK, P.MASKED_LOGPROBS, P.GENERATE, P.LOGLIKELIHOOD
+        P.CHAT, P.TOKENIZE, P.TOKEN_LOGPROBS, P.FILL_MASK, P.MASKED_LOGPROBS, P.GENERATE, P.LOGLIKELIHOOD,
+        P.TRANSLATE,
     }
-    assert Q.LOGLIKELIHOOD == P.LOGLIKELIHOOD
+    got = P.translate_request("I am tired.", "cs").payload
+    assert got == {"text": "I am tired.", "source": "en", "target": "cs"}
 
 
 @pytest.mark.parametrize(

@@ -3,15 +3,13 @@
 The GEST authors published the translations of four systems (``amazon_translate``, ``deepl``,
 ``google_translate``, ``nllb_3b``; kinit-sk/gest ``data/translations/<system>/<lang>/translations.csv``,
 columns ``from``, ``to``; Apache-2.0), pinned in the data registry as
-``gest/translations/<system>/<lang>/translations.csv``.  This backend answers a ``chat`` request that
-carries the hint ``translate: {"text", "target"}`` (:func:`genderscope.core.primitives.chat_request`)
-with the system's translation of ``text`` into ``target``, looked up by exact source text, so a
-translation study can be re-run without any MT service.  It knows no task: the request's hint is all it
-reads.
+``gest/translations/<system>/<lang>/translations.csv``.  This backend answers the ``translate`` primitive
+(:func:`genderscope.core.primitives.translate_request`: ``text``, ``source``, ``target``) with the system's
+translation of ``text`` into ``target``, looked up by exact source text, so a translation study can be
+re-run without any MT service.  It knows no task and answers no other kind.
 
 * a language the system did not translate into: one line naming the languages it did (exit 2);
 * a source text the file lacks: that attempt fails (``Outcome.error``, counted by the task), the run goes on;
-* a chat request without the hint: one line saying what this model answers.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from typing import Any
 
 from genderscope.common.errors import DataError, UsageError
 from genderscope.core.backend import Backend, Emit, handles
-from genderscope.core.primitives import CHAT
+from genderscope.core.primitives import TRANSLATE
 from genderscope.core.requests import Job, Outcome
 from genderscope.data.registry import DataRegistry, load_manifest
 
@@ -61,7 +59,7 @@ class PublishedTranslationsBackend(Backend):
     kind = "published"
     description = (
         "published MT translations of GEST (published:amazon_translate|deepl|google_translate|nllb_3b); "
-        "answers translation requests offline"
+        "answers translate requests offline"
     )
     cacheable = False
 
@@ -96,24 +94,18 @@ class PublishedTranslationsBackend(Backend):
             self._tables[language] = read_translations(self.registry.path(self.files[language]))
         return self._tables[language]
 
-    @handles(CHAT)
+    @handles(TRANSLATE)
     def translate(self, jobs: list[Job], emit: Emit) -> None:
         for job in jobs:
-            hint = job.request.hints.get("translate")
-            if not (
-                isinstance(hint, dict)
-                and isinstance(hint.get("text"), str)
-                and isinstance(hint.get("target"), str)
-            ):
+            p = job.request.payload
+            if p["source"] != "en":
                 raise UsageError(
-                    f"published:{self.system} answers only translation requests (a chat request with the "
-                    f"hint translate: {{text, target}}, as gest-translation asks); item {job.item_id} has "
-                    "none"
+                    f"published:{self.system} holds translations from English only, not from {p['source']!r}"
                 )
-            found = self.table(hint["target"]).get(hint["text"])
+            found = self.table(p["target"]).get(p["text"])
             if found is None:
                 self.missing.append(job.item_id)
-                why = f"published:{self.system} has no {hint['target']} translation of {hint['text']!r}"
+                why = f"published:{self.system} has no {p['target']} translation of {p['text']!r}"
                 emit(job, Outcome(error=why))
             else:
                 self.answered += 1

@@ -36,6 +36,7 @@ from genderscope.core.primitives import (
     GENERATE,
     KINDS,
     LOGLIKELIHOOD,
+    TRANSLATE,
     MASKED_LOGPROBS,
     TOKEN_LOGPROBS,
     TOKENIZE,
@@ -101,6 +102,11 @@ def _chat(job: Job, u: float) -> Any:
     if choices:
         return choices[int(u * len(choices))]
     return "I cannot tell."
+
+
+def _translate(job: Job, u: float) -> Any:
+    """The null translator: the source text unchanged (it gives no grammatical gender to anyone)."""
+    return job.request.payload["text"]
 
 
 SPECIALS = {
@@ -208,7 +214,7 @@ def _masked_logprobs(job: Job, u: float) -> Any:
 #: request kind -> its draw ``(job, u) -> answer`` (``generate`` has a handler of its own: its corpus)
 _DRAWS: dict[str, Callable[[Job, float], Any]] = {
     CHAT: _chat, TOKENIZE: _tokenize, TOKEN_LOGPROBS: _token_logprobs, LOGLIKELIHOOD: _loglikelihood,
-    FILL_MASK: _fill_mask, MASKED_LOGPROBS: _masked_logprobs,
+    FILL_MASK: _fill_mask, MASKED_LOGPROBS: _masked_logprobs, TRANSLATE: _translate,
 }  # fmt: skip
 
 def _generate(job: Job, u: float, unigram: Unigram | None = None, seed: int = 0) -> Any:

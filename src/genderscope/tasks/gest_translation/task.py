@@ -1,9 +1,10 @@
 """Task ``gest-translation``: GEST through a translator (Pikuliak et al., Findings of EMNLP 2024, §4.1).
 
 Each GEST sentence (English, first person, stereotype 1–16) is translated into each target language
-(``--languages cs,pl,...``) by the model: one chat request per sentence and language with the fixed
-prompt :data:`PROMPT`, carrying the hint ``translate: {text, target}`` so that recorded translations
-(``published:SYSTEM``) answer it too.  The speaker's grammatical gender in each translation is detected
+(``--languages cs,pl,...``) by the model: a translation system (``published:SYSTEM``, the MT systems'
+published outputs) answers one ``translate`` request per sentence and language (``--form mt``); a chat
+model one chat request with the fixed prompt :data:`PROMPT` (``--form chat``).  The speaker's grammatical
+gender in each translation is detected
 (:mod:`.languages`, rules per language) and counted; :mod:`.metrics` turns the counts into masculine
 rates per stereotype, p_f, p_m, the masculine rate (p_f + p_m) / 2, the stereotype rate p_m − p_f and
 the detection rate per language, with row-bootstrap intervals, and ranks the 16 stereotypes.
@@ -17,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from genderscope.core.options import bootstrap_seed_opt, check_confidence_level, confidence_level_opt, opt
-from genderscope.core.primitives import CHAT, chat_request
+from genderscope.core.primitives import CHAT, TRANSLATE, chat_request, translate_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.task import Task, TaskResult
@@ -47,6 +48,12 @@ class GestTranslationOptions:
     dataset_version: str = opt(
         "1.0", "GEST file version (the published translations are of 1.0)", ("1.0", "1.1")
     )
+    form: str = opt(
+        "auto",
+        "how the model translates: mt (a translation system's translate primitive, e.g. published:deepl), "
+        "chat (the fixed prompt, any chat model), auto (mt where the model answers it, else chat)",
+        ("auto", "mt", "chat"),
+    )
     n_boot: int = opt(1000, "bootstrap resamples of GEST rows (0 = no intervals)", minimum=0, maximum=10**6)
     bootstrap_seed: int = bootstrap_seed_opt()
     confidence_level: float = confidence_level_opt()
@@ -63,7 +70,11 @@ class GestTranslationTask(GestRowsMixin, Task):
     )
     Options = GestTranslationOptions
     metric_docs = METRIC_DOCS
-    measurements = {"translate": Measurement(frozenset({CHAT}), "translations into the target languages")}
+    measurements = {
+        "mt": Measurement(frozenset({TRANSLATE}), "translated by an MT system"),
+        "chat": Measurement(frozenset({CHAT}), "translated by chat (the fixed prompt)"),
+    }
+    measurement_option = "form"
     report_facts = ReportFacts(evidence=("counts.detected",), evidence_unit="detected translations")
     references = (GEST,)
     published = (
@@ -91,11 +102,10 @@ class GestTranslationTask(GestRowsMixin, Task):
         for lang in self.languages:
             name = LANGUAGES[lang].name
             for r in rows:
-                request = chat_request(
-                    PROMPT.format(language=name, sentence=r.sentence),
-                    **sampling,
-                    translate={"text": r.sentence, "target": lang},
-                )
+                if self.options.form == "mt":
+                    request = translate_request(r.sentence, lang)
+                else:
+                    request = chat_request(PROMPT.format(language=name, sentence=r.sentence), **sampling)
                 meta = {"language": lang, "row": r.row, "stereotype": r.stereotype}
                 out += [Attempt(f"{lang}/{r.row}", t, request, dict(meta)) for t in range(1, trials + 1)]
         return out
