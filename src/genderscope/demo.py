@@ -232,28 +232,9 @@ def _genda_tiny_mlm(console: Console) -> Callable[[Path, bool], list[Path]]:
     return go
 
 
-def demo_steps(console: Console) -> list[Step]:
-    """The demo's steps in order (each one independent of the others)."""
-
-    def smollm2() -> str:
-        return f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
-
-    def gemma() -> str:
-        return f"hf-causal:{gemma_gguf()}"
-
-    chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
-    gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
-
-    def on_random(name: str, title: str, tasks: tuple[str, ...], label: str = "random", **kw: Any) -> Step:
-        return _tasks_step(name, title, tasks, "random", label, console, **kw)
-
-    def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
-        model, label = smollm2, "SmolLM2-135M-Instruct"
-        return _tasks_step(
-            name, title, tasks, model, label, console, needs=chat_ready, in_quick=False, gguf="smollm2", **kw
-        )
-
-    steps = [
+def _null_model_steps(on_random: Callable[..., Step]) -> list[Step]:
+    """The demo's steps on the random null model (every task family, fast)."""
+    return [
         on_random(
             "gest-random",
             "GEST on the random null model (full dataset, 21,390 attempts; 500 sentences with --quick)",
@@ -304,6 +285,12 @@ def demo_steps(console: Console) -> list[Step]:
             quick_limit=60,
             expect_s=8,
         ),
+    ]
+
+
+def _smollm2_steps(on_smollm2: Callable[..., Step]) -> list[Step]:
+    """The demo's steps on SmolLM2-135M-Instruct (GGUF, from its PyPI package)."""
+    return [
         on_smollm2(
             "gest-smollm2",
             "GEST on SmolLM2-135M-Instruct (GGUF, local chat generation, 20 sentences)",
@@ -331,6 +318,33 @@ def demo_steps(console: Console) -> list[Step]:
             limit=LM_SCORING_LIMIT,
             expect_s=12,
         ),
+    ]
+
+
+def demo_steps(console: Console) -> list[Step]:
+    """The demo's steps in order (each one independent of the others)."""
+
+    def smollm2() -> str:
+        return f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
+
+    def gemma() -> str:
+        return f"hf-causal:{gemma_gguf()}"
+
+    chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
+    gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
+
+    def on_random(name: str, title: str, tasks: tuple[str, ...], label: str = "random", **kw: Any) -> Step:
+        return _tasks_step(name, title, tasks, "random", label, console, **kw)
+
+    def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
+        model, label = smollm2, "SmolLM2-135M-Instruct"
+        return _tasks_step(
+            name, title, tasks, model, label, console, needs=chat_ready, in_quick=False, gguf="smollm2", **kw
+        )
+
+    steps = [
+        *_null_model_steps(on_random),
+        *_smollm2_steps(on_smollm2),
         _tasks_step(
             "genda-lens-gemma3",
             "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, 80 items each)",

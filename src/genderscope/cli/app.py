@@ -142,6 +142,12 @@ def run(
     else:
         spec = RunSpec.build(tasks, model or "random", options=options, use_cache=not no_cache, **given)
     output = run_spec(spec, out=out_dir, progress=progress, reuse=True)
+    _print_run(output)
+
+
+def _print_run(output: Any) -> None:
+    """Each task's block and counts, the tasks left out, licence notices, where the results are; exit 3
+    when some attempts failed (the run is incomplete: a rerun retries only those)."""
     for r in output.runs:
         out.print(render_result(r.task, r.result))
         c = r.counts

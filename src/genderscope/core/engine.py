@@ -181,7 +181,7 @@ def run_spec(
     if out:  # the one check of --out, before any model loads (the CLI and run_tasks leave it here)
         writable_path("--out", out, folder=True)
     prep = prepare_run(spec, data=data)
-    built, backend_cls, kind, target, data = prep.tasks, prep.backend_cls, prep.kind, prep.target, prep.data
+    built, backend_cls, data = prep.tasks, prep.backend_cls, prep.data
     model, use_cache = spec.model, spec.use_cache
     out_dir = Path(out) if out else default_out_dir(spec.tasks, model)
     started = time.time()
@@ -230,15 +230,26 @@ def run_spec(
             store.close()
     if not runs and built:
         raise UsageError(f"{model} holds no answer for any of the tasks ({', '.join(prep.left_out)})")
-    task_entries = {r.task.name: _task_manifest(r, data) for r in runs}
-    manifest = new_manifest(
+    manifest = _run_manifest(spec, prep, runs, backend, started)
+    output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest, left_out=prep.left_out)
+    if write:
+        with paused_gc():
+            output.write()
+    return output
+
+
+def _run_manifest(spec: RunSpec, prep: PreparedRun, runs: list[TaskRun], backend: Any, started: float) -> Any:
+    """run.json's manifest of a finished run: the model, the spec, each task's entry and the totals."""
+    kind, target = prep.kind, prep.target
+    task_entries = {r.task.name: _task_manifest(r, prep.data) for r in runs}
+    return new_manifest(
         started=started,
         model=ModelInfo.describe(f"{kind}:{target}" if target else kind, backend.describe()),
         backend_stats=backend.stats(),
         seed=spec.seed,
         trials=spec.trials,
         limit=spec.limit,
-        use_cache=use_cache,
+        use_cache=spec.use_cache,
         generation=spec.generation,
         tasks=task_entries,
         seconds=round(time.time() - started, 3),
@@ -248,11 +259,6 @@ def run_spec(
         counts=run_totals(runs),
         spec=spec.to_json(),
     )
-    output = RunOutput(out_dir=out_dir, runs=runs, manifest=manifest, left_out=prep.left_out)
-    if write:
-        with paused_gc():
-            output.write()
-    return output
 
 
 def _reuse_memos(

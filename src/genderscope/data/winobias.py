@@ -183,6 +183,36 @@ def _normalise(chars: list[str], tags: list[int], release: str) -> tuple[list[st
     return chars[n0:n1], tags[n0:n1], doubled
 
 
+def _tag_ranges(tags: list[int]) -> dict[int, tuple[int, int]]:
+    """Bracket number -> the [start, end) character range its characters cover."""
+    ranges: dict[int, tuple[int, int]] = {}
+    for i, t in enumerate(tags):
+        if t:
+            s, e = ranges.get(t, (i, i + 1))
+            ranges[t] = (min(s, i), max(e, i + 1))
+    return ranges
+
+
+def _occupations(sentence: str, release: str) -> list[tuple[int, int, str, bool]]:
+    """Every occupation mention of ``sentence``: (start, end, canonical name, misspelled?); the current
+    release's misspellings are mapped to their canonical names."""
+    occ = []
+    for m in OCCUPATIONS.regex(release != "head").finditer(sentence):
+        form = m.group(1).lower()
+        canonical = MISSPELLINGS.get(form, form) if release != "head" else form
+        occ.append((m.start(), m.end(), canonical, canonical != form))
+    return occ
+
+
+def _mention(sentence: str, name: str, span: tuple[int, int]) -> Mention:
+    """The mention of occupation ``name`` at ``span`` with the determiner just before it, if any."""
+    s, e = span
+    m = _DET_BEFORE.search(sentence, 0, s)
+    if m:
+        return Mention(name, s, e, m.start(1), m.group(1))
+    return Mention(name, s, e, None, None)
+
+
 def parse_line(raw: str, *, release: str, file: str, line: int, label: str) -> WinoBiasLine:
     """Parse one sentence (spec §2.4); raises ``_LineError`` with the reason on failure."""
     text = raw.replace("(", "").replace(")", "")
@@ -204,18 +234,9 @@ def parse_line(raw: str, *, release: str, file: str, line: int, label: str) -> W
     if doubled:
         flags.append("doubled_determiner")
     sentence = "".join(chars)
-    ranges: dict[int, tuple[int, int]] = {}
-    for i, t in enumerate(tags):
-        if t:
-            s, e = ranges.get(t, (i, i + 1))
-            ranges[t] = (min(s, i), max(e, i + 1))
+    ranges = _tag_ranges(tags)
 
-    regex = OCCUPATIONS.regex(release != "head")
-    occ: list[tuple[int, int, str, bool]] = []
-    for m in regex.finditer(sentence):
-        form = m.group(1).lower()
-        canonical = MISSPELLINGS.get(form, form) if release != "head" else form
-        occ.append((m.start(), m.end(), canonical, canonical != form))
+    occ = _occupations(sentence, release)
     first: dict[str, tuple[int, int]] = {}
     for s, e, c, _ in occ:
         first.setdefault(c, (s, e))
@@ -242,14 +263,7 @@ def parse_line(raw: str, *, release: str, file: str, line: int, label: str) -> W
     if (pronoun_gender == ref_gender) != (label == "pro"):
         flags.append("label_inconsistent")
 
-    def locate(name: str) -> Mention:
-        s, e = first[name]
-        m = _DET_BEFORE.search(sentence, 0, s)
-        if m:
-            return Mention(name, s, e, m.start(1), m.group(1))
-        return Mention(name, s, e, None, None)
-
-    m1, m2 = locate(e1), locate(e2)
+    m1, m2 = _mention(sentence, e1, first[e1]), _mention(sentence, e2, first[e2])
     if m1.det is None or m2.det is None:
         flags.append("no_determiner")
     ref_m = m1 if referent == e1 else m2

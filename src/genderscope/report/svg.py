@@ -8,7 +8,7 @@ CSS pixels; charts scale with the page width through ``viewBox``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
@@ -125,6 +125,35 @@ def _legend(items: Iterable[tuple[str, str]], x: float, y: float) -> list[str]:
     return out
 
 
+def _point_marks(p: Point, y: float, c: str, sx: Callable[[float], float], x0: float) -> list[str]:
+    """One point's whisker (its interval, when it has one) and dot with its tooltip at height ``y``;
+    "undefined" in place of a point without a value."""
+    out = []
+    plo, phi, pv = _num(p.lo), _num(p.hi), _num(p.value)
+    if plo is not None and phi is not None:
+        out.append(
+            f'<line x1="{sx(plo):.1f}" y1="{y:.1f}" x2="{sx(phi):.1f}" y2="{y:.1f}" '
+            f'stroke="{c}" stroke-width="2"/>'
+        )
+        for e in (plo, phi):
+            out.append(
+                f'<line x1="{sx(e):.1f}" y1="{y - 3:.1f}" x2="{sx(e):.1f}" y2="{y + 3:.1f}" '
+                f'stroke="{c}" stroke-width="1.5"/>'
+            )
+    if pv is None:
+        return out + [_text(x0 + 4, y + 4, "undefined", extra=' fill="#999" font-size="10"')]
+    tip = (
+        f"{p.label}{' ' + p.series if p.series else ''}: {fmt(pv)}"
+        + (f" [{fmt(plo)}, {fmt(phi)}]" if plo is not None and phi is not None else "")
+        + (f" {p.note}" if p.note else "")
+    )
+    out.append(
+        f'<circle cx="{sx(pv):.1f}" cy="{y:.1f}" r="4" fill="{c}" class="pt">'
+        f"<title>{escape(tip)}</title></circle>"
+    )
+    return out
+
+
 def point_plot(
     points: Sequence[Point],
     *,
@@ -197,30 +226,7 @@ def point_plot(
             if p is None:
                 continue
             y = y_row + 7 + 9 * j + (row_h - 14 - 9 * len(series)) / 2 + 4
-            c = colours[s]
-            plo, phi, pv = _num(p.lo), _num(p.hi), _num(p.value)
-            if plo is not None and phi is not None:
-                out.append(
-                    f'<line x1="{sx(plo):.1f}" y1="{y:.1f}" x2="{sx(phi):.1f}" y2="{y:.1f}" '
-                    f'stroke="{c}" stroke-width="2"/>'
-                )
-                for e in (plo, phi):
-                    out.append(
-                        f'<line x1="{sx(e):.1f}" y1="{y - 3:.1f}" x2="{sx(e):.1f}" y2="{y + 3:.1f}" '
-                        f'stroke="{c}" stroke-width="1.5"/>'
-                    )
-            if pv is not None:
-                tip = (
-                    f"{label}{' ' + s if s else ''}: {fmt(pv)}"
-                    + (f" [{fmt(plo)}, {fmt(phi)}]" if plo is not None and phi is not None else "")
-                    + (f" {p.note}" if p.note else "")
-                )
-                out.append(
-                    f'<circle cx="{sx(pv):.1f}" cy="{y:.1f}" r="4" fill="{c}" class="pt">'
-                    f"<title>{escape(tip)}</title></circle>"
-                )
-            else:
-                out.append(_text(x0 + 4, y + 4, "undefined", extra=' fill="#999" font-size="10"'))
+            out += _point_marks(p, y, colours[s], sx, x0)
     out.append("</svg>")
     return Markup("\n".join(out))
 

@@ -165,20 +165,7 @@ def generate_batch(
     ids, attn = ids.to(device), attn.to(device)
     cur_pos = (attn.cumsum(-1) - 1).clamp(min=0) + shared
     if shared:  # the common prefix (system prompt, template) is computed once and its cache copied
-        with torch.inference_mode():
-            out = _forward(
-                model,
-                input_ids=torch.tensor([rows[0][:shared]], dtype=torch.long, device=device),
-                attention_mask=torch.ones((1, shared), dtype=torch.long, device=device),
-                position_ids=torch.arange(shared, device=device)[None],
-                use_cache=True,
-            )
-        past = _repeat_rows(returned_cache(out), n)
-        attn = torch.cat([torch.ones((n, shared), dtype=attn.dtype, device=device), attn], dim=1)
-        if "forward_passes" in counters:
-            counters["forward_passes"] += 1
-            counters["sequences"] += 1
-        counters["prefix_tokens_shared"] = counters.get("prefix_tokens_shared", 0) + shared * (n - 1)
+        past, attn = _shared_prefix_cache(model, rows[0][:shared], n, attn, counters)
     gens = []
     for s in seeds:
         g = torch.Generator()
@@ -221,6 +208,29 @@ def generate_batch(
             cur_pos = cur_pos[:, -1:] + 1
     counters["generated_tokens"] = counters.get("generated_tokens", 0) + sum(len(x) for x in new)
     return new
+
+
+def _shared_prefix_cache(model: Any, prefix: list[int], n: int, attn: Any, counters: dict) -> tuple[Any, Any]:
+    """Run the ``prefix`` shared by all ``n`` rows once: its KV cache repeated per row, and the rows'
+    attention mask with the prefix's ones in front."""
+    import torch
+
+    device, shared = attn.device, len(prefix)
+    with torch.inference_mode():
+        out = _forward(
+            model,
+            input_ids=torch.tensor([prefix], dtype=torch.long, device=device),
+            attention_mask=torch.ones((1, shared), dtype=torch.long, device=device),
+            position_ids=torch.arange(shared, device=device)[None],
+            use_cache=True,
+        )
+    past = _repeat_rows(returned_cache(out), n)
+    attn = torch.cat([torch.ones((n, shared), dtype=attn.dtype, device=device), attn], dim=1)
+    if "forward_passes" in counters:
+        counters["forward_passes"] += 1
+        counters["sequences"] += 1
+    counters["prefix_tokens_shared"] = counters.get("prefix_tokens_shared", 0) + shared * (n - 1)
+    return past, attn
 
 
 def _batches(backend: Any, items: list[tuple[Any, ...]]) -> Any:
