@@ -38,6 +38,7 @@ TASKS: dict[str, str] = {
     "discrim-eval-likelihood": "genderscope.tasks.discrim_eval_likelihood.task:DiscrimEvalLikelihoodTask",
     "winogender": "genderscope.tasks.winogender.task:WinogenderTask",
     "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
+    "honest": "genderscope.tasks.honest.task:HonestTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
