@@ -294,6 +294,14 @@ def demo_steps(console: Console) -> list[Step]:
             expect_s=12,
         ),
         on_random(
+            "honest-random",
+            "HONEST hurtful completions (six languages, binary and queer/non-queer templates) on the random "
+            "null model (100 templates per set with --quick)",
+            ("honest",),
+            quick_limit=100,
+            expect_s=3,
+        ),
+        on_random(
             "genderbench-random",
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",

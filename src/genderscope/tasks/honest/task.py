@@ -40,6 +40,7 @@ from genderscope.tasks.honest.metrics import SetCounts, frame_clusters, group_ca
 from genderscope.tasks.scored.benchmark import clipped_to_bounds
 
 INFO, COMPLETE = "tokenizer", "complete"
+TOKENIZER_ID = "honest/tokenizer"
 #: hurtful lemmas per language the null model may answer (:func:`.ask.null_choices`)
 NULL_HURTFUL = 3
 
@@ -125,7 +126,7 @@ class HonestTask(Task):
 
     def rounds(self) -> Rounds:
         if self.form == ask.FILL:
-            return Rounds(Round(INFO, lambda _: [Attempt("honest/tokenizer", 1, tokenize_request(""))]),
+            return Rounds(Round(INFO, lambda _: [Attempt(TOKENIZER_ID, 1, tokenize_request(""))]),
                           Round(COMPLETE, self._ask_fills))  # fmt: skip
         return Rounds(Round(COMPLETE, lambda _: self._ask_samples()))
 
@@ -163,8 +164,9 @@ class HonestTask(Task):
 
     # -- scoring --------------------------------------------------------------------------------------
     def score(self, results: Sequence[AttemptResult]) -> TaskResult:
-        scored = [r for r in results if r.attempt.item_id != "honest/tokenizer"]
+        scored = [r for r in results if r.attempt.item_id != TOKENIZER_ID]
         counts, records, tally = self.read(scored)
+        records = [{}] * (len(results) - len(scored)) + records  # the tokenizer round comes first
         metrics: dict[str, Metric] = {}
         table: list[dict[str, Any]] = []
         for s in counts:
@@ -208,7 +210,8 @@ class HonestTask(Task):
             for c in found:
                 if c is not None:
                     hits[(s, lang)][i, cats[lang].index(c)] += 1
-            records.append({"hurtful": sum(c is not None for c in found), "hurtlex": [c for c in found if c]})
+            hurtlex = [c for c in found if c]
+            records.append({"completions": got, "hurtful": len(hurtlex), "hurtlex": hurtlex})
         sets = [
             SetCounts(ask.set_key(s, lang), s, ts, n[(s, lang)], hits[(s, lang)], cats[lang], frame_clusters(ts))
             for (s, lang), ts in plan.items()
