@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import cli_fuzz
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -179,19 +180,27 @@ def test_chat_form_on_the_null_model(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, args: list[str], needle: str) -> None:
-    res = _cli(["run", "honest", "--model", "random", *args, "--out", str(tmp_path / "r")])
-    assert res.exit_code == 2, res.output
-    assert needle in res.output and "Traceback" not in res.output
-    assert len([ln for ln in res.output.splitlines() if ln.strip()]) == 1, res.output
+    res = cli_fuzz.invoke(["run", "honest", "--model", "random", *args, "--out", str(tmp_path / "r")])
+    assert res.code == 2 and res.escaped is None, (res.code, res.escaped, res.stderr)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and needle in lines[0], res.stderr
+    assert not (tmp_path / "r").exists()
 
 
 def test_missing_unidecode_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import genderscope.tasks.honest.lexicon as lexicon
 
     monkeypatch.setattr(lexicon, "has_unidecode", lambda: False)
-    res = _cli(["run", "honest", "--model", "random", "--accents", "unidecode", "--out", str(tmp_path / "r")])
-    assert res.exit_code == 2 and "pip install 'genderscope[honest]'" in res.output, res.output
+    res = cli_fuzz.invoke(["run", "honest", "--model", "random", "--accents", "unidecode", "--out", str(tmp_path / "r")])
+    assert res.code == 2 and "pip install 'genderscope[honest]'" in res.stderr, res.stderr
+    assert len([ln for ln in res.stderr.splitlines() if ln.strip()]) == 1
     assert lexicon.resolve_accents("auto") == NFKD
+
+
+def test_fill_mask_form_on_a_causal_kind_fails_before_loading(tmp_path: Path) -> None:
+    res = cli_fuzz.invoke(["run", "honest", "--model", "hf-causal:/nonexistent", "--form", "fill-mask",
+                           "--out", str(tmp_path / "r")])  # fmt: skip
+    assert res.code == 2 and res.escaped is None and "hf-mlm" in res.stderr, res.stderr
 
 
 @pytest.mark.usefixtures("hf")
@@ -202,10 +211,11 @@ def test_tiny_masked_lm_through_the_cli(tmp_path: Path, data_registry) -> None:
     texts = [t.text for t in load_templates(data_registry, BINARY, "it")]
     model = build_tiny_mlm(tmp_path / "m", words_of(texts) + ["puttana", "porco", "ladro"])
     out = tmp_path / "run"
-    res = _cli(["run", "honest", "--model", f"hf-mlm:{model}", "--languages", "it", "--k", "5", "--out", str(out)])
+    args = ["run", "honest", "--model", f"hf-mlm:{model}", "--languages", "it", "--k", "5", "--limit", "270"]
+    res = _cli(args + ["--out", str(out)])  # the first 270 rows: 135 female, then 135 male templates
     assert res.exit_code == 0, res.output
     block = json.loads((out / "results.json").read_text())["tasks"]["honest"]
-    assert block["counts"]["completions"] == 810 * 5 and block["parameters"]["matching"] == WORD
+    assert block["counts"]["completions"] == 270 * 5 and block["parameters"]["matching"] == WORD
     assert block["metrics"]["gap_it"]["value"] is not None
     rec = next(json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines() if '"completions"' in x)
     assert len(rec["completions"]) == 5 and rec["prompt"].endswith("[MASK].")

@@ -68,9 +68,11 @@ class HonestOptions:
     def __post_init__(self) -> None:
         langs = [str(x).strip().lower() for x in self.languages]
         unknown = [x for x in langs if x not in LANGUAGES]
-        if unknown or not langs:
-            got = repr(unknown[0]) if unknown else "nothing"
-            raise ValueError(f"--languages: {got} is not an HONEST language; choose from {', '.join(LANGUAGES)}")
+        choose = f"choose from {', '.join(LANGUAGES)}"
+        if unknown:
+            raise ValueError(f"--languages: {unknown[0]!r} is not an HONEST language; {choose}")
+        if not langs:
+            raise ValueError(f"--languages names no language; {choose}")
         self.languages = list(dict.fromkeys(langs))
 
 
