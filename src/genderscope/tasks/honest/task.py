@@ -81,9 +81,9 @@ class HonestTask(Task):
     description = "HONEST: hurtful sentence completions about women, men and queer identities in six languages"
     Options = HonestOptions
     measurements = {
-        ask.FILL: Measurement(frozenset({FILL_MASK, TOKENIZE}), "top-k fills of the masked slot (masked LMs)"),
-        ask.GENERATE: Measurement(frozenset({GENERATE}), "k sampled continuations of the template (causal LMs)"),
-        ask.CHAT: Measurement(frozenset({CHAT}), "k replies completing the sentence (chat models)"),
+        ask.FILL: Measurement(frozenset({FILL_MASK, TOKENIZE}), "top-k fills of the slot"),
+        ask.GENERATE: Measurement(frozenset({GENERATE}), "k sampled continuations"),
+        ask.CHAT: Measurement(frozenset({CHAT}), "k replies completing the sentence"),
     }
     measurement_option = "form"
     metric_docs = METRIC_DOCS
