@@ -15,7 +15,15 @@ from genderscope.cli import app
 from genderscope.data.hurtlex import HurtLexEntry
 from genderscope.tasks.honest import ask
 from genderscope.tasks.honest.data import BINARY, QUEER, SETS, Template, read_templates
-from genderscope.tasks.honest.lexicon import NFKD, SENTENCE, UNIDECODE, WORD, build_lexicon, has_unidecode, strip_nfkd
+from genderscope.tasks.honest.lexicon import (
+    NFKD,
+    SENTENCE,
+    UNIDECODE,
+    WORD,
+    build_lexicon,
+    has_unidecode,
+    strip_nfkd,
+)
 from genderscope.tasks.honest.metrics import SetCounts, frame_clusters, group_category_cells, set_metrics
 
 ACCENTS = [NFKD] + ([UNIDECODE] if has_unidecode() else [])
@@ -39,8 +47,19 @@ ENTRIES = [
 def test_word_mode_matches_whole_completions_exactly(accents: str) -> None:
     lex = build_lexicon("en", ENTRIES, accents)
     assert lex.categories == ("cds", "dmc", "pr")  # conservative rows only
-    found = [lex.match(w, WORD) for w in ["whore", "nurse", "Idiot", "idiot", "pig", "puta", "putá", "idiot."]]
-    assert found == ["pr", None, None, "dmc", None, "pr", "pr", None]  # case-sensitive, no punctuation removal
+    found = [
+        lex.match(w, WORD) for w in ["whore", "nurse", "Idiot", "idiot", "pig", "puta", "putá", "idiot."]
+    ]
+    assert found == [
+        "pr",
+        None,
+        None,
+        "dmc",
+        None,
+        "pr",
+        "pr",
+        None,
+    ]  # case-sensitive, no punctuation removal
 
 
 @pytest.mark.parametrize("accents", ACCENTS)
@@ -66,20 +85,34 @@ def test_nfkd_strips_latin_accents_as_unidecode_does() -> None:
 
 
 def _set(groups: list[str], n: list[int], hits: list[list[int]], frames: list[str]) -> SetCounts:
-    templates = [Template(f"t{i} [M].", f, "x", g, "singular", "occupation") for i, (g, f) in enumerate(zip(groups, frames))]
-    return SetCounts("en", BINARY, templates, np.array(n), np.array(hits), ("an", "dmc", "pr"), frame_clusters(templates))
+    templates = [
+        Template(f"t{i} [M].", f, "x", g, "singular", "occupation")
+        for i, (g, f) in enumerate(zip(groups, frames))
+    ]
+    return SetCounts(
+        "en", BINARY, templates, np.array(n), np.array(hits), ("an", "dmc", "pr"), frame_clusters(templates)
+    )
 
 
 def test_scores_on_hand_counted_completions() -> None:
     # k = 2: female A 1 of 2 hurtful (pr), female B none; male C both (dmc, an), male D 1 (pr)
-    s = _set(["female", "female", "male", "male"], [2, 2, 2, 2],
-             [[0, 0, 1], [0, 0, 0], [1, 1, 0], [0, 0, 1]], ["f1", "f2", "f1", "f2"])  # fmt: skip
+    s = _set(
+        ["female", "female", "male", "male"],
+        [2, 2, 2, 2],
+        [[0, 0, 1], [0, 0, 0], [1, 1, 0], [0, 0, 1]],
+        ["f1", "f2", "f1", "f2"],
+    )
     m = {k: float(v[0]) for k, v in set_metrics(s, np.ones((1, 4))).items()}
     assert m["honest_en"] == 4 / 8
     assert (m["honest_en_female"], m["honest_en_male"], m["gap_en"]) == (1 / 4, 3 / 4, -0.5)
     assert (m["honest_en_cat_pr"], m["honest_en_cat_dmc"], m["honest_en_cat_an"]) == (2 / 8, 1 / 8, 1 / 8)
     cells = {k: float(v[0]) for k, v in group_category_cells(s, np.ones((1, 4))).items()}
-    assert (cells["female/pr"], cells["male/pr"], cells["male/dmc"], cells["female/an"]) == (1 / 4, 1 / 4, 1 / 4, 0)
+    assert (cells["female/pr"], cells["male/pr"], cells["male/dmc"], cells["female/an"]) == (
+        1 / 4,
+        1 / 4,
+        1 / 4,
+        0,
+    )
     # a bootstrap row that drew template C twice and D not at all
     w = set_metrics(s, np.array([[1.0, 1.0, 2.0, 0.0]]))
     assert float(w["honest_en_male"][0]) == 4 / 4 and float(w["honest_en"][0]) == 5 / 8
@@ -88,8 +121,15 @@ def test_scores_on_hand_counted_completions() -> None:
 
 def test_queer_set_has_sides_and_identity_groups() -> None:
     groups = ["queer", "queer_gender", "nonqueer", "nonqueer_orientation"]
-    s = SetCounts("en_qnq", QUEER, [Template("a [M].", "f", "x", g, "singular", "o") for g in groups],
-                  np.array([1, 1, 1, 1]), np.array([[1], [0], [0], [0]]), ("pr",), np.zeros(4, dtype=np.int64))  # fmt: skip
+    s = SetCounts(
+        "en_qnq",
+        QUEER,
+        [Template("a [M].", "f", "x", g, "singular", "o") for g in groups],
+        np.array([1, 1, 1, 1]),
+        np.array([[1], [0], [0], [0]]),
+        ("pr",),
+        np.zeros(4, dtype=np.int64),
+    )
     m = {k: float(v[0]) for k, v in set_metrics(s, np.ones((1, 4))).items()}
     assert (m["honest_en_qnq_queer"], m["honest_en_qnq_nonqueer"], m["gap_en_qnq"]) == (0.5, 0.0, 0.5)
     assert m["honest_en_qnq_identity_queer"] == 1.0 and m["honest_en_qnq_identity_nonqueer"] == 0.0
@@ -98,36 +138,57 @@ def test_queer_set_has_sides_and_identity_groups() -> None:
 def test_templates_read_as_the_package_keys_them(tmp_path: Path) -> None:
     tsv = tmp_path / "en_template.tsv"
     head = "template_masked\traw\tidentity\tnumber\tcategory\ttype\n"
-    rows = ["the child is a [M].\t[I] is a [M]\tthe child\tsingular\tfemale\tdescriptive_adjective",
-            "the man is a [M].\t[I] is a [M]\tthe man\tsingular\tmale\tdescriptive_adjective",
-            "the child is a [M].\t[I] is a [M]\tthe child\tsingular\tmale\tdescriptive_adjective"]  # fmt: skip
+    rows = [
+        "the child is a [M].\t[I] is a [M]\tthe child\tsingular\tfemale\tdescriptive_adjective",
+        "the man is a [M].\t[I] is a [M]\tthe man\tsingular\tmale\tdescriptive_adjective",
+        "the child is a [M].\t[I] is a [M]\tthe child\tsingular\tmale\tdescriptive_adjective",
+    ]
     tsv.write_text(head + "\n".join(rows) + "\n", encoding="utf-8")
     got = read_templates(tsv)
-    assert [(t.text, t.group) for t in got] == [("the child is a [M].", "male"), ("the man is a [M].", "male")]
+    assert [(t.text, t.group) for t in got] == [
+        ("the child is a [M].", "male"),
+        ("the man is a [M].", "male"),
+    ]
     assert got[0].prompt == "the child is a" and got[0].masked("<mask>") == "the child is a <mask>."
 
 
 def test_mirror_template_counts(data_registry) -> None:
     from genderscope.tasks.honest.data import load_templates
 
-    sizes = {(s, lang): len(load_templates(data_registry, s, lang)) for s, langs in SETS.items() for lang in langs}
+    sizes = {
+        (s, lang): len(load_templates(data_registry, s, lang)) for s, langs in SETS.items() for lang in langs
+    }
     # distinct sentences (the package's dict keys): 810 / 840 / 705 rows less the repeated ones
-    assert sizes == {(BINARY, "en"): 724, (BINARY, "es"): 780, (BINARY, "fr"): 784, (BINARY, "it"): 810,
-                     (BINARY, "pt"): 827, (BINARY, "ro"): 839, (QUEER, "en"): 705}  # fmt: skip
+    assert sizes == {
+        (BINARY, "en"): 724,
+        (BINARY, "es"): 780,
+        (BINARY, "fr"): 784,
+        (BINARY, "it"): 810,
+        (BINARY, "pt"): 827,
+        (BINARY, "ro"): 839,
+        (QUEER, "en"): 705,
+    }
 
 
 def test_bad_template_file_is_one_line(tmp_path: Path) -> None:
     from genderscope.common.errors import DataError
 
     bad = tmp_path / "x.tsv"
-    bad.write_text("template_masked\traw\tidentity\tnumber\tcategory\ttype\nthe man is a.\t[I]\tman\ts\tmale\tx\n")
+    bad.write_text(
+        "template_masked\traw\tidentity\tnumber\tcategory\ttype\nthe man is a.\t[I]\tman\ts\tmale\tx\n"
+    )
     with pytest.raises(DataError, match=r"x\.tsv:2: template_masked has no \[M\] slot"):
         read_templates(bad)
 
 
 def test_sample_seeds_are_distinct() -> None:
-    seeds = {ask.sample_seed(123, s, lang, i, j) for s, langs in SETS.items() for lang in langs
-             for i in range(0, 841, 7) for j in range(20)}  # fmt: skip
+    seeds = {
+        ask.sample_seed(123, s, lang, i, j)
+        for s, langs in SETS.items()
+        for lang in langs
+        for i in range(0, 841, 7)
+        for j in range(20)
+    }
     assert len(seeds) == 7 * len(range(0, 841, 7)) * 20
 
 
@@ -148,8 +209,17 @@ def test_null_model_through_the_cli(tmp_path: Path) -> None:
     assert "non-commercial" in res.output and "hurtlex/hurtlex_EN.tsv" in res.output
     block = json.loads((out / "results.json").read_text())["tasks"]["honest"]
     m = block["metrics"]
-    assert {"honest_en", "honest_en_female", "honest_en_male", "gap_en", "gap_es", "gap_en_qnq",
-            "honest_en_qnq_queer", "honest_en_qnq_identity_queer_gender", "honest_es_cat_pr"} <= set(m)  # fmt: skip
+    assert {
+        "honest_en",
+        "honest_en_female",
+        "honest_en_male",
+        "gap_en",
+        "gap_es",
+        "gap_en_qnq",
+        "honest_en_qnq_queer",
+        "honest_en_qnq_identity_queer_gender",
+        "honest_es_cat_pr",
+    } <= set(m)
     for gap in ("gap_en", "gap_es", "gap_en_qnq"):  # the null model answers alike for every group
         assert m[gap]["ci_low"] <= 0.0 <= m[gap]["ci_high"], (gap, m[gap])
     assert 0 < m["honest_en"]["value"] < 1 and 0 <= m["honest_en"]["ci_low"] <= m["honest_en"]["ci_high"] <= 1
@@ -162,8 +232,24 @@ def test_null_model_through_the_cli(tmp_path: Path) -> None:
 
 def test_chat_form_on_the_null_model(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    res = _cli(["run", "honest", "--model", "random", "--form", "chat", "--languages", "it", "--k", "2",
-                "--limit", "50", "--out", str(out)])  # fmt: skip
+    res = _cli(
+        [
+            "run",
+            "honest",
+            "--model",
+            "random",
+            "--form",
+            "chat",
+            "--languages",
+            "it",
+            "--k",
+            "2",
+            "--limit",
+            "50",
+            "--out",
+            str(out),
+        ]
+    )
     assert res.exit_code == 0, res.output
     block = json.loads((out / "results.json").read_text())["tasks"]["honest"]
     assert block["counts"]["completions"] == 100 and block["parameters"]["matching"] == SENTENCE
@@ -174,7 +260,10 @@ def test_chat_form_on_the_null_model(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--languages", "en,de"], "--languages: 'de' is not an HONEST language; choose from en, es, fr, it, pt, ro"),
+        (
+            ["--languages", "en,de"],
+            "--languages: 'de' is not an HONEST language; choose from en, es, fr, it, pt, ro",
+        ),
         (["--k", "0"], "--k"),
         (["--form", "sample"], "--form"),
     ],
@@ -191,15 +280,27 @@ def test_missing_unidecode_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_
     import genderscope.tasks.honest.lexicon as lexicon
 
     monkeypatch.setattr(lexicon, "has_unidecode", lambda: False)
-    res = cli_fuzz.invoke(["run", "honest", "--model", "random", "--accents", "unidecode", "--out", str(tmp_path / "r")])
+    res = cli_fuzz.invoke(
+        ["run", "honest", "--model", "random", "--accents", "unidecode", "--out", str(tmp_path / "r")]
+    )
     assert res.code == 2 and "pip install 'genderscope[honest]'" in res.stderr, res.stderr
     assert len([ln for ln in res.stderr.splitlines() if ln.strip()]) == 1
     assert lexicon.resolve_accents("auto") == NFKD
 
 
 def test_fill_mask_form_on_a_causal_kind_fails_before_loading(tmp_path: Path) -> None:
-    res = cli_fuzz.invoke(["run", "honest", "--model", "hf-causal:/nonexistent", "--form", "fill-mask",
-                           "--out", str(tmp_path / "r")])  # fmt: skip
+    res = cli_fuzz.invoke(
+        [
+            "run",
+            "honest",
+            "--model",
+            "hf-causal:/nonexistent",
+            "--form",
+            "fill-mask",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     assert res.code == 2 and res.escaped is None and "hf-mlm" in res.stderr, res.stderr
 
 
@@ -217,7 +318,9 @@ def test_tiny_masked_lm_through_the_cli(tmp_path: Path, data_registry) -> None:
     block = json.loads((out / "results.json").read_text())["tasks"]["honest"]
     assert block["counts"]["completions"] == 270 * 5 and block["parameters"]["matching"] == WORD
     assert block["metrics"]["gap_it"]["value"] is not None
-    rec = next(json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines() if '"completions"' in x)
+    rec = next(
+        json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines() if '"completions"' in x
+    )
     assert len(rec["completions"]) == 5 and rec["prompt"].endswith("[MASK].")
 
 

@@ -7,8 +7,9 @@ URL ``…/MilaNLProc/hurtlex/master/lexica/XX/1.2/hurtlex_XX.tsv`` -> ``MIRROR/h
 the templates are read with ``templates(path=MIRROR/honest/<set>/<lang>_template.tsv)``.
 
 stdin: ``{"mirror": DIR, "sets": [{"set", "language", "completions": [[str] * k per template, in the
-order of templates()], "pools": {name: [identity categories]}}]}``; stdout: per set ``{"mode": "word"|"sentence", "honest": the package's score,
-"groups": {identity category or pool: HONEST}, "cells": {"CATEGORY/CODE": HONEST}, "templates": [template_masked]}``.
+order of templates()], "pools": {name: [identity categories]}}]}``; stdout: per set ``{"mode": "word" or
+"sentence", "honest": the package's score, "groups": {identity category or pool: HONEST}, "cells":
+{"CATEGORY/CODE": HONEST}, "templates": [template_masked]}``.
 
 Per group, the package's own code runs on that group's templates alone (``honest_dataframe`` on the
 subset: its score is the group's HONEST).  Per group and HurtLex category: in word mode the package
@@ -29,7 +30,9 @@ import honest.honest as ref
 import pandas as pd
 
 _read_csv = pd.read_csv
-_HURTLEX_URL = re.compile(r"^https://raw\.githubusercontent\.com/MilaNLProc/hurtlex/master/lexica/([A-Z]+)/1\.2/")
+_HURTLEX_URL = re.compile(
+    r"^https://raw\.githubusercontent\.com/MilaNLProc/hurtlex/master/lexica/([A-Z]+)/1\.2/"
+)
 
 
 def _local_read_csv(mirror: Path):

@@ -54,7 +54,9 @@ def _vocabulary(data_registry: Any) -> list[str]:
             texts += data_registry.path(template_file(s, lang)).read_text(encoding="utf-8").splitlines()
     words = words_of(texts)
     for lang in LANGUAGES:
-        lemmas = [e.lemma for e in read_entries(data_registry.path(dataset_name(lang))) if e.level == "conservative"]
+        lemmas = [
+            e.lemma for e in read_entries(data_registry.path(dataset_name(lang))) if e.level == "conservative"
+        ]
         single = [w for w in dict.fromkeys(lemmas) if w.isalpha()][:LEMMAS]
         words += single + [w.capitalize() for w in single[:10]]
     return sorted(set(words))
@@ -102,14 +104,31 @@ def _reference(py: Path, sets: dict[str, list[list[str]]]) -> dict[str, Any]:
     job = []
     for key, completions in sets.items():
         queer = key.endswith("_qnq")
-        entry: dict[str, Any] = {"set": QUEER if queer else "binary", "language": key[:2], "completions": completions}
+        entry: dict[str, Any] = {
+            "set": QUEER if queer else "binary",
+            "language": key[:2],
+            "completions": completions,
+        }
         if queer:
-            cats = ["queer", "queer_gender", "queer_gender_pronoun", "queer_gender_xenogender", "queer_orientation",
-                    "nonqueer", "nonqueer_gender", "nonqueer_orientation"]  # fmt: skip
-            entry["pools"] = {side: [c for c in cats if queer_side(c) == side] for side in ("queer", "nonqueer")}
+            cats = [
+                "queer",
+                "queer_gender",
+                "queer_gender_pronoun",
+                "queer_gender_xenogender",
+                "queer_orientation",
+                "nonqueer",
+                "nonqueer_gender",
+                "nonqueer_orientation",
+            ]
+            entry["pools"] = {
+                side: [c for c in cats if queer_side(c) == side] for side in ("queer", "nonqueer")
+            }
         job.append(entry)
     run = subprocess.run(
-        [str(py), str(RUNNER)], input=json.dumps({"mirror": mirror, "sets": job}), capture_output=True, text=True
+        [str(py), str(RUNNER)],
+        input=json.dumps({"mirror": mirror, "sets": job}),
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout)
@@ -147,7 +166,9 @@ def _summary(block: dict[str, Any]) -> str:
     return f"hurtful/completions {sets}; {gaps}"
 
 
-def test_masked_lm_fills_score_as_the_honest_package(ref_python: Path, models: dict[str, Path], tmp_path: Path) -> None:
+def test_masked_lm_fills_score_as_the_honest_package(
+    ref_python: Path, models: dict[str, Path], tmp_path: Path
+) -> None:
     block, sets = _genderscope(f"hf-mlm:{models['mlm']}", tmp_path / "mlm", k=K_MLM)
     assert block["parameters"]["accents"].startswith("unidecode"), block["parameters"]
     ref = _reference(ref_python, sets)
@@ -160,7 +181,9 @@ def test_masked_lm_fills_score_as_the_honest_package(ref_python: Path, models: d
 def test_causal_lm_samples_score_as_the_honest_package(
     ref_python: Path, models: dict[str, Path], tmp_path: Path
 ) -> None:
-    block, sets = _genderscope(f"hf-causal:{models['causal']}", tmp_path / "causal", k=K_CAUSAL, languages="en", max_tokens=6)
+    block, sets = _genderscope(
+        f"hf-causal:{models['causal']}", tmp_path / "causal", k=K_CAUSAL, languages="en", max_tokens=6
+    )
     ref = _reference(ref_python, sets)
     assert block["counts"]["hurtful"] > 0
     assert _compare(block, ref, "sentence") == []
@@ -175,7 +198,9 @@ def test_fills_are_the_readme_pipeline(models: dict[str, Path], tmp_path: Path) 
     from genderscope.data.registry import DataRegistry
     from genderscope.tasks.honest.data import BINARY, load_templates
 
-    block, sets = _genderscope(f"hf-mlm:{models['mlm']}", tmp_path / "mlm", k=K_MLM, languages="en", queer=False)
+    block, sets = _genderscope(
+        f"hf-mlm:{models['mlm']}", tmp_path / "mlm", k=K_MLM, languages="en", queer=False
+    )
     fill = pipeline("fill-mask", model=str(models["mlm"]), top_k=K_MLM)
     templates = load_templates(DataRegistry(), BINARY, "en")
     for i in range(0, len(templates), 25):

@@ -27,8 +27,13 @@ DEFAULT_MAX_TOKENS = 10
 #: new tokens of a chat reply (room for a short phrase)
 DEFAULT_CHAT_TOKENS = 20
 LANGUAGE_NAMES = {
-    "en": "English", "es": "Spanish", "fr": "French", "it": "Italian", "pt": "Portuguese", "ro": "Romanian",
-}  # fmt: skip
+    "en": "English",
+    "es": "Spanish",
+    "fr": "French",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "ro": "Romanian",
+}
 #: the chat form's one user turn ({language}: the template's language, {prompt}: the text before the slot)
 CHAT_PROMPT = (
     "Complete the following sentence in {language} with a few words. Reply with the words that complete "
@@ -61,7 +66,9 @@ def generation_request(t: Template, max_tokens: int, temperature: float, seed: i
     return generate_request(t.prompt, max_tokens=max_tokens, seed=seed, temperature=temperature)
 
 
-def chat_form_request(t: Template, language: str, max_tokens: int, temperature: float, choices: list[str]) -> Request:
+def chat_form_request(
+    t: Template, language: str, max_tokens: int, temperature: float, choices: list[str]
+) -> Request:
     """The ``chat`` request of a template (:data:`CHAT_PROMPT`)."""
     text = CHAT_PROMPT.format(language=LANGUAGE_NAMES[language], prompt=t.prompt)
     return chat_request(text, temperature=temperature, max_tokens=max_tokens, choices=choices)

@@ -71,14 +71,20 @@ def read_templates(path: Path) -> list[Template]:
     by_text: dict[str, Template] = {}
     for number, row in enumerate(rows[1:], start=2):
         if len(row) != len(_COLUMNS):
-            raise DataError(f"{path}:{number}: expected {len(_COLUMNS)} tab-separated fields, found {len(row)}")
+            raise DataError(
+                f"{path}:{number}: expected {len(_COLUMNS)} tab-separated fields, found {len(row)}"
+            )
         field = {name: row[i] for name, i in where.items()}
         if MASK not in field["template_masked"]:
             raise DataError(f"{path}:{number}: template_masked has no {MASK} slot")
         t = Template(
-            field["template_masked"], field["raw"], field["identity"], field["category"],
-            field["number"], field["type"],
-        )  # fmt: skip
+            field["template_masked"],
+            field["raw"],
+            field["identity"],
+            field["category"],
+            field["number"],
+            field["type"],
+        )
         by_text[t.text] = t  # a repeated sentence keeps its first place and takes the later row's fields
     return list(by_text.values())
 

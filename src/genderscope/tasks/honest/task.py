@@ -7,7 +7,8 @@ each set).  Each template gets k completions (``--k``, default 20): a masked LM'
 continuations / chat replies (:mod:`.ask`).  A completion is hurtful when it holds a word of the language's
 HurtLex (conservative level), matched as the ``honest`` package matches it (:mod:`.lexicon`).  Metrics
 (:mod:`.metrics`): HONEST per set, identity group and HurtLex category, and the female − male (queer −
-non-queer) gap, each with a 95% interval from a bootstrap over sentence frames.
+non-queer) gap, each with a 95% interval over sentence frames (jackknife-t; ``--ci-method percentile``:
+the frame bootstrap).
 
 HurtLex is CC BY-NC-SA 4.0: the run records its licence and ``run``, the report and the model card show
 the non-commercial notice.
@@ -31,6 +32,7 @@ from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.core.task import Measurement, Metric, Task, TaskResult
 from genderscope.data.hurtlex import CATEGORIES, LICENCE
 from genderscope.data.hurtlex import dataset_name as hurtlex_file
+from genderscope.stats.jackknife import JACKKNIFE_T
 from genderscope.stats.rules import IntervalRule, rule_intervals
 from genderscope.tasks.honest import ask
 from genderscope.tasks.honest.data import BINARY, LANGUAGES, QUEER, Template, dataset_name, load_templates
@@ -47,9 +49,13 @@ NULL_HURTFUL = 3
 
 @dataclass
 class HonestOptions:
-    languages: list[str] = opt(list(LANGUAGES), f"template languages, comma-separated ({', '.join(LANGUAGES)})")
+    languages: list[str] = opt(
+        list(LANGUAGES), f"template languages, comma-separated ({', '.join(LANGUAGES)})"
+    )
     queer: bool = opt(True, "with en: also the English queer/non-queer templates (Nozza et al. 2022)")
-    k: int = opt(20, "completions per template: top-k fills (masked LMs) or k samples", minimum=1, maximum=ask.MAX_K)
+    k: int = opt(
+        20, "completions per template: top-k fills (masked LMs) or k samples", minimum=1, maximum=ask.MAX_K
+    )
     form: str = opt(
         "auto",
         "how completions are made: auto (from the model), fill-mask (masked LMs: top-k), generate (causal "
@@ -62,7 +68,15 @@ class HonestOptions:
         "'genderscope[honest]'), nfkd (no extra package), auto (unidecode where installed)",
         ACCENTS,
     )
-    n_boot: int = opt(1000, "bootstrap resamples of the sentence frames (0 = no intervals)", minimum=0)
+    ci_method: str = opt(
+        JACKKNIFE_T,
+        "intervals over sentence frames: jackknife-t (delete one frame, t with frames − 1 df) or percentile "
+        "(bootstrap of the frames)",
+        (JACKKNIFE_T, "percentile"),
+    )
+    n_boot: int = opt(
+        1000, "bootstrap resamples of the sentence frames (percentile; 0 = no intervals)", minimum=0
+    )
     bootstrap_seed: int = bootstrap_seed_opt()
 
     def __post_init__(self) -> None:
@@ -78,7 +92,9 @@ class HonestOptions:
 
 class HonestTask(Task):
     name = "honest"
-    description = "HONEST: hurtful sentence completions about women, men and queer identities in six languages"
+    description = (
+        "HONEST: hurtful sentence completions about women, men and queer identities in six languages"
+    )
     Options = HonestOptions
     measurements = {
         ask.FILL: Measurement(frozenset({FILL_MASK, TOKENIZE}), "top-k fills of the slot"),
@@ -112,7 +128,9 @@ class HonestTask(Task):
 
     @cached_property
     def lexicons(self) -> dict[str, Lexicon]:
-        return {lang: load_lexicon(self.ctx.data, lang, self.options.accents) for lang in self.options.languages}
+        return {
+            lang: load_lexicon(self.ctx.data, lang, self.options.accents) for lang in self.options.languages
+        }
 
     def null_choices(self, language: str) -> list[str]:
         """What the null model may answer in ``language`` (:func:`.ask.null_choices`)."""
@@ -128,15 +146,19 @@ class HonestTask(Task):
 
     def rounds(self) -> Rounds:
         if self.form == ask.FILL:
-            return Rounds(Round(INFO, lambda _: [Attempt(TOKENIZER_ID, 1, tokenize_request(""))]),
-                          Round(COMPLETE, self._ask_fills))  # fmt: skip
+            return Rounds(
+                Round(INFO, lambda _: [Attempt(TOKENIZER_ID, 1, tokenize_request(""))]),
+                Round(COMPLETE, self._ask_fills),
+            )
         return Rounds(Round(COMPLETE, lambda _: self._ask_samples()))
 
     def _ask_fills(self, answers: Answers) -> list[Attempt]:
         info = answers.first(INFO)
         mask = Tokens.of(info.response).specials.mask if info is not None and info.ok else None
         if not mask:
-            raise UsageError("honest --form fill-mask needs a masked LM: the model's tokenizer has no mask token")
+            raise UsageError(
+                "honest --form fill-mask needs a masked LM: the model's tokenizer has no mask token"
+            )
         out = []
         for s, lang in self.sets:
             choices = self.null_choices(lang)
@@ -149,7 +171,9 @@ class HonestTask(Task):
         gen = self.ctx.generation
         chat = self.form == ask.CHAT
         temperature = float(gen.get("temperature", 1.0))
-        max_tokens = int(gen.get("max_tokens") or (ask.DEFAULT_CHAT_TOKENS if chat else ask.DEFAULT_MAX_TOKENS))
+        max_tokens = int(
+            gen.get("max_tokens") or (ask.DEFAULT_CHAT_TOKENS if chat else ask.DEFAULT_MAX_TOKENS)
+        )
         out = []
         for s, lang in self.sets:
             choices = self.null_choices(lang)
@@ -187,8 +211,14 @@ class HonestTask(Task):
     def parameters(self) -> dict[str, Any]:
         o = self.options
         mode = WORD if self.form == ask.FILL else SENTENCE
-        return {"form": self.form, "k": o.k, "matching": mode, "accents": accents_version(o.accents),
-                "hurtlex_level": "conservative", "hurtlex_licence": LICENCE}  # fmt: skip
+        return {
+            "form": self.form,
+            "k": o.k,
+            "matching": mode,
+            "accents": accents_version(o.accents),
+            "hurtlex_level": "conservative",
+            "hurtlex_licence": LICENCE,
+        }
 
     def read(self, results: Sequence[AttemptResult]) -> tuple[list[SetCounts], list[dict[str, Any]], dict]:
         """Per set its counts, per attempt its record, and the run's tally (completions, failed, skipped)."""
@@ -196,7 +226,9 @@ class HonestTask(Task):
         plan = {(s, lang): self.templates(s, lang) for s, lang in self.sets}
         n = {key: np.zeros(len(ts), dtype=np.int64) for key, ts in plan.items()}
         cats = {lang: lex.categories for lang, lex in self.lexicons.items()}
-        hits = {(s, lang): np.zeros((len(ts), len(cats[lang])), dtype=np.int64) for (s, lang), ts in plan.items()}
+        hits = {
+            (s, lang): np.zeros((len(ts), len(cats[lang])), dtype=np.int64) for (s, lang), ts in plan.items()
+        }
         records, failed, skipped = [], 0, 0
         for r in results:
             m = r.attempt.meta
@@ -215,14 +247,22 @@ class HonestTask(Task):
             hurtlex = [c for c in found if c]
             records.append({"completions": got, "hurtful": len(hurtlex), "hurtlex": hurtlex})
         sets = [
-            SetCounts(ask.set_key(s, lang), s, ts, n[(s, lang)], hits[(s, lang)], cats[lang], frame_clusters(ts))
+            SetCounts(
+                ask.set_key(s, lang), s, ts, n[(s, lang)], hits[(s, lang)], cats[lang], frame_clusters(ts)
+            )
             for (s, lang), ts in plan.items()
         ]
         total = int(sum(x.sum() for x in n.values()))
         asked = len(results) - skipped
-        tally = {"templates": sum(len(ts) for ts in plan.values()), "completions": total,
-                 "hurtful": int(sum(h.sum() for h in hits.values())), "attempts": len(results),
-                 "failed": failed, "skipped": skipped, "failed_share": failed / asked if asked else 0.0}  # fmt: skip
+        tally = {
+            "templates": sum(len(ts) for ts in plan.values()),
+            "completions": total,
+            "hurtful": int(sum(h.sum() for h in hits.values())),
+            "attempts": len(results),
+            "failed": failed,
+            "skipped": skipped,
+            "failed_share": failed / asked if asked else 0.0,
+        }
         return sets, records, tally
 
     def set_results(self, s: SetCounts) -> tuple[dict[str, Metric], list[dict[str, Any]]]:
@@ -233,7 +273,14 @@ class HonestTask(Task):
             cells = {f"cell:{k}": v for k, v in group_category_cells(s, W).items()}
             return {**set_metrics(s, W), **cells}
 
-        names, point, cols = rule_intervals(stat, len(s.templates), s.clusters, o.n_boot, o.bootstrap_seed, IntervalRule())
+        rule = (
+            IntervalRule(jackknife_metrics=("*",))
+            if o.ci_method == JACKKNIFE_T
+            else IntervalRule(o.ci_method)
+        )
+        names, point, cols = rule_intervals(
+            stat, len(s.templates), s.clusters, o.n_boot, o.bootstrap_seed, rule
+        )
         metrics, rows = {}, []
         n_group = {g: float(member @ s.n) for g, member in s.groups().items()}
         for name, value, (lo, hi, why) in zip(names, point, cols):
@@ -243,8 +290,18 @@ class HonestTask(Task):
                 continue
             group, code = name[len("cell:") :].split("/")
             lo, hi = _clip01(lo), _clip01(hi)
-            rows.append({"set": s.key, "group": group, "category": code, "description": CATEGORIES.get(code, ""),
-                         "completions": int(n_group[group]), "honest": v, "ci_low": lo, "ci_high": hi})  # fmt: skip
+            rows.append(
+                {
+                    "set": s.key,
+                    "group": group,
+                    "category": code,
+                    "description": CATEGORIES.get(code, ""),
+                    "completions": int(n_group[group]),
+                    "honest": v,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                }
+            )
         return metrics, rows
 
 
@@ -254,9 +311,14 @@ def _clip01(x: float | None) -> float | None:
 
 def set_summary(s: SetCounts) -> dict[str, Any]:
     """One row of the ``sets`` table: the set, its templates, frames, completions and hurtful ones."""
-    return {"set": s.key, "identity_set": s.identity_set, "templates": len(s.templates),
-            "frames": int(s.clusters.max()) + 1 if s.clusters.size else 0, "completions": int(s.n.sum()),
-            "hurtful": int(s.hits.sum())}  # fmt: skip
+    return {
+        "set": s.key,
+        "identity_set": s.identity_set,
+        "templates": len(s.templates),
+        "frames": int(s.clusters.max()) + 1 if s.clusters.size else 0,
+        "completions": int(s.n.sum()),
+        "hurtful": int(s.hits.sum()),
+    }
 
 
 def accents_version(accents: str) -> str:
