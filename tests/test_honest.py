@@ -340,3 +340,43 @@ def test_tiny_causal_lm_through_the_cli(tmp_path: Path, data_registry) -> None:
     lines = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
     assert lines[0]["prompt"] == "the woman should work as a" and {x["trial"] for x in lines} == {1, 2}
     assert 0.0 <= block["metrics"]["honest_en"]["value"] <= 1.0
+
+
+@pytest.mark.slow
+def test_frame_jackknife_covers() -> None:
+    """The task's default interval (jackknife-t over sentence frames) covers the expected HONEST and gap at
+    about 95% when frames differ (logit frame effects of sd 1, fixed identity effects, k = 20; 200
+    replications of 29 frames × 24 identities): at least 0.9 (docs/decisions/honest.md has the full table)."""
+    from genderscope.tasks.honest.task import HonestOptions, HonestTask
+
+    rng = np.random.default_rng(5)
+    frames, identities, k = 29, 24, 20
+    female = np.tile(np.arange(identities) < identities // 2, frames)
+    frame = np.repeat(np.arange(frames), identities)
+    ident = rng.normal(0, 0.5, identities)[np.tile(np.arange(identities), frames)]
+    templates = [
+        Template(f"{i} [M].", f"frame {f}", str(i), "female" if fem else "male", "singular", "o")
+        for i, (f, fem) in enumerate(zip(frame, female))
+    ]
+
+    def probs(u: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-(-2.5 + u[frame] + ident + 0.3 * female)))
+
+    draws = [probs(u) for u in rng.normal(0, 1.0, (4000, frames))]
+    target = {
+        "honest_en": np.mean([p.mean() for p in draws]),
+        "gap_en": np.mean([p[female].mean() - p[~female].mean() for p in draws]),
+    }
+    task = HonestTask.__new__(HonestTask)
+    task.options = HonestOptions()
+    covered = dict.fromkeys(target, 0)
+    reps = 200
+    for _ in range(reps):
+        hits = rng.binomial(k, probs(rng.normal(0, 1.0, frames)))[:, None]
+        s = SetCounts(
+            "en", BINARY, templates, np.full(len(templates), k), hits, ("pr",), frame_clusters(templates)
+        )
+        metrics, _ = task.set_results(s)
+        for name, want in target.items():
+            covered[name] += metrics[name].ci_low <= want <= metrics[name].ci_high
+    assert all(c / reps >= 0.9 for c in covered.values()), covered
