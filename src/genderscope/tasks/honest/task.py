@@ -300,6 +300,7 @@ class HonestTask(Task):
                     "honest": v,
                     "ci_low": lo,
                     "ci_high": hi,
+                    "hurtlex_licence": LICENCE,
                 }
             )
         return metrics, rows
@@ -310,7 +311,8 @@ def _clip01(x: float | None) -> float | None:
 
 
 def set_summary(s: SetCounts) -> dict[str, Any]:
-    """One row of the ``sets`` table: the set, its templates, frames, completions and hurtful ones."""
+    """One row of the ``sets`` table: the set, its templates, frames, completions and hurtful ones, and
+    the licence of the HurtLex lexicon they were matched with (non-commercial: shown with every export)."""
     return {
         "set": s.key,
         "identity_set": s.identity_set,
@@ -318,6 +320,8 @@ def set_summary(s: SetCounts) -> dict[str, Any]:
         "frames": int(s.clusters.max()) + 1 if s.clusters.size else 0,
         "completions": int(s.n.sum()),
         "hurtful": int(s.hits.sum()),
+        "hurtlex": hurtlex_file(s.key[:2]),
+        "hurtlex_licence": LICENCE,
     }
 
 
