@@ -38,6 +38,7 @@ def ref_python() -> Path:
         pytest.skip(f"reference: no honest venv at {VENV} ({fix})")
     if subprocess.run([str(py), "-c", "import honest.honest"], capture_output=True).returncode != 0:
         pytest.skip(f"reference: {VENV} has no working honest package ({fix})")
+    pytest.importorskip("unidecode", reason="the package's accent stripping: pip install 'genderscope[honest]'")
     return py
 
 
