@@ -15,9 +15,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from genderscope.core.primitives import ChatReply, FillMask, Generation
+from genderscope.core.primitives import (
+    ChatReply,
+    FillMask,
+    Generation,
+    chat_request,
+    fill_mask_request,
+    generate_request,
+)
 from genderscope.core.requests import AttemptResult, Request
-from genderscope.core.primitives import chat_request, fill_mask_request, generate_request
 from genderscope.tasks.honest.data import LANGUAGES, QUEER, SETS, Template
 from genderscope.tasks.honest.lexicon import Lexicon
 
