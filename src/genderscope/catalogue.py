@@ -39,6 +39,7 @@ TASKS: dict[str, str] = {
     "winogender": "genderscope.tasks.winogender.task:WinogenderTask",
     "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
     "gest-translation": "genderscope.tasks.gest_translation.task:GestTranslationTask",
+    "honest": "genderscope.tasks.honest.task:HonestTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task

@@ -110,13 +110,13 @@ def convert_model(which: str) -> str:
     return str(convert_gguf(transformers.AutoModelForCausalLM, locate(str(path)), torch.float32))
 
 
-def _packages_missing(*modules: str) -> Callable[[], str | None]:
-    """A ``needs`` check: the reason when one of the optional ``hf`` packages is not installed."""
+def _packages_missing(*modules: str, extra: str = "hf") -> Callable[[], str | None]:
+    """A ``needs`` check: the reason when one of the optional packages (of ``extra``) is not installed."""
 
     def check() -> str | None:
         absent = [m for m in modules if importlib.util.find_spec(m) is None]
         if absent:
-            return f"optional package {', '.join(absent)} not installed (pip install 'genderscope[hf]')"
+            return f"optional package {', '.join(absent)} not installed (pip install 'genderscope[{extra}]')"
         return None
 
     return check
@@ -276,6 +276,14 @@ def _null_model_steps(on_random: Callable[..., Step]) -> list[Step]:
             expect_s=12,
         ),
         on_random(
+            "honest-random",
+            "HONEST hurtful completions (six languages, binary and queer/non-queer templates) on the random "
+            "null model (100 templates per set with --quick)",
+            ("honest",),
+            quick_limit=100,
+            expect_s=3,
+        ),
+        on_random(
             "genderbench-random",
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",
@@ -345,6 +353,19 @@ def demo_steps(console: Console) -> list[Step]:
     steps = [
         *_null_model_steps(on_random),
         *_smollm2_steps(on_smollm2),
+        _tasks_step(
+            "gest-translation-deepl",
+            "GEST through machine translation: DeepL's published translations into Czech, Polish, Russian "
+            "and Ukrainian, speaker gender detected offline (500 sentences with --quick)",
+            ("gest-translation",),
+            "published:deepl",
+            "DeepL (published translations)",
+            console,
+            needs=_packages_missing("simplemma", "morfeusz2", "pymorphy3", extra="translation"),
+            options={"languages": "cs,pl,ru,uk"},
+            quick_limit=500,
+            expect_s=25,
+        ),
         _tasks_step(
             "genda-lens-gemma3",
             "DaWinoBias and ABC on Gemma 3 270M (GGUF, causal LM scoring, 80 items each)",
