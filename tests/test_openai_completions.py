@@ -220,7 +220,7 @@ def test_cli_runs_a_likelihood_task_and_records_the_probe(
 ) -> None:
     import sys
 
-    from genderscope.cli.app import app as cli_mod
+    import genderscope.cli.app as cli_mod
 
     args = [
         "genderscope",

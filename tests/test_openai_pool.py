@@ -150,7 +150,7 @@ def test_duplicate_or_bad_urls_are_usage_errors() -> None:
 
 
 def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> int:
-    from genderscope.cli.app import app as cli_mod
+    import genderscope.cli.app as cli_mod
 
     monkeypatch.setattr(sys, "argv", ["genderscope", *args, "--no-progress"])
     with pytest.raises(SystemExit) as exc:

@@ -34,7 +34,7 @@ def test_a_run_against_itself_has_no_change(tmp_path):
 
 
 def test_compare_paired_on_the_command_line(tmp_path, monkeypatch):
-    from genderscope.cli.app import console as cli_console
+    from genderscope.cli import console as cli_console
 
     monkeypatch.setattr(cli_console.out, "width", 160)  # read from COLUMNS once, at first import
     a, b = _run(tmp_path, "random:1", "a"), _run(tmp_path, "random:2", "b")

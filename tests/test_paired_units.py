@@ -84,7 +84,7 @@ def test_chat_probe_items_match_by_content(tmp_path, runs):
 
 
 def test_compare_paired_terminal_and_html_show_the_new_tasks(runs, tmp_path, monkeypatch):
-    from genderscope.cli.app import console as cli_console
+    from genderscope.cli import console as cli_console
 
     # the console reads COLUMNS once, when first imported (under xdist, by another test)
     monkeypatch.setattr(cli_console.out, "width", 200)

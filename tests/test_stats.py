@@ -26,7 +26,7 @@ from genderscope.stats.intervals import (
     percent_interval,
     percentile_interval,
 )
-from genderscope.stats import intervals
+from genderscope.stats.intervals import intervals
 from genderscope.stats.regression import ols
 
 
