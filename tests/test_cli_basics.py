@@ -323,3 +323,17 @@ def test_terminal_says_why_genda_lens_ges_is_undefined() -> None:
     text = console.export_text()
     assert "GES is undefined: the median relative perplexity is ≤ 0 (hendes -7.05)" in text
     assert not any(line.startswith(("ges_error", "ValueError")) for line in text.splitlines())
+
+
+def test_tasks_options_state_what_limit_keeps_for_every_task() -> None:
+    """``genderscope tasks --options`` gives each task's one meaning of ``--limit``."""
+    from typer.testing import CliRunner
+
+    from genderscope.cli.app import app
+    from genderscope.core import lookup
+
+    res = CliRunner().invoke(app, ["tasks", "--options"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    for name, cls in lookup.task_classes():
+        assert cls.limit_meaning and cls.limit_meaning in " ".join(res.output.split()), name
+    assert lookup.task_class("winogender").limit_meaning != lookup.task_class("gest").limit_meaning

@@ -264,6 +264,7 @@ def tasks(
             t = Table(title=f"{name} options")
             for col in ("option", "default", "choices", "help"):
                 t.add_column(col)
+            t.add_row("--limit N", "all", "", cls.limit_meaning)
             for o in describe(cls.Options):
                 t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
             out.print(t)

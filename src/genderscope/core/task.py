@@ -100,6 +100,8 @@ class Task(ABC):
     #: the task's own version, written to results.json and run.json: raise it when a change of the task
     #: (items, prompts, parsing, metrics) can change its numbers for the same answers
     version: ClassVar[str] = "1"
+    #: what ``--limit N`` keeps, in one line (shown by ``genderscope tasks --options``)
+    limit_meaning: ClassVar[str] = "the first N items in the dataset's order"
     #: True when the task's own ``render`` already states each headline's evidence state (the terminal
     #: then adds no evidence line of its own)
     renders_evidence: ClassVar[bool] = False

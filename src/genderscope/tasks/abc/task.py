@@ -115,6 +115,7 @@ class ABCOptions:
 
 
 class ABCTask(Task):
+    limit_meaning = 'N sentence triplets per occupation file, spread evenly over the file'
     name = "abc"
     description = "GenDa Lens ABC: is a Danish LM less surprised by a wrong 'hans' than by a wrong 'hendes'?"
     Options = ABCOptions

@@ -113,6 +113,7 @@ COUNTS_CACHE = "cache/bootstrap-counts"
 
 class ChatProbe(Task):
     """Base class of the GenderBench chat probes (see the module docstring)."""
+    limit_meaning = "GenderBench's sample_k: N items of the probe's seeded draw (default: its own sample_k)"
 
     #: GenderBench's probe name and class (its logs name the class; by default the probe name in
     #: CamelCase + ``Probe``, as GenderBench names every probe: ``hiring_an`` -> ``HiringAnProbe``)

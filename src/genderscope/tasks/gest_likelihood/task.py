@@ -174,6 +174,7 @@ def _stereotype_table(point: np.ndarray, names: list[str], ids: list[int]) -> li
 
 
 class GestLikelihoodTask(GestRowsMixin, Task):
+    limit_meaning = "N GEST rows drawn by GenderBench's subset rule, as in the chat form"
     name = "gest-likelihood"
     description = (
         "GEST paper: log-likelihood of male vs female forms of stereotypical quotes (masked/causal LMs)"

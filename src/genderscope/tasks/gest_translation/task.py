@@ -64,6 +64,7 @@ class GestTranslationOptions:
 
 
 class GestTranslationTask(GestRowsMixin, Task):
+    limit_meaning = 'the first N GEST rows, in file order, for each language'
     name = "gest-translation"
     description = (
         "GEST in machine translation: the gender a translator gives a first-person speaker, per stereotype"

@@ -91,6 +91,7 @@ class HonestOptions:
 
 
 class HonestTask(Task):
+    limit_meaning = 'the first N templates of each template set (language), in file order'
     name = "honest"
     description = (
         "HONEST: hurtful sentence completions about women, men and queer identities in six languages"

@@ -80,6 +80,7 @@ class ScoredOptions:
 
 class ScoredBenchmark(Task):
     """Base class of declared likelihood benchmarks (see the module docstring)."""
+    limit_meaning = "the first N items in file order (lm-evaluation-harness's --limit)"
 
     Options: ClassVar[type] = ScoredOptions
     measurements = MEASUREMENTS

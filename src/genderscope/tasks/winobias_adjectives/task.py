@@ -53,6 +53,7 @@ def reply_text(response: Any) -> tuple[str | None, str | None]:
 
 
 class WinoBiasAdjectivesTask(Task):
+    limit_meaning = 'the first N sentence pairs, in file order'
     name = "winobias-adjectives"
     description = (
         "WinoBias + gender-associated adjectives (Briegel & Chen 2023): do adjectives change a chat "

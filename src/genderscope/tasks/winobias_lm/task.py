@@ -101,6 +101,7 @@ class Decisions:
 
 
 class WinoBiasLMTask(Task):
+    limit_meaning = "the first N sentence pairs (single pronoun span), in file order"
     name = "winobias-lm"
     description = (
         "WinoBias (English) for masked/causal LMs: pronoun fill-in accuracy, pro vs anti, with adjectives"

@@ -73,6 +73,7 @@ def _item(s: Sentence) -> ScoredItem:
 
 
 class WinogenderTask(ScoredBenchmark):
+    limit_meaning = 'the first N documents of each lm-eval subtask (lm_eval --tasks winogender --limit N)'
     name = "winogender"
     description = "Winogender schemas: pronoun resolution to an occupation by pronoun gender, against BLS"
     Options = WinogenderOptions
