@@ -38,6 +38,8 @@ TASKS: dict[str, str] = {
     "discrim-eval-likelihood": "genderscope.tasks.discrim_eval_likelihood.task:DiscrimEvalLikelihoodTask",
     "winogender": "genderscope.tasks.winogender.task:WinogenderTask",
     "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
+    "esbbq-gender": "genderscope.tasks.esbbq.task:EsBbqGenderTask",
+    "cabbq-gender": "genderscope.tasks.esbbq.task:CaBbqGenderTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task

@@ -13,7 +13,8 @@ ties as numpy's; in the chat form the letter picked, none = an invalid answer th
 either kind of biased) and computes the metric family the benchmark names in ``rules``:
 
 * :data:`LMEVAL_BBQ`: lm-evaluation-harness 0.4.13's ``bbq`` (:func:`lmeval_bbq_metrics`);
-* :data:`LMEVAL_ESBBQ`: lm-evaluation-harness 0.4.13's ``esbbq_*`` / ``cabbq_*`` (:func:`lmeval_esbbq_metrics`).
+* :data:`LMEVAL_ESBBQ`: lm-evaluation-harness 0.4.13's ``esbbq_*`` / ``cabbq_*``
+  (:func:`lmeval_esbbq_metrics`).
 
 Every metric is vectorised over a weight matrix C (rows × items), so the point value and the bootstrap
 resamples of the layer come from one call.
