@@ -40,6 +40,7 @@ TASKS: dict[str, str] = {
     "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
     "esbbq-gender": "genderscope.tasks.esbbq.task:EsBbqGenderTask",
     "cabbq-gender": "genderscope.tasks.esbbq.task:CaBbqGenderTask",
+    "mbbq": "genderscope.tasks.mbbq.task:MbbqTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
