@@ -294,6 +294,15 @@ def demo_steps(console: Console) -> list[Step]:
             expect_s=12,
         ),
         on_random(
+            "bbq-multilingual-random",
+            "BBQ beyond English: EsBBQ and CaBBQ (lm-eval's form) and MBBQ in en/es/nl/tr with its control "
+            "set, on the random null model (full gender subsets; 200 rows each with --quick)",
+            ("esbbq-gender", "cabbq-gender", "mbbq"),
+            label="random · multilingual BBQ",
+            quick_limit=200,
+            expect_s=8,
+        ),
+        on_random(
             "genderbench-random",
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",

@@ -55,7 +55,7 @@ def csv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, str]]]:
     quoting: a quoted field may span lines; the number is the record's first line); a record whose field
     count is not the header's, or a file the csv module or UTF-8 cannot read, raises :class:`DataError`."""
     with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh)
+        reader = csv.reader(fh, strict=True)
         lineno = 1
         try:
             header = next(reader, [])
