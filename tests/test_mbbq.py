@@ -195,11 +195,8 @@ def test_tiny_chat_model_through_the_cli(tmp_path, data_registry):
     proc = _cli("run", "mbbq", "--model", f"hf-causal:{model}", *args)
     assert proc.returncode == 0, proc.stderr
     block = json.loads((out / "results.json").read_text())["tasks"]["mbbq"]
-    assert (
-        block["counts"]["attempts"] == 6
-        and "accuracy_es" in block["metrics"]
-        or block["counts"]["undetected"] == 6
-    )
+    assert block["counts"]["attempts"] == 6
+    assert {"accuracy_es", "corrected_bias_score_ambig_es"} <= set(block["metrics"])
     lines = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
     assert all(isinstance(x["response"], str) for x in lines)
     assert lines[0]["prompt"].startswith("Por favor revise la información proporcionada")
