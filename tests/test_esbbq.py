@@ -236,3 +236,16 @@ def test_bad_rows_and_bad_options_are_one_line(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "'nope' is not one of auto, loglik, pll, chat" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("scoring", ["loglik", "chat"])
+def test_reparse_gives_identical_metrics(tmp_path, scoring):
+    from genderscope.core.engine import run_tasks
+    from genderscope.core.reparse import reparse_run
+
+    opts = {"scoring": scoring, "n_boot": 50}
+    run_tasks(["cabbq-gender"], "random", limit=200, out=tmp_path / "run", options=opts, progress=False)
+    reparse_run(tmp_path / "run", {}, tmp_path / "re")
+    a = json.loads((tmp_path / "run" / "results.json").read_text())["tasks"]["cabbq-gender"]["metrics"]
+    b = json.loads((tmp_path / "re" / "results.json").read_text())["tasks"]["cabbq-gender"]["metrics"]
+    assert a == b and set(METRICS) <= set(a)

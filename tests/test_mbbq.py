@@ -200,3 +200,18 @@ def test_tiny_chat_model_through_the_cli(tmp_path, data_registry):
     lines = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
     assert all(isinstance(x["response"], str) for x in lines)
     assert lines[0]["prompt"].startswith("Por favor revise la información proporcionada")
+
+
+def test_reparse_gives_identical_metrics(tmp_path):
+    """Everything scoring needs is derived again from the data and the options (tasks are stateless)."""
+    from genderscope.core.engine import run_tasks
+    from genderscope.core.reparse import reparse_run
+
+    opts = {"languages": ["en", "tr"], "prompts": [1, 3]}
+    run_tasks(
+        ["mbbq"], "random", limit=20, out=tmp_path / "run", options=opts, progress=False, use_cache=False
+    )
+    reparse_run(tmp_path / "run", {}, tmp_path / "re")
+    a = json.loads((tmp_path / "run" / "results.json").read_text())["tasks"]["mbbq"]["metrics"]
+    b = json.loads((tmp_path / "re" / "results.json").read_text())["tasks"]["mbbq"]["metrics"]
+    assert a == b and "corrected_bias_score_disambig_tr" in a
