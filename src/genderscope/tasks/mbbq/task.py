@@ -49,6 +49,8 @@ class MbbqOptions:
     )
 
     def __post_init__(self) -> None:
+        self.languages = list(dict.fromkeys(self.languages))  # each asked once
+        self.prompts = list(dict.fromkeys(self.prompts))
         bad = [p for p in self.prompts if p not in PROMPTS]
         if bad or not self.prompts:
             raise ValueError(
