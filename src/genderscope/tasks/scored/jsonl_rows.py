@@ -1,8 +1,10 @@
-"""Reading a benchmark's data file (JSON lines, or tab-separated with a header): rows with their line numbers,
-and one-line errors; :class:`JsonlBenchmark`, a scored benchmark whose items are the rows of one such file."""
+"""Reading a benchmark's data file (JSON lines, tab-separated or CSV with a header): rows with their line
+numbers, and one-line errors; :class:`JsonlBenchmark`, a scored benchmark whose items are the rows of one
+such file."""
 
 from __future__ import annotations
 
+import csv
 import json
 from abc import abstractmethod
 from pathlib import Path
@@ -46,6 +48,30 @@ def tsv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, str]]]:
                 )
             if line.strip():
                 yield lineno, dict(zip(header, parts))
+
+
+def csv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line number, {column: field})`` of each record after the header (Python's ``csv`` module, RFC 4180
+    quoting: a quoted field may span lines; the number is the record's first line); a record whose field
+    count is not the header's, or a file the csv module or UTF-8 cannot read, raises :class:`DataError`."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, strict=True)
+        lineno = 1
+        try:
+            header = next(reader, [])
+            lineno = reader.line_num + 1
+            for parts in reader:
+                if parts and len(parts) != len(header):
+                    raise DataError(
+                        f"{path}:{lineno}: {len(parts)} fields, not the header's {len(header)} ({header})"
+                    )
+                if parts:
+                    yield lineno, dict(zip(header, parts))
+                lineno = reader.line_num + 1
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise DataError(
+                f"{path}:{lineno}: not readable as CSV ({exc}); run genderscope data fetch"
+            ) from None
 
 
 def each_row(

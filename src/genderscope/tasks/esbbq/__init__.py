@@ -1,0 +1,1 @@
+"""Tasks ``esbbq-gender`` and ``cabbq-gender``: EsBBQ and CaBBQ (Ruiz-Fernández et al. 2025), Gender."""
