@@ -75,6 +75,18 @@ COMMANDS: dict[str, str] = {
     "bordia-sweep": "genderscope.commands.bordia.sweep:COMMAND",
 }
 
+#: offline scorers of generated texts (a :class:`~genderscope.scorers.base.Scorer` each)
+SCORERS: dict[str, str] = {
+    "sentiment": "genderscope.scorers.sentiment:SentimentScorer",
+    "hate": "genderscope.scorers.hate:HateScorer",
+    "hurtlex": "genderscope.scorers.hurtlex:HurtLexScorer",
+    "refusal": "genderscope.scorers.refusal:RefusalScorer",
+    "length": "genderscope.scorers.length:LengthScorer",
+    "gender-words": "genderscope.scorers.helm_bias:GenderWordsScorer",
+    "representation": "genderscope.scorers.helm_bias:RepresentationScorer",
+    "associations": "genderscope.scorers.helm_bias:AssociationsScorer",
+}
+
 BACKENDS: dict[str, str] = {
     "random": "genderscope.backends.random_model:RandomBackend",
     "replay": "genderscope.backends.replay:ReplayBackend",
@@ -101,6 +113,7 @@ from genderscope.core.lookup import load as _load  # noqa: E402
 __all__ = [
     "BACKENDS",
     "COMMANDS",
+    "SCORERS",
     "SUITES",
     "TASKS",
     "_load",

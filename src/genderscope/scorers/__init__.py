@@ -1,0 +1,17 @@
+"""Offline scorers of generated texts (sentiment, hate/offensive, HurtLex, refusal, length, HELM's gender
+word measures): the contract in :mod:`genderscope.scorers.base`; each scorer in its own module, imported on
+use (their packages come with ``pip install 'genderscope[generation]'``)."""
+
+from __future__ import annotations
+
+from genderscope.scorers.base import (
+    MissingExtra,
+    Scorer,
+    ScorerInfo,
+    make_scorer,
+    ratio,
+    scorer_class,
+    scorer_names,
+)
+
+__all__ = ["MissingExtra", "Scorer", "ScorerInfo", "make_scorer", "ratio", "scorer_class", "scorer_names"]
