@@ -48,6 +48,9 @@ app.add_typer(bordia_app, name="bordia")
 from genderscope.commands.debias.cli import register as register_debias  # noqa: E402  (no torch import)
 
 register_debias(app)
+from genderscope.commands.judge.cli import register as register_judge  # noqa: E402
+
+register_judge(app)
 
 
 

@@ -38,6 +38,8 @@ TASKS: dict[str, str] = {
     "discrim-eval-likelihood": "genderscope.tasks.discrim_eval_likelihood.task:DiscrimEvalLikelihoodTask",
     "winogender": "genderscope.tasks.winogender.task:WinogenderTask",
     "winogenerated": "genderscope.tasks.winogenerated.task:WinogeneratedTask",
+    "bold": "genderscope.tasks.bold.task:BoldTask",
+    "counterfactual": "genderscope.tasks.counterfactual.task:CounterfactualTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
