@@ -72,6 +72,10 @@ class GenerationBenchmark(Task):
         """How the texts are compared (:class:`~.designs.GroupDesign` or :class:`~.designs.PairedDesign`)."""
         raise NotImplementedError
 
+    def extra_tables(self) -> dict[str, Any]:
+        """Further JSON entries of the results block (default: none)."""
+        return {}
+
     # -- options, model, scorers ------------------------------------------------------------------------------
 
     @property
@@ -218,7 +222,7 @@ class GenerationBenchmark(Task):
         metrics, tables = design.evaluate(self, table, ok)
         counts = counts_of(gens, self.prompts, design.units(ok), self.options.samples, verdicts, self.judging)
         extra = {"counts": counts, "scorers": table.describe(), "generation": self.generation_facts(),
-                 **tables}  # fmt: skip
+                 **tables, **self.extra_tables()}  # fmt: skip
         if self.judging:
             extra["judged_run"] = self.recorded.describe()
         headline = [m for m in self.headline_metrics if m in metrics] or design.default_headline(metrics)
