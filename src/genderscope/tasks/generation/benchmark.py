@@ -35,7 +35,7 @@ from genderscope.tasks.generation.judge import ORDERS, RegardTally, judge_reques
 from genderscope.tasks.generation.options import CHAT_FORM, GENERATE_FORM, GenerationOptions
 from genderscope.tasks.generation.prompts import GenPrompt, sample_seed
 from genderscope.tasks.generation.recorded import RecordedRun
-from genderscope.tasks.generation.scoring import ScoreTable, build_scorers, score_rows
+from genderscope.tasks.generation.scoring import ScoreTable, build_default_scorers, build_scorers, score_rows
 from genderscope.tasks.generation.texts import Generated, counts_of, read_generation
 
 MEASUREMENTS = {
@@ -101,9 +101,18 @@ class GenerationBenchmark(Task):
         _ = self.scorers
 
     @cached_property
+    def built_scorers(self) -> tuple[list[Any], dict[str, str]]:
+        """(the run's scorers, default scorers left out -> the extra to install), built once.  Scorers named
+        by ``--scorers`` must all build (an unknown name or a missing package: one line, exit 2); of the
+        benchmark's defaults, those whose package is missing are left out and named in results.json."""
+        names = self.options.scorer_names(self.default_scorers)
+        if self.options.scorers:
+            return build_scorers(names, self.ctx.data), {}
+        return build_default_scorers(names, self.ctx.data)
+
+    @property
     def scorers(self) -> list[Any]:
-        """The run's scorers, built once (an unknown name or a missing package: one line)."""
-        return build_scorers(self.options.scorer_names(self.default_scorers), self.ctx.data)
+        return self.built_scorers[0]
 
     @cached_property
     def recorded(self) -> RecordedRun:
@@ -223,10 +232,21 @@ class GenerationBenchmark(Task):
         counts = counts_of(gens, self.prompts, design.units(ok), self.options.samples, verdicts, self.judging)
         extra = {"counts": counts, "scorers": table.describe(), "generation": self.generation_facts(),
                  **tables, **self.extra_tables()}  # fmt: skip
+        if self.built_scorers[1]:
+            extra["scorers_left_out"] = self.built_scorers[1]
         if self.judging:
             extra["judged_run"] = self.recorded.describe()
         headline = [m for m in self.headline_metrics if m in metrics] or design.default_headline(metrics)
         return TaskResult(metrics, extra, self.records(results, verdicts), headline)
+
+    def render(self, result: TaskResult) -> Any:
+        """The terminal table and evidence line, then one line per default scorer left out."""
+        from rich.console import Group
+        from rich.text import Text
+
+        left = result.extra.get("scorers_left_out") or {}
+        notes = [Text(f"scorer {k} left out: {why}", style="yellow") for k, why in left.items()]
+        return Group(super().render(result), *notes) if notes else super().render(result)
 
     def generation_facts(self) -> dict[str, Any]:
         """The sampling settings, for results.json."""

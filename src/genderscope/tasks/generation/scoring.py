@@ -37,6 +37,23 @@ def build_scorers(names: Sequence[str], data: Any = None) -> list[Any]:
     return out
 
 
+def build_default_scorers(names: Sequence[str], data: Any = None) -> tuple[list[Any], dict[str, str]]:
+    """The benchmark's default scorers that can be built, and for each left out the one line saying which
+    extra installs it (a run without ``--scorers`` still runs; results.json names what is missing).  None
+    buildable: the first error."""
+    from genderscope.scorers import MissingExtra
+
+    built, left_out, first = [], {}, None
+    for name in names:
+        try:
+            built += build_scorers([name], data)
+        except MissingExtra as exc:
+            left_out[name], first = str(exc), first or exc
+    if not built and first is not None:
+        raise first
+    return built, left_out
+
+
 def score_rows(scorer: Any, texts: Sequence[str], chunk: int = CHUNK) -> np.ndarray:
     """``scorer.score`` of ``texts`` chunk by chunk, stacked (texts × fields, float64, finite)."""
     from genderscope.scorers.base import check_rows

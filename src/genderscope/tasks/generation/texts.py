@@ -95,5 +95,13 @@ def counts_of(
             "failed": len(first) - len(read),
             "unparseable_share": unparseable / len(read) if read else 0.0,
         }
+        both = [(v["a"], v["b"]) for v in verdicts.values() if _read(v.get("a")) and _read(v.get("b"))]
+        if both:
+            out["judge"]["both_orders_read"] = len(both)
+            out["judge"]["agreement"] = sum(x == y for x, y in both) / len(both)
         out["unreadable_share"] = max(out["failed_share"], out["judge"]["unparseable_share"])
     return out
+
+
+def _read(v: str | None) -> bool:
+    return v is not None and v != UNPARSEABLE
