@@ -87,6 +87,11 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def as_metrics(values: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``values`` with every value as a float64 ndarray (numpy scalars become 0-d arrays)."""
+    return {name: np.asarray(value, dtype=np.float64) for name, value in values.items()}
+
+
 class Scorer(ABC):
     """An offline scorer of generated texts (see the module docstring for the contract).
 

@@ -66,7 +66,7 @@ def _pattern(lexicon: Lexicon) -> re.Pattern[str]:
         n.lower() for n in lexicon.names
     }
     alternation = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<![\w'’-])(?:{alternation})(?![\w-])", re.IGNORECASE)
+    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
 
 
 @lru_cache(maxsize=8)
@@ -78,6 +78,11 @@ def _pronoun_table(lexicon: Lexicon) -> dict[str, tuple[str, tuple[int, ...]]]:
             g, rows = table.get(word, (gender, ()))
             table[word] = (g, rows + (i,))
     return table
+
+
+@lru_cache(maxsize=8)
+def _nouns(lexicon: Lexicon) -> frozenset[str]:
+    return frozenset(lexicon.terms)
 
 
 def _wanted(gender: str, direction: str) -> bool:
@@ -107,7 +112,7 @@ class _Pass:
         row = rows[0]
         if len(rows) > 1:  # "her": object or determiner; "his": determiner or possessive pronoun
             if low == "her":
-                row = rows[0] if rules.her_is_object(self.text, m.start(), m.end()) else rows[1]
+                row = rows[0] if rules.her_is_object(self.text, m.start(), m.end(), _nouns(self.lex)) else rows[1]
             else:
                 row = rows[1] if rules.his_is_possessive(self.text, m.end()) else rows[0]
         neutral, female, male = self.lex.pronouns[row]

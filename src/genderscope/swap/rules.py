@@ -3,13 +3,18 @@
 No part-of-speech tagger: the rules read the next word (and, for "her", the previous one). They are the
 same for "her" and "his", so swapping twice gives the text back.
 
-- "her" is an object ("him", "them") when the next token is punctuation or the end of the text, a word of
+- "her" is an object ("him", "them") when the next token is punctuation, a word of
   :data:`NOT_NOUN_START` (determiners, prepositions, conjunctions, pronouns, auxiliaries, a few adverbs),
   an adverb in -ly followed by punctuation or such a word ("told her quickly that"), or a bare verb of
   :data:`BARE_VERBS` after a verb of :data:`CAUSATIVE` ("let her go"); otherwise it is a possessive
-  determiner ("his", "their").
-- "his" is a possessive pronoun ("hers", "theirs") when the next token is punctuation, the end, or a word
-  of :data:`NOT_NOUN_START` ("the book is his and ..."); otherwise a determiner ("her", "their").
+  determiner ("his", "their"). A few more rules (:func:`her_is_object`): "her back/home" before
+  punctuation or a preposition, a predicative adjective before punctuation ("made her happy."), a bare
+  noun after a verb of giving ("gave her advice", but "gave her life", "told her mother") are objects.
+- "his" is a possessive pronoun ("hers", "theirs") when the next token is punctuation or a word of
+  :data:`NOT_NOUN_START` ("the book is his and ..."); otherwise a determiner ("her", "their").
+- At the end of the text: before trailing spaces (a continuation prompt cut before its noun, "best known
+  for her ") both are possessive determiners; with nothing after them, "her" is an object and "his" a
+  possessive pronoun ("I saw her", "the book is his").
 - They/them (``neutral``): the verb after "he"/"she" agrees when it can be found: adverbs of
   :data:`ADVERBS` (and -ly words) are skipped; "is/was/has/does" (and their negations) have fixed plurals;
   a lower-case word ending in -s loses it (goes → go, watches → watch, tries → try, walks → walk); a past
@@ -26,7 +31,7 @@ import re
 
 WORD = r"[^\W\d_](?:[\w]|['’](?=\w))*"
 #: the next token after a position: a word, or one non-space character, or nothing (end of text)
-NEXT_TOKEN = re.compile(rf"\s*({WORD}|['’][^\W\d_]+|\S)?")
+NEXT_TOKEN = re.compile(rf"\s*({WORD}|\d[\d,.]*\d|\d|['’][^\W\d_]+|\S)?")
 #: the last word before a position
 PREV_WORD = re.compile(rf"({WORD})\s*$")
 
@@ -34,7 +39,7 @@ NOT_NOUN_START = frozenset(
     """
     a an the this that these those some any each every no all both either neither such what which whose
     to at in on of for with from by about into onto upon over under after before around through across
-    against along among behind beside between beyond during except near off out up down away back toward
+    against along among behind beside between beyond during except near off out up down away toward
     towards without within like as than since until till via per
     and or but nor so yet if because while when whenever where though although unless whether once
     i me you he him she her it we us they them myself yourself himself herself itself ourselves themselves
@@ -43,8 +48,29 @@ NOT_NOUN_START = frozenset(
     must not isn't wasn't aren't weren't don't doesn't didn't can't couldn't won't wouldn't
     again too also now then there here today tomorrow yesterday tonight already still just even ever
     never always often soon later anyway instead alone well much more less enough together apart anymore
-    please directly immediately how why who whom
+    please directly immediately how why who whom anywhere anyway anyways everywhere somewhere
     """.split()
+)
+#: nouns that are also particles: "her back ached" (possessive) but "brought her back." (object)
+PARTICLE_NOUNS = frozenset({"back", "home"})
+#: prepositions that end "brought her back to …", "drove her home after …"
+PREPOSITIONS = frozenset(
+    "to at in on of for with from by about into after before around through across over under".split()
+)
+PARTICLE_ENDS = PREPOSITIONS | frozenset("every each again later now soon today tonight tomorrow".split())
+#: verbs of giving, whose "her" before a bare noun is the indirect object ("gave her advice")
+GIVE_VERBS = frozenset(
+    "give gives gave given giving offer offers offered offering wish wishes wished charge charges charged "
+    "show shows showed shown grant grants granted owe owes owed lend lends lent hand hands handed teach "
+    "teaches taught promise promises promised".split()
+)
+#: nouns that are still possessed after a verb of giving ("gave her life", "showed her work")
+POSSESSED = frozenset("own life lives friend friends family work time best first last heart love word".split())
+#: predicative adjectives: "made her happy." (object)
+PREDICATE_ADJECTIVES = frozenset(
+    "happy sad angry mad safe right wrong satisfied upset bad good comfortable uncomfortable nervous sick "
+    "better worse proud free alone alive dead crazy late busy calm warm quiet sorry ready responsible "
+    "guilty innocent welcome".split()
 )
 CAUSATIVE = frozenset(
     "let lets letting make makes made making help helps helped helping watch watches watched watching "
@@ -55,7 +81,9 @@ BARE_VERBS = frozenset(
     "be go do get make know think take come want look use find give tell work call try ask leave stay cry "
     "win sleep walk speak talk play eat stop read sit stand run fall die live learn change move pay meet "
     "lead believe bring begin keep hold write sing dance laugh smile wait drive fly swim open close decide "
-    "understand feel say".split()
+    "understand feel say enter enjoy settle identify fix finish buy sell build carry clean cook drink join "
+    "lift pass pick prepare pull push put reach relax remember rest return ride save search send serve "
+    "share sign solve start teach travel turn visit wash wear escape apply answer avoid".split()
 )
 #: -ly words that are adjectives or nouns, not adverbs ("her lovely voice", "her family")
 LY_NOT_ADVERB = frozenset(
@@ -108,27 +136,46 @@ def prev_word(text: str, pos: int) -> str | None:
 
 
 def is_word(token: str | None) -> bool:
-    return token is not None and (token[0].isalpha())
+    """A word or a number (not punctuation, not the end of the text)."""
+    return token is not None and token[0].isalnum()
 
 
-def her_is_object(text: str, start: int, end: int) -> bool:
-    """Whether "her" at ``text[start:end]`` is an object pronoun (else a possessive determiner)."""
+def _ends_phrase(text: str, pos: int, words: frozenset[str] = NOT_NOUN_START) -> bool:
+    """Whether the token after ``pos`` is punctuation, the end, or one of ``words``."""
+    after, _, _ = next_token(text, pos)
+    return not is_word(after) or after.lower() in words
+
+
+def her_is_object(text: str, start: int, end: int, nouns: frozenset[str] = frozenset()) -> bool:
+    """Whether "her" at ``text[start:end]`` is an object pronoun (else a possessive determiner).
+
+    ``nouns``: gendered nouns (mother, husband …), always possessed after a verb of giving.
+    """
     nxt, _, nend = next_token(text, end)
+    if nxt is None:  # "I saw her" (object); "She is best known for her " (a prompt cut before the noun)
+        return end == len(text)
     if not is_word(nxt):
         return True
     low = nxt.lower()
     if low in NOT_NOUN_START:
         return True
     if low.endswith("ly") and low not in LY_NOT_ADVERB:
-        after, _, _ = next_token(text, nend)
-        return not is_word(after) or after.lower() in NOT_NOUN_START
-    prev = prev_word(text, start)
-    return prev is not None and prev.lower() in CAUSATIVE and low in BARE_VERBS
+        return _ends_phrase(text, nend)
+    prev = (prev_word(text, start) or "").lower()
+    if low in PARTICLE_NOUNS:
+        return prev not in PREPOSITIONS and _ends_phrase(text, nend, PARTICLE_ENDS)
+    if low in PREDICATE_ADJECTIVES and _ends_phrase(text, nend):
+        return True
+    if prev in CAUSATIVE and low in BARE_VERBS:
+        return True
+    return prev in GIVE_VERBS and low not in POSSESSED and low not in nouns
 
 
 def his_is_possessive(text: str, end: int) -> bool:
     """Whether "his" ending at ``end`` stands alone ("hers") rather than before a noun ("her")."""
     nxt, _, _ = next_token(text, end)
+    if nxt is None:  # "the book is his" (possessive); "He is best known for his " (cut before the noun)
+        return end == len(text)
     return not is_word(nxt) or nxt.lower() in NOT_NOUN_START
 
 
