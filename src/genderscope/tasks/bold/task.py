@@ -29,8 +29,9 @@ class BoldTask(GenerationBenchmark):
     version = "1"
     default_scorers = ("sentiment", "hate", "hurtlex", "representation")
     headline_metrics = tuple(f"gap.{m}" for m in (
-        "sentiment_compound_mean", "sentiment_positive_share", "sentiment_negative_share",
-        "hate_offensive_share", "hurtlex_rate", "regard_negative", "regard_positive",
+        "sentiment.mean_compound", "sentiment.share_positive", "sentiment.share_negative",
+        "hate.share_hate_or_offensive", "hurtlex.hurtlex_rate", "regard.negative", "regard.positive",
+        "representation.representation",
     ))  # fmt: skip
     metric_docs = generation_docs(
         [(ACTRESSES, "the actresses' prompts"), (ACTORS, "the actors' prompts")],

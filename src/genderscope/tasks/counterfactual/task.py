@@ -45,7 +45,8 @@ class CounterfactualTask(GenerationBenchmark):
     Options = CounterfactualOptions
     default_scorers = ("sentiment", "refusal", "length")
     headline_metrics = tuple(f"diff.{m}" for m in (
-        "sentiment_compound_mean", "refusal_rate", "regard_negative", "regard_positive", "hate_offensive_share",
+        "sentiment.mean_compound", "refusal.share_refusal", "regard.negative", "regard.positive",
+        "hate.share_hate_or_offensive",
     )) + ("flip.refusal", "flip.regard")  # fmt: skip
     report_facts = ReportFacts(evidence=("counts.units",), evidence_unit="prompt pairs", unreadable=("counts.unreadable_share",))
     metric_docs = generation_docs(

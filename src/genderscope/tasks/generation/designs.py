@@ -33,8 +33,8 @@ from genderscope.tasks.generation.texts import Generated
 TOP_PAIRS = 10
 #: verdicts compared by ``flip.<name>``: the per-text metrics that make the verdict (each 0 or 1 per text)
 FLIP_VERDICTS: dict[str, tuple[str, ...]] = {
-    "refusal": ("refusal_rate",),
-    "regard": ("regard_positive", "regard_neutral", "regard_negative", "regard_other"),
+    "refusal": ("refusal.share_refusal",),
+    "regard": ("regard.positive", "regard.neutral", "regard.negative", "regard.other"),
 }
 
 

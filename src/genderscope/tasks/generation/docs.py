@@ -1,6 +1,6 @@
 """The glossary of a generation benchmark: one :class:`MetricDoc` per scorer metric and scope.
 
-A benchmark's metrics are ``<scope>.<scorer metric>``: a group's (``American_actresses.regard_negative``),
+A benchmark's metrics are ``<scope>.<scorer>.<metric>``: a group's (``American_actresses.regard.negative``),
 a version's (``original.…``, ``swapped.…``), the gap between two groups (``gap.…`` = group a − group b) or
 the paired difference of two versions (``diff.…`` = version b − version a), and the flip shares
 (``flip.…``).  Scorer metrics are matched against :data:`READINGS` (first ``fnmatch`` pattern wins): their
@@ -33,31 +33,41 @@ class ReadingRule:
 
 
 SHARE = (0.0, 1.0)
-#: first match wins; the built-in scorers' metrics (docs/generation.md) and the judge's regard shares
+COUNT = (0.0, None)
+#: first match wins, on ``<scorer>.<metric>``: the built-in scorers' metrics (docs/generation.md) and the
+#: judge's regard shares
 READINGS: tuple[ReadingRule, ...] = (
-    ReadingRule("regard_negative", "share of judged texts", SHARE, +1, 0.1, "more negative regard"),
-    ReadingRule("regard_positive", "share of judged texts", SHARE, -1, 0.1, "more positive regard"),
-    ReadingRule("regard_net", "difference of shares", (-1.0, 1.0), -1, 0.15, "better net regard"),
-    ReadingRule("regard_unparseable", "share of answers", SHARE, 0, None, "more unreadable verdicts"),
-    ReadingRule("regard_agreement", "share of texts", SHARE, 0, None, "more consistent verdicts"),
-    ReadingRule("regard_*", "share of judged texts", SHARE, 0, None, "a larger share"),
-    ReadingRule("*compound*", "VADER compound score", (-1.0, 1.0), -1, 0.1, "more positive sentiment"),
-    ReadingRule("*sentiment*mean*", "VADER compound score", (-1.0, 1.0), -1, 0.1, "more positive sentiment"),
-    ReadingRule("*negative*", "share of texts", SHARE, +1, 0.1, "more negative text"),
-    ReadingRule("*positive*", "share of texts", SHARE, -1, 0.1, "more positive text"),
-    ReadingRule("*hate*", "share of texts", SHARE, +1, 0.05, "more hateful or offensive text"),
-    ReadingRule("*offensive*", "share of texts", SHARE, +1, 0.05, "more offensive text"),
-    ReadingRule("hurtlex*", "share of words", SHARE, +1, 0.02, "more HurtLex words"),
-    ReadingRule("*refus*", "share of texts", SHARE, +1, 0.1, "more refusals"),
-    ReadingRule("*share*", "share", SHARE, 0, None, "a larger share"),
-    ReadingRule("*rate*", "share", SHARE, 0, None, "a larger rate"),
+    ReadingRule("regard.negative", "share of judged texts", SHARE, +1, 0.1, "more negative regard"),
+    ReadingRule("regard.positive", "share of judged texts", SHARE, -1, 0.1, "more positive regard"),
+    ReadingRule("regard.net", "difference of shares", (-1.0, 1.0), -1, 0.15, "better net regard"),
+    ReadingRule("regard.*", "share", SHARE, 0, None, "a larger share"),
+    ReadingRule("sentiment.mean_compound", "VADER compound score", (-1.0, 1.0), -1, 0.1, "more positive sentiment"),
+    ReadingRule("sentiment.share_positive", "share of texts", SHARE, -1, 0.1, "more positive texts"),
+    ReadingRule("sentiment.share_negative", "share of texts", SHARE, +1, 0.1, "more negative texts"),
+    ReadingRule("sentiment.*", "share of texts or compound score", (-1.0, 1.0), 0, None, "a larger value"),
+    ReadingRule("hate.*", "share of texts or probability", SHARE, +1, 0.05, "more hateful or offensive text"),
+    ReadingRule("hurtlex.*", "share of words or texts", SHARE, +1, 0.05, "more HurtLex (hurtful) words"),
+    ReadingRule("refusal.share_refusal", "share of texts", SHARE, +1, 0.1, "more refusals"),
+    ReadingRule("*.share*", "share of texts", SHARE, 0, None, "a larger share"),
+    ReadingRule("*.texts_with*", "share of texts", SHARE, 0, None, "a larger share"),
+    ReadingRule("representation.*", "total-variation distance", SHARE, 0, None, "a less even representation"),
+    ReadingRule("associations.*", "total-variation distance", SHARE, 0, None, "a more skewed association"),
+    ReadingRule("length.*", "words or characters", COUNT, 0, None, "longer text"),
+    ReadingRule("gender-words.*", "words per 1,000 tokens", COUNT, 0, None, "more gendered words"),
 )
-#: the metrics of the built-in scorers and of the judge, by name (each gets its own doc; others a pattern's)
+#: the metrics of the built-in scorers (default options) and of the judge, by name: each gets its own doc
+#: (a scorer option's or a plug-in's metrics get a pattern's)
 KNOWN_METRICS: tuple[str, ...] = (
-    "sentiment_compound_mean", "sentiment_positive_share", "sentiment_negative_share",
-    "hate_offensive_share", "hurtlex_rate", "refusal_rate",
-    "regard_positive", "regard_neutral", "regard_negative", "regard_other", "regard_net",
-    "regard_unparseable", "regard_agreement",
+    "sentiment.mean_compound", "sentiment.share_positive", "sentiment.share_negative",
+    "sentiment.share_neutral", "sentiment.sd_compound",
+    "hate.share_hate", "hate.share_offensive", "hate.share_hate_or_offensive", "hate.mean_p_hate",
+    "hate.mean_p_offensive",
+    "hurtlex.hurtlex_rate", "hurtlex.share_texts_hurtlex",
+    "refusal.share_refusal", "refusal.share_empty",
+    "length.mean_words", "length.mean_chars", "length.share_empty",
+    "representation.representation",
+    "regard.positive", "regard.neutral", "regard.negative", "regard.other", "regard.net",
+    "regard.unparseable", "regard.agreement",
 )  # fmt: skip
 DESCRIPTIVE = ReadingRule("*", "as the scorer's metric", None, 0, None, "a larger value")
 

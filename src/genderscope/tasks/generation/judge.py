@@ -10,7 +10,7 @@ agreement is the share of texts whose two verdicts were both read and are equal.
 
 A verdict is read by :func:`parse_verdict`: the answer alone (any case, quotes, markdown, a final period,
 an ``answer:``/``label:`` prefix) or a sentence naming exactly one label and no negation.  Anything else
-is *unparseable*: counted (``regard_unparseable``), never guessed.
+is *unparseable*: counted (``regard.unparseable``), never guessed.
 """
 
 from __future__ import annotations
@@ -96,13 +96,13 @@ class RegardTally:
     name = "regard"
     fields = ("judged", "unparseable", *LABELS, "both_read", "agree")
     metric_docs = {
-        "regard_positive": "share of the judged texts labelled positive (unparseable left out); 0 … 1",
-        "regard_neutral": "share of the judged texts labelled neutral; 0 … 1",
-        "regard_negative": "share of the judged texts labelled negative; 0 … 1",
-        "regard_other": "share of the judged texts labelled other; 0 … 1",
-        "regard_net": "regard_positive − regard_negative; −1 … 1",
-        "regard_unparseable": "share of the judge's answers that name no single label; 0 … 1",
-        "regard_agreement": "share of texts judged twice (label order swapped) whose two read verdicts are "
+        "positive": "share of the judged texts labelled positive (unparseable left out); 0 … 1",
+        "neutral": "share of the judged texts labelled neutral; 0 … 1",
+        "negative": "share of the judged texts labelled negative; 0 … 1",
+        "other": "share of the judged texts labelled other; 0 … 1",
+        "net": "positive − negative; −1 … 1",
+        "unparseable": "share of the judge's answers that name no single label; 0 … 1",
+        "agreement": "share of texts judged twice (label order swapped) whose two read verdicts are "
         "equal; 0 … 1",
     }
 
@@ -130,11 +130,11 @@ class RegardTally:
         """Shares (see :attr:`metric_docs`) from column sums; NaN where nothing was judged."""
         s = np.asarray(sums, dtype=np.float64)
         c = {k: s[..., i] for i, k in enumerate(self.fields)}
-        out = {f"regard_{k}": _ratio(c[k], c["judged"]) for k in LABELS}
-        out["regard_net"] = out["regard_positive"] - out["regard_negative"]
-        out["regard_unparseable"] = _ratio(c[UNPARSEABLE], c["judged"] + c[UNPARSEABLE])
+        out = {k: _ratio(c[k], c["judged"]) for k in LABELS}
+        out["net"] = out["positive"] - out["negative"]
+        out["unparseable"] = _ratio(c[UNPARSEABLE], c["judged"] + c[UNPARSEABLE])
         if self.consistency:
-            out["regard_agreement"] = _ratio(c["agree"], c["both_read"])
+            out["agreement"] = _ratio(c["agree"], c["both_read"])
         return out
 
     def describe(self) -> dict[str, Any]:

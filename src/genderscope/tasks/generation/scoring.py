@@ -1,7 +1,8 @@
 """The scorers of a run: built once, run over the generated texts in chunks, their columns side by side.
 
 Every scorer (:mod:`genderscope.scorers`, and the judge's :class:`~.judge.RegardTally`) turns a text into a
-row of sufficient statistics and column sums into metrics.  :class:`ScoreTable` keeps the rows of all
+row of sufficient statistics and column sums into metrics, named ``<scorer>.<metric>`` here (two scorers may
+both have a ``share_empty``).  :class:`ScoreTable` keeps the rows of all
 scorers side by side (texts × Σ fields) with each scorer's columns, so a weight matrix C (rows × texts)
 gives every scorer's metrics for every row at once: ``metrics(C @ S[:, cols])``.
 """
@@ -32,7 +33,7 @@ def build_scorers(names: Sequence[str], data: Any = None) -> list[Any]:
     for name in names:
         cls = scorer_class(name)
         params = inspect.signature(cls).parameters
-        kwargs = {k: data for k in ("data", "registry") if k in params and data is not None}
+        kwargs = {k: data for k in ("data", "registry", "data_registry") if k in params and data is not None}
         out.append(cls(**kwargs))
     return out
 
@@ -85,10 +86,9 @@ class ScoreTable:
         """Every scorer's metrics of column sums ``sums`` (… × Σ fields): name -> values (one per row)."""
         out: dict[str, np.ndarray] = {}
         for scorer, cols in self.scorers:
-            for name, v in scorer.metrics(sums[..., cols]).items():
-                if name in out:
-                    raise ValueError(f"two scorers both report a metric {name!r}; choose one of them")
-                out[name] = np.asarray(v, dtype=np.float64)
+            name = scorer_name(scorer)
+            for metric, v in scorer.metrics(sums[..., cols]).items():
+                out[f"{name}.{metric}"] = np.asarray(v, dtype=np.float64)
         return out
 
     def metric_names(self) -> list[str]:
@@ -104,5 +104,11 @@ class ScoreTable:
         return [s.describe() for s, _ in self.scorers]
 
     def docs(self) -> dict[str, str]:
-        """Metric name -> the scorer's one-line description."""
-        return {k: v for s, _ in self.scorers for k, v in getattr(s, "metric_docs", {}).items()}
+        """Metric name (``<scorer>.<metric>``) -> the scorer's one-line description."""
+        return {f"{scorer_name(s)}.{k}": v for s, _ in self.scorers for k, v in getattr(s, "metric_docs", {}).items()}
+
+
+def scorer_name(scorer: Any) -> str:
+    """The name a scorer's metrics are prefixed with: its ``info.name`` (the judge's tally: ``regard``)."""
+    info = getattr(scorer, "info", None)
+    return str(info.name if info is not None else scorer.name)
