@@ -98,7 +98,7 @@ class GenerationBenchmark(Task):
             _ = self.recorded
         else:
             super().check_model()
-        _ = self.scorers
+        _ = self.scorers, self.prompts  # a missing extra or a malformed prompts file: before any model loads
 
     @cached_property
     def built_scorers(self) -> tuple[list[Any], dict[str, str]]:
