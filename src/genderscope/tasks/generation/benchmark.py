@@ -39,8 +39,8 @@ from genderscope.tasks.generation.scoring import ScoreTable, build_default_score
 from genderscope.tasks.generation.texts import Generated, counts_of, read_generation
 
 MEASUREMENTS = {
-    GENERATE_FORM: Measurement(frozenset({GENERATE}), "plain continuation of each prompt, sampled (base models)"),
-    CHAT_FORM: Measurement(frozenset({CHAT}), "each prompt as one user turn, sampled (chat models)"),
+    GENERATE_FORM: Measurement(frozenset({GENERATE}), "sampled continuations"),
+    CHAT_FORM: Measurement(frozenset({CHAT}), "sampled chat answers"),
 }
 GENERATE_ROUND, JUDGE_ROUND = "generate", "judge"
 
