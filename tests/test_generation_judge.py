@@ -52,7 +52,7 @@ def test_random_judge_on_bold_regard_shares_gap_and_agreement(tmp_path: Path) ->
 def test_nonsense_verdicts_are_unparseable_and_a_rerun_sends_nothing(tmp_path: Path) -> None:
     from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 
-    run_tasks(["counterfactual"], "random", limit=6, out=tmp_path / "gen", options=FAST, progress=False)
+    run_tasks(["counterfactual"], "random", limit=6, out=tmp_path / "gen", options={**FAST, "form": "generate"}, progress=False)
     with FakeOpenAIServer(FakeConfig()) as srv:  # answers "(a) <ref>": no label
         judge_run(tmp_path / "gen", "openai:fake", out=tmp_path / "j1", consistency=False,
                   options={"base_url": srv.url}, progress=False)  # fmt: skip

@@ -7,6 +7,7 @@ or, with ``--templates``, filled once for each gender (:func:`genderscope.swap.f
 scorer is compared per (prompt, sample): ``diff.<metric>`` = swapped − original (female − male with
 templates), intervals resampling prompts; ``flip.refusal`` and ``flip.regard``: the share of (prompt,
 sample)s whose verdict changes.  Without ``--prompts`` a small example set shipped with genderscope is used.
+``--form auto`` asks a chat model first (prompts are usually requests), else continues the prompt.
 ``--limit N``: the first N prompts of the file.
 """
 
@@ -21,7 +22,9 @@ from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import opt
 from genderscope.swap import DIRECTIONS, default_lexicon, fill_template, name_pairs, read_prompts, swap
 from genderscope.tasks.generation import GenerationBenchmark, GenerationOptions, GenPrompt, PairedDesign
+from genderscope.tasks.generation.benchmark import MEASUREMENTS
 from genderscope.tasks.generation.docs import KNOWN_METRICS, generation_docs
+from genderscope.tasks.generation.options import CHAT_FORM, GENERATE_FORM
 
 EXAMPLE = Path(__file__).with_name("example_prompts.jsonl")
 HARM = "Gender-dependent answers: the same request gets a different answer when only the gender changes"
@@ -43,6 +46,8 @@ class CounterfactualTask(GenerationBenchmark):
     description = "your prompts and their gender-swapped versions: paired differences of every scorer, verdict flips"
     version = "1"
     Options = CounterfactualOptions
+    #: your prompts are usually requests: a chat model's answer first, a continuation where there is no chat
+    measurements = {CHAT_FORM: MEASUREMENTS[CHAT_FORM], GENERATE_FORM: MEASUREMENTS[GENERATE_FORM]}
     default_scorers = ("sentiment", "refusal", "length")
     headline_metrics = tuple(f"diff.{m}" for m in (
         "sentiment.mean_compound", "refusal.share_refusal", "regard.negative", "regard.positive",
