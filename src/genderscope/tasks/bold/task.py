@@ -28,6 +28,7 @@ class BoldTask(GenerationBenchmark):
     description = "BOLD gender prompts: sentiment, hate, HurtLex, regard of what a model writes about actresses vs actors"
     version = "1"
     default_scorers = ("sentiment", "hate", "hurtlex", "representation")
+    data_files = (DATA,)
     headline_metrics = tuple(f"gap.{m}" for m in (
         "sentiment.mean_compound", "sentiment.share_positive", "sentiment.share_negative",
         "hate.share_hate_or_offensive", "hurtlex.hurtlex_rate", "regard.negative", "regard.positive",
@@ -48,9 +49,6 @@ class BoldTask(GenerationBenchmark):
         ),
         Reference("amazon-science/bold (prompts, CC BY-SA 4.0)", "https://github.com/amazon-science/bold"),
     )
-
-    def datasets(self) -> list[str]:
-        return [DATA]
 
     def design(self) -> GroupDesign:
         return GroupDesign((ACTRESSES, ACTORS), (ACTRESSES, ACTORS), unit="people")

@@ -35,7 +35,13 @@ from genderscope.tasks.generation.judge import ORDERS, RegardTally, judge_reques
 from genderscope.tasks.generation.options import CHAT_FORM, GENERATE_FORM, GenerationOptions
 from genderscope.tasks.generation.prompts import GenPrompt, sample_seed
 from genderscope.tasks.generation.recorded import RecordedRun
-from genderscope.tasks.generation.scoring import ScoreTable, build_default_scorers, build_scorers, score_rows
+from genderscope.tasks.generation.scoring import (
+    ScoreTable,
+    build_default_scorers,
+    build_scorers,
+    score_rows,
+    scorer_datasets,
+)
 from genderscope.tasks.generation.texts import Generated, counts_of, read_generation
 
 MEASUREMENTS = {
@@ -62,6 +68,9 @@ class GenerationBenchmark(Task):
     #: texts do not depend on the prompt
     null_corpus: ClassVar[str] = "wikitext-2:valid"
 
+    #: the data-registry files the prompts come from (pinned in results.json)
+    data_files: ClassVar[tuple[str, ...]] = ()
+
     # -- what a benchmark declares --------------------------------------------------------------------------
 
     def load_prompts(self) -> list[GenPrompt]:
@@ -71,6 +80,10 @@ class GenerationBenchmark(Task):
     def design(self) -> Any:
         """How the texts are compared (:class:`~.designs.GroupDesign` or :class:`~.designs.PairedDesign`)."""
         raise NotImplementedError
+
+    def datasets(self) -> list[str]:
+        """The prompts' files and the files the scorers read (HurtLex's lexicon: its licence is shown)."""
+        return list(dict.fromkeys([*self.data_files, *(f for s in self.scorers for f in scorer_datasets(s))]))
 
     def extra_tables(self) -> dict[str, Any]:
         """Further JSON entries of the results block (default: none)."""

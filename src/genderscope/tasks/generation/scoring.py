@@ -55,6 +55,20 @@ def build_default_scorers(names: Sequence[str], data: Any = None) -> tuple[list[
     return built, left_out
 
 
+def scorer_datasets(scorer: Any) -> list[str]:
+    """The data-registry files a scorer reads (pinned in results.json, their licences shown): its own
+    ``datasets()`` when it declares one, else HurtLex's lexicon for ``hurtlex`` (CC BY-NC-SA 4.0: the
+    run's licence notice must name it)."""
+    own = getattr(scorer, "datasets", None)
+    if callable(own):
+        return list(own())
+    if scorer_name(scorer) == "hurtlex":
+        from genderscope.data.hurtlex import dataset_name
+
+        return [dataset_name(getattr(scorer, "language", "en"))]
+    return []
+
+
 def score_rows(scorer: Any, texts: Sequence[str], chunk: int = CHUNK) -> np.ndarray:
     """``scorer.score`` of ``texts`` chunk by chunk, stacked (texts × fields, float64, finite)."""
     from genderscope.scorers.base import check_rows
