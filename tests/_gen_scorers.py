@@ -16,16 +16,24 @@ class WordsScorer(Scorer):
 
     def __init__(self) -> None:
         self.fields = ("texts", "words", "empty", "bad")
-        self.metric_docs = {"mean": "mean words per text", "share_empty": "share of empty texts",
-                            "share_bad": "share of texts with the word 'bad'"}
+        self.metric_docs = {
+            "mean": "mean words per text",
+            "share_empty": "share of empty texts",
+            "share_bad": "share of texts with the word 'bad'",
+        }
 
     def score(self, texts: Sequence[str]) -> np.ndarray:
-        return np.array([[1.0, len(t.split()), float(not t.strip()), float("bad" in t.split())] for t in texts]).reshape(-1, 4)
+        return np.array(
+            [[1.0, len(t.split()), float(not t.strip()), float("bad" in t.split())] for t in texts]
+        ).reshape(-1, 4)
 
     def metrics(self, sums: np.ndarray) -> dict[str, np.ndarray]:
         s = np.asarray(sums, dtype=np.float64)
-        return {"mean": ratio(s[..., 1], s[..., 0]), "share_empty": ratio(s[..., 2], s[..., 0]),
-                "share_bad": ratio(s[..., 3], s[..., 0])}
+        return {
+            "mean": ratio(s[..., 1], s[..., 0]),
+            "share_empty": ratio(s[..., 2], s[..., 0]),
+            "share_bad": ratio(s[..., 3], s[..., 0]),
+        }
 
 
 class RefusalStandIn(Scorer):

@@ -86,7 +86,8 @@ def _bold_run(out: Path) -> Path:
     """A tiny bold run on the null model (the folder `genderscope judge` reads)."""
     from genderscope.core.engine import run_tasks
 
-    run_tasks(["bold"], "random", limit=4, out=out, progress=False, options={"scorers": "length", "n_boot": "0"})
+    options = {"scorers": "length", "n_boot": "0"}
+    run_tasks(["bold"], "random", limit=4, out=out, progress=False, options=options)
     return out
 
 

@@ -24,7 +24,9 @@ def _block(out: Path, task: str) -> dict:
 
 
 def test_random_judge_on_bold_regard_shares_gap_and_agreement(tmp_path: Path) -> None:
-    run_tasks(["bold"], "random", limit=40, out=tmp_path / "gen", options={**FAST, "samples": 2}, progress=False)
+    run_tasks(
+        ["bold"], "random", limit=40, out=tmp_path / "gen", options={**FAST, "samples": 2}, progress=False
+    )
     out = judge_run(tmp_path / "gen", "random", out=tmp_path / "judged", progress=False)
     b = _block(tmp_path / "judged", "bold")
     j = b["counts"]["judge"]
@@ -33,14 +35,20 @@ def test_random_judge_on_bold_regard_shares_gap_and_agreement(tmp_path: Path) ->
     for k in ("gap.regard.negative", "American_actresses.regard.positive", "gap.regard.agreement"):
         assert k in b["metrics"]
     assert "gap.length.mean_words" in b["metrics"], "the judged run keeps every scorer"
-    assert b["metrics"]["gap.length.mean_words"] == _block(tmp_path / "gen", "bold")["metrics"]["gap.length.mean_words"]
+    assert (
+        b["metrics"]["gap.length.mean_words"]
+        == _block(tmp_path / "gen", "bold")["metrics"]["gap.length.mean_words"]
+    )
     regard = next(s for s in b["scorers"] if s["name"] == "regard")
     assert regard["consistency_check"] is True and len(regard["rubric_sha256"]) == 64
     assert b["judged_run"]["generations"] == 80
     c = out.runs[0].counts
     assert c.attempts == 80 + 160, "80 recorded generations given, 2 x 80 judge requests"
     lines = [json.loads(x) for x in (tmp_path / "judged" / "attempts.jsonl").read_text().splitlines()]
-    assert {x["request_kind"] for x in lines[:80]} == {"given"} and {x["order"] for x in lines[80:]} == {"a", "b"}
+    assert {x["request_kind"] for x in lines[:80]} == {"given"} and {x["order"] for x in lines[80:]} == {
+        "a",
+        "b",
+    }
     run_manifest = json.loads((tmp_path / "judged" / "run.json").read_text())
     assert run_manifest["tasks"]["bold"]["options"]["generations"] == str(tmp_path / "gen")
     (again,) = reparse_run(tmp_path / "judged", {"scorers": "length,refusal"}, tmp_path / "re")
@@ -52,18 +60,47 @@ def test_random_judge_on_bold_regard_shares_gap_and_agreement(tmp_path: Path) ->
 def test_nonsense_verdicts_are_unparseable_and_a_rerun_sends_nothing(tmp_path: Path) -> None:
     from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
 
-    run_tasks(["counterfactual"], "random", limit=6, out=tmp_path / "gen", options={**FAST, "form": "generate"}, progress=False)
+    run_tasks(
+        ["counterfactual"],
+        "random",
+        limit=6,
+        out=tmp_path / "gen",
+        options={**FAST, "form": "generate"},
+        progress=False,
+    )
     with FakeOpenAIServer(FakeConfig()) as srv:  # answers "(a) <ref>": no label
-        judge_run(tmp_path / "gen", "openai:fake", out=tmp_path / "j1", consistency=False,
-                  options={"base_url": srv.url}, progress=False)  # fmt: skip
+        judge_run(
+            tmp_path / "gen",
+            "openai:fake",
+            out=tmp_path / "j1",
+            consistency=False,
+            options={"base_url": srv.url},
+            progress=False,
+        )
         sent = srv.stats()["requests"]
         b = _block(tmp_path / "j1", "counterfactual")
         n = b["counts"]["generated"]
-        assert sent == n and b["counts"]["judge"] == {"judged": 0, "unparseable": n, "failed": 0, "unparseable_share": 1.0}
-        assert b["counts"]["unreadable_share"] == 1.0 and b["metrics"]["original.regard.unparseable"]["value"] == 1.0
-        assert b["metrics"]["diff.regard.negative"]["value"] is None, "no verdict read: no share, never a guess"
-        judge_run(tmp_path / "gen", "openai:fake", out=tmp_path / "j2", consistency=False,
-                  options={"base_url": srv.url}, progress=False)  # fmt: skip
+        assert sent == n and b["counts"]["judge"] == {
+            "judged": 0,
+            "unparseable": n,
+            "failed": 0,
+            "unparseable_share": 1.0,
+        }
+        assert (
+            b["counts"]["unreadable_share"] == 1.0
+            and b["metrics"]["original.regard.unparseable"]["value"] == 1.0
+        )
+        assert b["metrics"]["diff.regard.negative"]["value"] is None, (
+            "no verdict read: no share, never a guess"
+        )
+        judge_run(
+            tmp_path / "gen",
+            "openai:fake",
+            out=tmp_path / "j2",
+            consistency=False,
+            options={"base_url": srv.url},
+            progress=False,
+        )
         assert srv.stats()["requests"] == sent, "a rerun of the judge sends nothing"
 
 
@@ -75,18 +112,45 @@ def test_judge_refuses_what_it_cannot_judge(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="must answer chat"):
         judge_run(tmp_path / "b", "word-lm:/nonexistent", out=tmp_path / "y")
     with pytest.raises(UsageError, match="another request"):
-        run_tasks(["bold"], "random", limit=4, out=tmp_path / "z", progress=False, max_tokens=5,
-                  options={**FAST, "generations": str(tmp_path / "b"), "form": "generate"})  # fmt: skip
+        run_tasks(
+            ["bold"],
+            "random",
+            limit=4,
+            out=tmp_path / "z",
+            progress=False,
+            max_tokens=5,
+            options={**FAST, "generations": str(tmp_path / "b"), "form": "generate"},
+        )
 
 
 def test_judge_command_line(tmp_path: Path) -> None:
     run_tasks(["bold"], "random", limit=10, out=tmp_path / "b", options=FAST, progress=False)
     code = "from genderscope.cli import main; main()"
-    got = subprocess.run([sys.executable, "-c", code, "judge", str(tmp_path / "b"), "--model", "random",
-                          "--no-consistency", "--no-progress"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    got = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "judge",
+            str(tmp_path / "b"),
+            "--model",
+            "random",
+            "--no-consistency",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert got.returncode == 0, got.stderr
-    assert "20 sent to the judge" not in got.stdout and "10 sent to the judge" in got.stdout.replace("\n", " ")
+    assert "20 sent to the judge" not in got.stdout and "10 sent to the judge" in got.stdout.replace(
+        "\n", " "
+    )
     assert (tmp_path / "b-judged" / "results.json").is_file()
-    bad = subprocess.run([sys.executable, "-c", code, "judge", str(tmp_path / "nope"), "--model", "random"],
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "-c", code, "judge", str(tmp_path / "nope"), "--model", "random"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 2 and "not a run folder" in bad.stderr and "Traceback" not in bad.stderr

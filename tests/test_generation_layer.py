@@ -15,7 +15,14 @@ import pytest
 from genderscope.core.engine import run_tasks
 from genderscope.tasks.generation import GenPrompt, limit_by_group, sample_seed
 from genderscope.tasks.generation.designs import GroupDesign, PairedDesign
-from genderscope.tasks.generation.judge import LABELS, UNPARSEABLE, RegardTally, judge_request, parse_verdict, rubric
+from genderscope.tasks.generation.judge import (
+    LABELS,
+    UNPARSEABLE,
+    RegardTally,
+    judge_request,
+    parse_verdict,
+    rubric,
+)
 from genderscope.tasks.generation.scoring import ScoreTable
 from genderscope.tasks.generation.stats import group_stat, paired_stat
 from genderscope.tasks.generation.texts import Generated
@@ -47,7 +54,9 @@ def test_sample_seeds_are_stable_in_range_and_shared_by_a_pair() -> None:
 
 
 def test_limit_takes_both_groups_in_turn_in_file_order() -> None:
-    ps = [GenPrompt(f"a{i}", "t", "A", f"a{i}") for i in range(5)] + [GenPrompt(f"b{i}", "t", "B", f"b{i}") for i in range(2)]
+    ps = [GenPrompt(f"a{i}", "t", "A", f"a{i}") for i in range(5)] + [
+        GenPrompt(f"b{i}", "t", "B", f"b{i}") for i in range(2)
+    ]
     assert [p.prompt_id for p in limit_by_group(ps, 3, ("A", "B"))] == ["a0", "a1", "b0"]
     assert [p.prompt_id for p in limit_by_group(ps, 6, ("A", "B"))] == ["a0", "a1", "a2", "a3", "b0", "b1"]
     assert len(limit_by_group(ps, 100, ("A", "B"))) == 7
@@ -58,12 +67,22 @@ def test_limit_takes_both_groups_in_turn_in_file_order() -> None:
 @pytest.mark.parametrize(
     "answer,label",
     [
-        ("positive", "positive"), ("Negative.", "negative"), ("**Neutral**", "neutral"), ("  other\n", "other"),
-        ("Answer: negative", "negative"), ("The regard is positive.", "positive"), ("'Neutral'", "neutral"),
-        ("not positive", UNPARSEABLE), ("positive or negative", UNPARSEABLE), ("(a) 3fa9c1", UNPARSEABLE),
-        ("", UNPARSEABLE), (None, UNPARSEABLE), ("I cannot tell.", UNPARSEABLE), ("positively", UNPARSEABLE),
+        ("positive", "positive"),
+        ("Negative.", "negative"),
+        ("**Neutral**", "neutral"),
+        ("  other\n", "other"),
+        ("Answer: negative", "negative"),
+        ("The regard is positive.", "positive"),
+        ("'Neutral'", "neutral"),
+        ("not positive", UNPARSEABLE),
+        ("positive or negative", UNPARSEABLE),
+        ("(a) 3fa9c1", UNPARSEABLE),
+        ("", UNPARSEABLE),
+        (None, UNPARSEABLE),
+        ("I cannot tell.", UNPARSEABLE),
+        ("positively", UNPARSEABLE),
     ],
-)  # fmt: skip
+)
 def test_verdicts_are_read_never_guessed(answer: str | None, label: str) -> None:
     assert parse_verdict(answer) == label
 
@@ -80,7 +99,10 @@ def test_rubric_orders_swap_the_labels_and_the_request_is_deterministic() -> Non
 
 def test_regard_tally_counts_unparseable_apart_and_agreement_over_both_read() -> None:
     tally = RegardTally(consistency=True)
-    rows = tally.rows(["positive", "negative", UNPARSEABLE, None, "positive"], ["positive", "neutral", "positive", "x", UNPARSEABLE])
+    rows = tally.rows(
+        ["positive", "negative", UNPARSEABLE, None, "positive"],
+        ["positive", "neutral", "positive", "x", UNPARSEABLE],
+    )
     m = tally.metrics(rows.sum(axis=0))
     assert m["positive"] == pytest.approx(2 / 3) and m["negative"] == pytest.approx(1 / 3)
     assert m["unparseable"] == pytest.approx(1 / 4), "3 judged + 1 unparseable; the failed request is neither"
@@ -90,7 +112,9 @@ def test_regard_tally_counts_unparseable_apart_and_agreement_over_both_read() ->
 
 
 # ---------------------------------------------------------------------------------------------- stats
-def _gens(groups: list[str], clusters: list[str], texts: list[str], pairs: list[str] | None = None, samples=None) -> list[Generated]:
+def _gens(
+    groups: list[str], clusters: list[str], texts: list[str], pairs: list[str] | None = None, samples=None
+) -> list[Generated]:
     out = []
     for j, (g, c, t) in enumerate(zip(groups, clusters, texts)):
         p = GenPrompt(f"p{j}", "prompt", g, c, pair=(pairs[j] if pairs else ""))
@@ -108,7 +132,9 @@ def test_group_metrics_and_gap_equal_the_hand_computation() -> None:
     assert got["gap.words.mean"][0] == pytest.approx(1 / 3)
     assert got["gap.words.share_bad"][0] == pytest.approx(1 / 3 - 1 / 3)
     C = np.array([[2.0, 0, 1, 1, 1, 1]])  # text 0 twice, text 1 never
-    assert group_stat(table, np.array(groups), ("F", "M"), ("F", "M"))(C)["F.words.mean"][0] == pytest.approx(5 / 3)
+    assert group_stat(table, np.array(groups), ("F", "M"), ("F", "M"))(C)["F.words.mean"][0] == pytest.approx(
+        5 / 3
+    )
 
 
 def test_group_design_resamples_whole_clusters_and_clips_shares() -> None:
@@ -151,21 +177,30 @@ def test_paired_differences_use_complete_pairs_and_count_flips() -> None:
     assert list(version) == ["original", "swapped", "original", "swapped", ""]
     flips = design.flip_arrays(table, gens, version)
     got = paired_stat(table, version, ("original", "swapped"), flips)(np.ones((1, len(gens))))
-    assert got["original.refusal-standin.refusal_rate"][0] == 0.5 and got["swapped.refusal-standin.refusal_rate"][0] == 0.5
+    assert (
+        got["original.refusal-standin.refusal_rate"][0] == 0.5
+        and got["swapped.refusal-standin.refusal_rate"][0] == 0.5
+    )
     assert got["diff.refusal-standin.refusal_rate"][0] == 0.0
-    assert got["flip.refusal"][0] == 1.0, "both complete pairs changed their verdict (a: refused -> not; b: the reverse)"
+    assert got["flip.refusal"][0] == 1.0, (
+        "both complete pairs changed their verdict (a: refused -> not; b: the reverse)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- end to end
 def test_bold_on_the_null_model_end_to_end(tmp_path: Path, stand_in_scorers: None, data_registry) -> None:
     out = tmp_path / "bold"
-    run = run_tasks(["bold"], "random", limit=60, out=out, options={"scorers": "words", "samples": 2, "n_boot": 200})
+    run = run_tasks(
+        ["bold"], "random", limit=60, out=out, options={"scorers": "words", "samples": 2, "n_boot": 200}
+    )
     block = json.loads((out / "results.json").read_text())["tasks"]["bold"]
     c = block["counts"]
     assert (c["prompts"], c["samples"], c["planned"], c["generated"], c["failed"]) == (60, 2, 120, 120, 0)
     assert [g["group"] for g in block["groups"]] == ["American_actresses", "American_actors"]
     assert [g["prompts"] for g in block["groups"]] == [30, 30]
-    assert block["report_facts"]["evidence_unit"] == "people" and block["report_facts"]["evidence"] == c["units"]
+    assert (
+        block["report_facts"]["evidence_unit"] == "people" and block["report_facts"]["evidence"] == c["units"]
+    )
     assert "gap.words.mean" in block["metrics"] and block["headline"]
     assert block["scorers"][0]["name"] == "words" and block["generation"]["max_tokens"] == 32
     assert list(block["data_pins"]) == ["bold/gender_prompt.json"]
@@ -179,12 +214,49 @@ def test_bold_on_the_null_model_end_to_end(tmp_path: Path, stand_in_scorers: Non
 
 def test_check_reads_the_headline_and_a_bad_scorer_is_one_line(tmp_path: Path) -> None:
     code = "from genderscope.cli import main; main()"
-    bad = subprocess.run([sys.executable, "-c", code, "run", "bold", "--model", "random", "--limit", "4",
-                          "--scorers", "nonesuch", "--out", str(tmp_path / "x")], capture_output=True, text=True)  # fmt: skip
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "run",
+            "bold",
+            "--model",
+            "random",
+            "--limit",
+            "4",
+            "--scorers",
+            "nonesuch",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "unknown scorer 'nonesuch'" in bad.stderr and "Traceback" not in bad.stderr
-    ok = subprocess.run([sys.executable, "-c", code, "run", "bold", "--model", "random", "--limit", "40",
-                         "--scorers", "length", "--out", str(tmp_path / "b")], capture_output=True, text=True)  # fmt: skip
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "run",
+            "bold",
+            "--model",
+            "random",
+            "--limit",
+            "40",
+            "--scorers",
+            "length",
+            "--out",
+            str(tmp_path / "b"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr
-    got = subprocess.run([sys.executable, "-c", code, "check", str(tmp_path / "b"), "--max", "gap.length.mean_words=-5"],
-                         capture_output=True, text=True)  # fmt: skip
+    got = subprocess.run(
+        [sys.executable, "-c", code, "check", str(tmp_path / "b"), "--max", "gap.length.mean_words=-5"],
+        capture_output=True,
+        text=True,
+    )
     assert got.returncode == 1 and "gap.length.mean_words" in got.stdout, got.stdout + got.stderr

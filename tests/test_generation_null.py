@@ -23,8 +23,15 @@ def test_bold_null_intervals_cover_zero_at_the_stated_rate(data_registry) -> Non
     pytest.importorskip("vaderSentiment")
     covered: dict[str, list[bool]] = {k: [] for k in METRICS}
     for seed in range(100):
-        out = run_tasks(["bold"], "random", limit=300, seed=seed, write=False, progress=False,
-                        options={"scorers": "sentiment,length", "n_boot": 400})  # fmt: skip
+        out = run_tasks(
+            ["bold"],
+            "random",
+            limit=300,
+            seed=seed,
+            write=False,
+            progress=False,
+            options={"scorers": "sentiment,length", "n_boot": 400},
+        )
         m = out.runs[0].result.metrics
         for k in METRICS:
             assert m[k].ci_low is not None, (k, m[k])
@@ -35,8 +42,13 @@ def test_bold_null_intervals_cover_zero_at_the_stated_rate(data_registry) -> Non
 
 
 def test_counterfactual_null_differences_are_exactly_zero(data_registry) -> None:
-    out = run_tasks(["counterfactual"], "random", write=False, progress=False,
-                    options={"scorers": "length,refusal", "samples": 2, "n_boot": 200})  # fmt: skip
+    out = run_tasks(
+        ["counterfactual"],
+        "random",
+        write=False,
+        progress=False,
+        options={"scorers": "length,refusal", "samples": 2, "n_boot": 200},
+    )
     res = out.runs[0].result
     diffs = {k: m for k, m in res.metrics.items() if k.startswith("diff.")}
     assert diffs and all(m.value == 0.0 for m in diffs.values()), diffs

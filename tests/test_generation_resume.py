@@ -21,9 +21,30 @@ TOTAL = PROMPTS * 2 * SAMPLES  # original and swapped version of each prompt
 
 
 def _cmd(url: str, prompts: Path, out: Path) -> list[str]:
-    return [sys.executable, "-c", "from genderscope.cli import main; main()", "run", "counterfactual", "--model",
-            "openai:fake", "--base-url", url, "--concurrency", "8", "--prompts", str(prompts), "--samples",
-            str(SAMPLES), "--scorers", "length,refusal", "--n-boot", "200", "--no-progress", "--out", str(out)]  # fmt: skip
+    return [
+        sys.executable,
+        "-c",
+        "from genderscope.cli import main; main()",
+        "run",
+        "counterfactual",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        url,
+        "--concurrency",
+        "8",
+        "--prompts",
+        str(prompts),
+        "--samples",
+        str(SAMPLES),
+        "--scorers",
+        "length,refusal",
+        "--n-boot",
+        "200",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
 
 
 def _stored(home: Path) -> int:
@@ -44,8 +65,12 @@ def test_killed_run_resumes_with_only_the_missing_generations(tmp_path: Path) ->
     prompts = tmp_path / "p.txt"
     prompts.write_text("".join(f"Tell me about his job, number {i}.\n" for i in range(PROMPTS)))
     with FakeOpenAIServer(FakeConfig(latency=0.15)) as srv:
-        proc = subprocess.Popen(_cmd(srv.url, prompts, tmp_path / "first"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            _cmd(srv.url, prompts, tmp_path / "first"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 120
         while _stored(home) < TOTAL // 4:
             assert proc.poll() is None, proc.communicate()
@@ -57,14 +82,20 @@ def test_killed_run_resumes_with_only_the_missing_generations(tmp_path: Path) ->
         assert TOTAL // 4 <= before < TOTAL
         srv.reset()
         srv.configure(latency=0.0)
-        second = subprocess.run(_cmd(srv.url, prompts, tmp_path / "second"), capture_output=True, text=True, timeout=300)
+        second = subprocess.run(
+            _cmd(srv.url, prompts, tmp_path / "second"), capture_output=True, text=True, timeout=300
+        )
         assert second.returncode == 0, second.stderr
         assert srv.stats()["requests"] == TOTAL - before, "only the generations not stored are asked"
         srv.reset()
         env = {**os.environ, "GENDERSCOPE_HOME": str(tmp_path / "fresh")}
-        whole = subprocess.run(_cmd(srv.url, prompts, tmp_path / "whole"), capture_output=True, text=True, timeout=300,
-                               env=env)  # fmt: skip
+        whole = subprocess.run(
+            _cmd(srv.url, prompts, tmp_path / "whole"), capture_output=True, text=True, timeout=300, env=env
+        )
         assert whole.returncode == 0, whole.stderr
         assert srv.stats()["requests"] == TOTAL
-    got = [json.loads((tmp_path / d / "results.json").read_text())["tasks"]["counterfactual"] for d in ("second", "whole")]
+    got = [
+        json.loads((tmp_path / d / "results.json").read_text())["tasks"]["counterfactual"]
+        for d in ("second", "whole")
+    ]
     assert got[0]["metrics"] == got[1]["metrics"] and got[0]["counts"] == got[1]["counts"]

@@ -21,9 +21,17 @@ def register(app: typer.Typer) -> None:
 def judge_cmd(
     ctx: typer.Context,
     run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run folder of bold or counterfactual"),
-    model: str = typer.Option(..., "--model", "-m", help="the judge: a chat model spec (openai:MODEL, hf-causal:PATH, random)"),
-    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", metavar="DIR", help="new folder (default RUN_DIR-judged)"),
-    consistency: bool = typer.Option(True, "--consistency/--no-consistency", help="judge each text twice, labels in reverse order, and report agreement"),
+    model: str = typer.Option(
+        ..., "--model", "-m", help="the judge: a chat model spec (openai:MODEL, hf-causal:PATH, random)"
+    ),
+    out_dir: Optional[Path] = typer.Option(
+        None, "--out", "-o", metavar="DIR", help="new folder (default RUN_DIR-judged)"
+    ),
+    consistency: bool = typer.Option(
+        True,
+        "--consistency/--no-consistency",
+        help="judge each text twice, labels in reverse order, and report agreement",
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the response store"),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="live progress bar"),
 ) -> None:
@@ -37,14 +45,27 @@ def judge_cmd(
     from genderscope.core.validate import writable_path
 
     target = writable_path("--out", out_dir or Path(str(run_dir).rstrip("/") + "-judged"), folder=True)
-    output = judge_run(run_dir, model, out=target, consistency=consistency, options=parse_extra(list(ctx.args)),
-                       use_cache=not no_cache, progress=progress)  # fmt: skip
+    output = judge_run(
+        run_dir,
+        model,
+        out=target,
+        consistency=consistency,
+        options=parse_extra(list(ctx.args)),
+        use_cache=not no_cache,
+        progress=progress,
+    )
     for r in output.runs:
         out.print(r.task.render(r.result))
         c = r.counts
-        out.print(f"[dim]{r.task.name}: {c.attempts} attempts ({c.attempts - c.requests - c.cache_hits} recorded "
-                  f"generations), {c.cache_hits} from cache, {c.requests} sent to the judge, {c.errors} failed[/dim]")  # fmt: skip
+        out.print(
+            f"[dim]{r.task.name}: {c.attempts} attempts ({c.attempts - c.requests - c.cache_hits} recorded "
+            f"generations), {c.cache_hits} from cache, {c.requests} sent to the judge, "
+            f"{c.errors} failed[/dim]"
+        )
     out.print(f"results in [bold]{output.out_dir}[/bold]")
     if any(r.counts.errors for r in output.runs):
-        err.print("[yellow]some judge requests failed after retries; rerun the same command to retry only those[/yellow]")
+        err.print(
+            "[yellow]some judge requests failed after retries; rerun the same command to retry only "
+            "those[/yellow]"
+        )
         raise typer.Exit(3)

@@ -25,10 +25,14 @@ GENERATIONS = "generations"
 def judgeable_tasks(manifest: Any, run_dir: Path) -> list[str]:
     """The tasks of a run that can be judged (their Options have ``generations``), in run order."""
     names = [t for t in manifest.tasks if t in lookup.TASKS]
-    found = [t for t in names if GENERATIONS in {f.name for f in dataclasses.fields(lookup.task_class(t).Options)}]
+    found = [
+        t for t in names if GENERATIONS in {f.name for f in dataclasses.fields(lookup.task_class(t).Options)}
+    ]
     if not found:
-        raise UsageError(f"{run_dir}: no generation task to judge (tasks: {', '.join(manifest.tasks) or 'none'}); "
-                         "judge a run of bold or counterfactual")  # fmt: skip
+        raise UsageError(
+            f"{run_dir}: no generation task to judge (tasks: {', '.join(manifest.tasks) or 'none'}); "
+            "judge a run of bold or counterfactual"
+        )
     return found
 
 
@@ -56,9 +60,17 @@ def judge_run(
     tasks = judgeable_tasks(manifest, run_dir)
     extra = {**(options or {}), GENERATIONS: str(run_dir), "judge_consistency": consistency}
     gen = manifest.generation or {}
-    spec = RunSpec.build(tasks, model, options=extra, seed=manifest.seed, limit=manifest.limit,
-                         temperature=gen.get("temperature"), max_tokens=gen.get("max_tokens"),
-                         use_cache=use_cache, label=manifest.label)  # fmt: skip
+    spec = RunSpec.build(
+        tasks,
+        model,
+        options=extra,
+        seed=manifest.seed,
+        limit=manifest.limit,
+        temperature=gen.get("temperature"),
+        max_tokens=gen.get("max_tokens"),
+        use_cache=use_cache,
+        label=manifest.label,
+    )
     task_options = {}
     for t in tasks:
         given = {f[0] for k in extra if (f := field_for(lookup.task_class(t).Options, k)) is not None}

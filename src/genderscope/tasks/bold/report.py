@@ -13,4 +13,6 @@ GROUPS = ["American_actresses", "American_actors"]
 
 
 def render(name: str, res: TaskResults, run: Any) -> Rendered:
-    return render_generation(name, res, run, GROUPS, "gap = American_actresses − American_actors, people resampled")
+    return render_generation(
+        name, res, run, GROUPS, "gap = American_actresses − American_actors, people resampled"
+    )

@@ -25,25 +25,36 @@ HARM = "Unequal portrayal: text about actresses differs in tone or hostility fro
 
 class BoldTask(GenerationBenchmark):
     name = "bold"
-    description = "BOLD gender prompts: sentiment, hate, HurtLex, regard of what a model writes about actresses vs actors"
+    description = "BOLD gender prompts: sentiment, hate, HurtLex, regard of text about actresses vs actors"
     version = "1"
     default_scorers = ("sentiment", "hate", "hurtlex", "representation")
     data_files = (DATA,)
-    headline_metrics = tuple(f"gap.{m}" for m in (
-        "sentiment.mean_compound", "sentiment.share_positive", "sentiment.share_negative",
-        "hate.share_hate_or_offensive", "hurtlex.hurtlex_rate", "regard.negative", "regard.positive",
-        "representation.representation",
-    ))  # fmt: skip
+    headline_metrics = tuple(
+        f"gap.{m}"
+        for m in (
+            "sentiment.mean_compound",
+            "sentiment.share_positive",
+            "sentiment.share_negative",
+            "hate.share_hate_or_offensive",
+            "hurtlex.hurtlex_rate",
+            "regard.negative",
+            "regard.positive",
+            "representation.representation",
+        )
+    )
     metric_docs = generation_docs(
         [(ACTRESSES, "the actresses' prompts"), (ACTORS, "the actors' prompts")],
         ("gap", ACTRESSES, ACTORS),
         KNOWN_METRICS,
         HARM,
     )
-    report_facts = ReportFacts(evidence=("counts.units",), evidence_unit="people", unreadable=("counts.unreadable_share",))
+    report_facts = ReportFacts(
+        evidence=("counts.units",), evidence_unit="people", unreadable=("counts.unreadable_share",)
+    )
     references = (
         Reference(
-            "Dhamala, Sun, Kumar, Krishna, Pruksachatkun, Chang and Gupta 2021. BOLD: Dataset and Metrics for "
+            "Dhamala, Sun, Kumar, Krishna, Pruksachatkun, Chang and Gupta 2021. BOLD: Dataset and Metrics "
+            "for "
             "Measuring Biases in Open-Ended Language Generation. FAccT.",
             "https://arxiv.org/abs/2101.11718",
         ),
@@ -58,11 +69,20 @@ class BoldTask(GenerationBenchmark):
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"{path}: not BOLD's gender_prompt.json ({exc}); run `genderscope data verify`") from None
+            raise DataError(
+                f"{path}: not BOLD's gender_prompt.json ({exc}); run `genderscope data verify`"
+            ) from None
         out = []
         for group in (ACTORS, ACTRESSES):
             for person, texts in raw.get(group, {}).items():
                 for i, text in enumerate(texts):
-                    out.append(GenPrompt(f"{group}/{person}/{i}", text, group, f"{group}/{person}",
-                                         fields={"person": person.replace("_", " ")}))  # fmt: skip
+                    out.append(
+                        GenPrompt(
+                            f"{group}/{person}/{i}",
+                            text,
+                            group,
+                            f"{group}/{person}",
+                            fields={"person": person.replace("_", " ")},
+                        )
+                    )
         return limit_by_group(out, self.ctx.limit, (ACTORS, ACTRESSES))

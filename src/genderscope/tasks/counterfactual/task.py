@@ -33,27 +33,43 @@ SWAP_VERSIONS, TEMPLATE_VERSIONS = ("original", "swapped"), ("male", "female")
 
 @dataclass
 class CounterfactualOptions(GenerationOptions):
-    prompts: str = opt("", "prompts file: .jsonl, .csv/.tsv or plain text, one prompt a line (default: an example set)")
+    prompts: str = opt(
+        "", "prompts file: .jsonl, .csv/.tsv or plain text, one prompt a line (default: an example set)"
+    )
     field: str = opt("", "the text field of a JSONL/CSV prompts file (default: prompt, else text)")
     id_field: str = opt("", "the id field of a JSONL/CSV prompts file (default: the line number)")
-    direction: str = opt("both", "swap direction: both (every gendered word), m2f, f2m, neutral (they/them)", DIRECTIONS)
-    templates: bool = opt(False, "prompts are templates with {name}, {pronoun}, …: fill them as male and as female")
+    direction: str = opt(
+        "both", "swap direction: both (every gendered word), m2f, f2m, neutral (they/them)", DIRECTIONS
+    )
+    templates: bool = opt(
+        False, "prompts are templates with {name}, {pronoun}, …: fill them as male and as female"
+    )
     names: bool = opt(True, "swap first names too (rank-paired name lists)")
 
 
 class CounterfactualTask(GenerationBenchmark):
     name = "counterfactual"
-    description = "your prompts and their gender-swapped versions: paired differences of every scorer, verdict flips"
+    description = (
+        "your prompts and their gender-swapped versions: paired differences of every scorer, verdict flips"
+    )
     version = "1"
     Options = CounterfactualOptions
     #: your prompts are usually requests: a chat model's answer first, a continuation where there is no chat
     measurements = {CHAT_FORM: MEASUREMENTS[CHAT_FORM], GENERATE_FORM: MEASUREMENTS[GENERATE_FORM]}
     default_scorers = ("sentiment", "refusal", "length")
-    headline_metrics = tuple(f"diff.{m}" for m in (
-        "sentiment.mean_compound", "refusal.share_refusal", "regard.negative", "regard.positive",
-        "hate.share_hate_or_offensive",
-    )) + ("flip.refusal", "flip.regard")  # fmt: skip
-    report_facts = ReportFacts(evidence=("counts.units",), evidence_unit="prompt pairs", unreadable=("counts.unreadable_share",))
+    headline_metrics = tuple(
+        f"diff.{m}"
+        for m in (
+            "sentiment.mean_compound",
+            "refusal.share_refusal",
+            "regard.negative",
+            "regard.positive",
+            "hate.share_hate_or_offensive",
+        )
+    ) + ("flip.refusal", "flip.regard")
+    report_facts = ReportFacts(
+        evidence=("counts.units",), evidence_unit="prompt pairs", unreadable=("counts.unreadable_share",)
+    )
     metric_docs = generation_docs(
         [(v, f"the {v} prompts") for v in SWAP_VERSIONS + TEMPLATE_VERSIONS],
         ("diff", "the swapped (or female) version", "the original (or male) version"),
@@ -73,7 +89,9 @@ class CounterfactualTask(GenerationBenchmark):
         """Per prompt of the file (``--limit``: the first N): (prompt, version a, version b, changes, flag);
         no changes = nothing to swap."""
         o = self.options
-        got = read_prompts(o.prompts or EXAMPLE, o.field or None, o.id_field or ("id" if not o.prompts else None))
+        got = read_prompts(
+            o.prompts or EXAMPLE, o.field or None, o.id_field or ("id" if not o.prompts else None)
+        )
         got = got[: self.ctx.limit] if self.ctx.limit is not None else got
         out = []
         if o.templates:
@@ -99,11 +117,29 @@ class CounterfactualTask(GenerationBenchmark):
 
     def extra_tables(self) -> dict[str, Any]:
         va, vb = self.versions
-        swaps = [{"prompt": p.prompt_id, "line": p.line, va: a, vb: b, "changes": ", ".join(c), "flagged": f}
-                 for p, a, b, c, f in self.pairs if c]  # fmt: skip
-        unswapped = [{"prompt": p.prompt_id, "line": p.line, "text": p.text} for p, _, _, c, _ in self.pairs if not c]
+        swaps = [
+            {"prompt": p.prompt_id, "line": p.line, va: a, vb: b, "changes": ", ".join(c), "flagged": f}
+            for p, a, b, c, f in self.pairs
+            if c
+        ]
+        unswapped = [
+            {"prompt": p.prompt_id, "line": p.line, "text": p.text} for p, _, _, c, _ in self.pairs if not c
+        ]
         flagged = sum(1 for *_, c, f in self.pairs if c and f)
-        counts = {"in_file": len(self.pairs), "swapped": len(swaps), "nothing_to_swap": len(unswapped), "flagged": flagged}
+        counts = {
+            "in_file": len(self.pairs),
+            "swapped": len(swaps),
+            "nothing_to_swap": len(unswapped),
+            "flagged": flagged,
+        }
         source = str(self.options.prompts or "example set (genderscope)")
-        return {"swap_counts": counts, "swaps": swaps, "nothing_to_swap": unswapped, "prompts_file": source,
-                "swap": {"mode": "templates" if self.options.templates else "swap", "direction": self.options.direction}}
+        return {
+            "swap_counts": counts,
+            "swaps": swaps,
+            "nothing_to_swap": unswapped,
+            "prompts_file": source,
+            "swap": {
+                "mode": "templates" if self.options.templates else "swap",
+                "direction": self.options.direction,
+            },
+        }

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Sequence
 
 from genderscope.common.errors import UsageError
 from genderscope.core.evidence import ReportFacts
-from genderscope.core.primitives import CHAT, GENERATE, ChatReply, Generation, chat_request, generate_request
+from genderscope.core.primitives import CHAT, GENERATE, ChatReply, chat_request, generate_request
 from genderscope.core.requests import Attempt, AttemptResult, Request, given_request, request_sha256
 from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.core.task import Measurement, Task, TaskResult
@@ -89,7 +89,7 @@ class GenerationBenchmark(Task):
         """Further JSON entries of the results block (default: none)."""
         return {}
 
-    # -- options, model, scorers ------------------------------------------------------------------------------
+    # -- options, model, scorers ----------------------------------------------------------------------------
 
     @property
     def judging(self) -> bool:
@@ -101,13 +101,19 @@ class GenerationBenchmark(Task):
 
     def check_model(self) -> None:
         if self.ctx.trials is not None:
-            raise UsageError(f"{self.name}: generation tasks take --samples K (generations per prompt), not --trials")
+            raise UsageError(
+                f"{self.name}: generation tasks take --samples K (generations per prompt), not --trials"
+            )
         if self.judging:
             if CHAT not in self.ctx.request_kinds:
-                raise UsageError(f"{self.name} --generations: the judge must answer chat requests; "
-                                 f"{self.ctx.model_kind} models do not (e.g. an openai: or hf-causal: model)")  # fmt: skip
+                raise UsageError(
+                    f"{self.name} --generations: the judge must answer chat requests; "
+                    f"{self.ctx.model_kind} models do not (e.g. an openai: or hf-causal: model)"
+                )
             if self.options.form not in MEASUREMENTS:
-                raise UsageError(f"{self.name} --generations: give --form generate or chat (the recorded run's)")
+                raise UsageError(
+                    f"{self.name} --generations: give --form generate or chat (the recorded run's)"
+                )
             _ = self.recorded
         else:
             super().check_model()
@@ -154,8 +160,9 @@ class GenerationBenchmark(Task):
             return chat_request(p.text, temperature=self.temperature, max_tokens=self.max_tokens)
         seed = sample_seed(self.ctx.seeds.generation, p.seed_unit, k)
         hints = {"corpus": self.null_corpus}
-        return generate_request(p.text, max_tokens=self.max_tokens, seed=seed, temperature=self.temperature,
-                                hints=hints)  # fmt: skip
+        return generate_request(
+            p.text, max_tokens=self.max_tokens, seed=seed, temperature=self.temperature, hints=hints
+        )
 
     def rounds(self) -> Rounds:
         return Rounds(Round(GENERATE_ROUND, self._ask_generations), Round(JUDGE_ROUND, self._ask_judge))
@@ -171,7 +178,9 @@ class GenerationBenchmark(Task):
                 out.append(Attempt(p.prompt_id, k + 1, req, meta))
         return out
 
-    def _given(self, prompt_id: str, k: int, req: Request, meta: dict[str, Any]) -> tuple[Request, dict[str, Any]]:
+    def _given(
+        self, prompt_id: str, k: int, req: Request, meta: dict[str, Any]
+    ) -> tuple[Request, dict[str, Any]]:
         """The recorded answer of (prompt, sample k) as a ``given`` request (its error in ``meta``)."""
         rec = self.recorded.lines.get((prompt_id, k + 1))
         if rec is None:
@@ -198,7 +207,11 @@ class GenerationBenchmark(Task):
             if g.ok:
                 for o in orders:
                     meta = {"sample": g.sample, "order": o}
-                    out.append(Attempt(f"{g.prompt.prompt_id}/judge-{o}", g.sample + 1, judge_request(g.judged, o), meta))
+                    out.append(
+                        Attempt(
+                            f"{g.prompt.prompt_id}/judge-{o}", g.sample + 1, judge_request(g.judged, o), meta
+                        )
+                    )
         return out
 
     # -- answers ------------------------------------------------------------------------------------------
@@ -222,7 +235,9 @@ class GenerationBenchmark(Task):
             out.setdefault((pid, int(ar.attempt.meta["sample"])), {})[str(ar.attempt.meta["order"])] = v
         return out
 
-    def score_table(self, ok: Sequence[Generated], verdicts: dict[tuple[str, int], dict[str, str | None]]) -> ScoreTable:
+    def score_table(
+        self, ok: Sequence[Generated], verdicts: dict[tuple[str, int], dict[str, str | None]]
+    ) -> ScoreTable:
         """Every scorer's rows over the generated texts ``ok`` (+ the regard tally in judge mode)."""
         texts = [g.text for g in ok]
         blocks = [(s, score_rows(s, texts)) for s in self.scorers]
@@ -237,14 +252,21 @@ class GenerationBenchmark(Task):
         gens = self.generations(results)
         ok = [g for g in gens if g.ok]
         if not ok:
-            raise UsageError(f"{self.name}: no text was generated ({len(gens)} attempts failed; see attempts.jsonl)")
+            raise UsageError(
+                f"{self.name}: no text was generated ({len(gens)} attempts failed; see attempts.jsonl)"
+            )
         verdicts = self.verdicts(results) if self.judging else {}
         table = self.score_table(ok, verdicts)
         design = self.design()
         metrics, tables = design.evaluate(self, table, ok)
         counts = counts_of(gens, self.prompts, design.units(ok), self.options.samples, verdicts, self.judging)
-        extra = {"counts": counts, "scorers": table.describe(), "generation": self.generation_facts(),
-                 **tables, **self.extra_tables()}  # fmt: skip
+        extra = {
+            "counts": counts,
+            "scorers": table.describe(),
+            "generation": self.generation_facts(),
+            **tables,
+            **self.extra_tables(),
+        }
         if self.built_scorers[1]:
             extra["scorers_left_out"] = self.built_scorers[1]
         if self.judging:
@@ -263,8 +285,13 @@ class GenerationBenchmark(Task):
 
     def generation_facts(self) -> dict[str, Any]:
         """The sampling settings, for results.json."""
-        return {"form": self.options.form, "samples": self.options.samples, "max_tokens": self.max_tokens,
-                "temperature": self.temperature, "seeds": "sample_seed(run seed, prompt or pair id, sample)"}  # fmt: skip
+        return {
+            "form": self.options.form,
+            "samples": self.options.samples,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seeds": "sample_seed(run seed, prompt or pair id, sample)",
+        }
 
     def records(self, results: Sequence[AttemptResult], verdicts: dict[Any, Any]) -> list[dict[str, Any]]:
         """attempts.jsonl fields: group, cluster, sample (generations); order, verdict (judge)."""
@@ -275,7 +302,9 @@ class GenerationBenchmark(Task):
             if ar.attempt.round == 1:
                 pid = ar.attempt.item_id.rsplit("/judge-", 1)[0]
                 order = str(ar.attempt.meta["order"])
-                out.append({"order": order, "sample": k + 1, "verdict": verdicts.get((pid, k), {}).get(order)})
+                out.append(
+                    {"order": order, "sample": k + 1, "verdict": verdicts.get((pid, k), {}).get(order)}
+                )
             else:
                 p = by_id[ar.attempt.item_id]
                 out.append({"group": p.group, "cluster": p.cluster, "sample": k + 1})

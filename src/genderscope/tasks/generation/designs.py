@@ -50,7 +50,9 @@ class GroupDesign:
     def units(self, ok: Sequence[Generated]) -> int:
         return len({g.prompt.cluster for g in ok})
 
-    def evaluate(self, task: Any, table: ScoreTable, ok: Sequence[Generated]) -> tuple[dict[str, Metric], dict[str, Any]]:
+    def evaluate(
+        self, task: Any, table: ScoreTable, ok: Sequence[Generated]
+    ) -> tuple[dict[str, Metric], dict[str, Any]]:
         group = np.array([g.prompt.group for g in ok])
         clusters = cluster_index([g.prompt.cluster for g in ok])
         stat = group_stat(table, group, self.groups, self.gap)
@@ -59,9 +61,15 @@ class GroupDesign:
         rows = []
         for name in self.groups:
             mine = [g for g in ok if g.prompt.group == name]
-            rows.append({"group": name, self.unit: len({g.prompt.cluster for g in mine}),
-                         "prompts": len({g.prompt.prompt_id for g in mine}), "texts": len(mine),
-                         "empty": sum(g.empty for g in mine)})  # fmt: skip
+            rows.append(
+                {
+                    "group": name,
+                    self.unit: len({g.prompt.cluster for g in mine}),
+                    "prompts": len({g.prompt.prompt_id for g in mine}),
+                    "texts": len(mine),
+                    "empty": sum(g.empty for g in mine),
+                }
+            )
         return metrics, {"groups": rows}
 
     def default_headline(self, metrics: Mapping[str, Metric]) -> list[str]:
@@ -111,7 +119,9 @@ class PairedDesign:
             out.append(Flip(name, flipped, defined))
         return out
 
-    def evaluate(self, task: Any, table: ScoreTable, ok: Sequence[Generated]) -> tuple[dict[str, Metric], dict[str, Any]]:
+    def evaluate(
+        self, task: Any, table: ScoreTable, ok: Sequence[Generated]
+    ) -> tuple[dict[str, Metric], dict[str, Any]]:
         version = self.complete(ok)
         clusters = cluster_index([g.prompt.pair for g in ok])
         stat = paired_stat(table, version, self.versions, self.flip_arrays(table, ok, version))
@@ -119,12 +129,18 @@ class PairedDesign:
         metrics = metrics_with_intervals(stat, len(ok), clusters, task.options.n_boot, seed, task.metric_docs)
         incomplete = sorted({g.prompt.pair for g, v in zip(ok, version) if not v})
         tables = {
-            "pairs": {"complete": self.units(ok), "incomplete": len(incomplete), "incomplete_pairs": incomplete[:20]},
+            "pairs": {
+                "complete": self.units(ok),
+                "incomplete": len(incomplete),
+                "incomplete_pairs": incomplete[:20],
+            },
             "largest_differences": self.largest(table, ok, version, clusters),
         }
         return metrics, tables
 
-    def largest(self, table: ScoreTable, ok: Sequence[Generated], version: np.ndarray, clusters: np.ndarray) -> list[dict[str, Any]]:
+    def largest(
+        self, table: ScoreTable, ok: Sequence[Generated], version: np.ndarray, clusters: np.ndarray
+    ) -> list[dict[str, Any]]:
         """The :data:`TOP_PAIRS` pairs with the largest |per-pair difference| of the ranking metric."""
         a, b = self.versions
         n_units = int(clusters.max()) + 1 if clusters.size else 0
@@ -144,9 +160,19 @@ class PairedDesign:
             ga, gb = first.get((int(u), a)), first.get((int(u), b))
             if ga is None or gb is None:
                 continue
-            rows.append({"pair": ga.prompt.pair, "metric": metric, a: _num(va[metric][u]), b: _num(vb[metric][u]),
-                         "difference": _num(diff[u]), f"prompt_{a}": ga.prompt.text, f"prompt_{b}": gb.prompt.text,
-                         f"text_{a}": ga.text, f"text_{b}": gb.text})  # fmt: skip
+            rows.append(
+                {
+                    "pair": ga.prompt.pair,
+                    "metric": metric,
+                    a: _num(va[metric][u]),
+                    b: _num(vb[metric][u]),
+                    "difference": _num(diff[u]),
+                    f"prompt_{a}": ga.prompt.text,
+                    f"prompt_{b}": gb.prompt.text,
+                    f"text_{a}": ga.text,
+                    f"text_{b}": gb.text,
+                }
+            )
         return rows
 
     def default_headline(self, metrics: Mapping[str, Metric]) -> list[str]:

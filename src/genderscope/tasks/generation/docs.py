@@ -41,7 +41,9 @@ READINGS: tuple[ReadingRule, ...] = (
     ReadingRule("regard.positive", "share of judged texts", SHARE, -1, 0.1, "more positive regard"),
     ReadingRule("regard.net", "difference of shares", (-1.0, 1.0), -1, 0.15, "better net regard"),
     ReadingRule("regard.*", "share", SHARE, 0, None, "a larger share"),
-    ReadingRule("sentiment.mean_compound", "VADER compound score", (-1.0, 1.0), -1, 0.1, "more positive sentiment"),
+    ReadingRule(
+        "sentiment.mean_compound", "VADER compound score", (-1.0, 1.0), -1, 0.1, "more positive sentiment"
+    ),
     ReadingRule("sentiment.share_positive", "share of texts", SHARE, -1, 0.1, "more positive texts"),
     ReadingRule("sentiment.share_negative", "share of texts", SHARE, +1, 0.1, "more negative texts"),
     ReadingRule("sentiment.*", "share of texts or compound score", (-1.0, 1.0), 0, None, "a larger value"),
@@ -58,17 +60,32 @@ READINGS: tuple[ReadingRule, ...] = (
 #: the metrics of the built-in scorers (default options) and of the judge, by name: each gets its own doc
 #: (a scorer option's or a plug-in's metrics get a pattern's)
 KNOWN_METRICS: tuple[str, ...] = (
-    "sentiment.mean_compound", "sentiment.share_positive", "sentiment.share_negative",
-    "sentiment.share_neutral", "sentiment.sd_compound",
-    "hate.share_hate", "hate.share_offensive", "hate.share_hate_or_offensive", "hate.mean_p_hate",
+    "sentiment.mean_compound",
+    "sentiment.share_positive",
+    "sentiment.share_negative",
+    "sentiment.share_neutral",
+    "sentiment.sd_compound",
+    "hate.share_hate",
+    "hate.share_offensive",
+    "hate.share_hate_or_offensive",
+    "hate.mean_p_hate",
     "hate.mean_p_offensive",
-    "hurtlex.hurtlex_rate", "hurtlex.share_texts_hurtlex",
-    "refusal.share_refusal", "refusal.share_empty",
-    "length.mean_words", "length.mean_chars", "length.share_empty",
+    "hurtlex.hurtlex_rate",
+    "hurtlex.share_texts_hurtlex",
+    "refusal.share_refusal",
+    "refusal.share_empty",
+    "length.mean_words",
+    "length.mean_chars",
+    "length.share_empty",
     "representation.representation",
-    "regard.positive", "regard.neutral", "regard.negative", "regard.other", "regard.net",
-    "regard.unparseable", "regard.agreement",
-)  # fmt: skip
+    "regard.positive",
+    "regard.neutral",
+    "regard.negative",
+    "regard.other",
+    "regard.net",
+    "regard.unparseable",
+    "regard.agreement",
+)
 DESCRIPTIVE = ReadingRule("*", "as the scorer's metric", None, 0, None, "a larger value")
 
 
@@ -77,7 +94,9 @@ def reading_of(metric: str) -> ReadingRule:
     return next((r for r in READINGS if fnmatch.fnmatchcase(metric, r.pattern)), DESCRIPTIVE)
 
 
-def _difference_bounds(b: tuple[float | None, float | None] | None) -> tuple[float | None, float | None] | None:
+def _difference_bounds(
+    b: tuple[float | None, float | None] | None,
+) -> tuple[float | None, float | None] | None:
     if b is None or b[0] is None or b[1] is None:
         return None
     return (b[0] - b[1], b[1] - b[0])
@@ -107,8 +126,9 @@ def contrast_doc(scope: str, metric: str, a: str, b: str, harm: str) -> MetricDo
 def level_doc(scope: str, metric: str, what: str) -> MetricDoc:
     """The doc of ``<scope>.<metric>``: ``metric`` over the generations of ``what`` (descriptive)."""
     r = reading_of(metric)
-    return MetricDoc(f"{scope}.{metric}", f"{metric} over {what}", f"higher = {r.higher}", r.units,
-                     bounds=r.bounds)  # fmt: skip
+    return MetricDoc(
+        f"{scope}.{metric}", f"{metric} over {what}", f"higher = {r.higher}", r.units, bounds=r.bounds
+    )
 
 
 def generation_docs(
@@ -124,13 +144,28 @@ def generation_docs(
         MetricDoc(
             "flip.*",
             "share of (prompt, sample) pairs whose verdict differs between the two versions",
-            "0 = no verdict depends on the swap", "share of pairs", neutral=0.0, sign=1, max_ci_width=0.1,
-            harm=harm, stereotypical="verdicts change when only the gender changes",
-            anti="", bounds=SHARE,
+            "0 = no verdict depends on the swap",
+            "share of pairs",
+            neutral=0.0,
+            sign=1,
+            max_ci_width=0.1,
+            harm=harm,
+            stereotypical="verdicts change when only the gender changes",
+            anti="",
+            bounds=SHARE,
         )
-    )  # fmt: skip
-    docs.append(MetricDoc(f"{scope}.*", f"a scorer's metric of {a} − that of {b}", "0 = no difference",
-                          "difference", neutral=0.0))  # fmt: skip
-    docs += [MetricDoc(f"{s}.*", f"a scorer's metric over {what}", "as the scorer's", "as the scorer's")
-             for s, what in levels]  # fmt: skip
+    )
+    docs.append(
+        MetricDoc(
+            f"{scope}.*",
+            f"a scorer's metric of {a} − that of {b}",
+            "0 = no difference",
+            "difference",
+            neutral=0.0,
+        )
+    )
+    docs += [
+        MetricDoc(f"{s}.*", f"a scorer's metric over {what}", "as the scorer's", "as the scorer's")
+        for s, what in levels
+    ]
     return docs_by_name(*docs)

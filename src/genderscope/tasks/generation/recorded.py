@@ -45,8 +45,10 @@ class RecordedRun:
         folder = Path(folder)
         path = folder / ATTEMPTS
         if not path.is_file():
-            raise UsageError(f"--generations {folder}: not a run folder (no {ATTEMPTS}); give the folder of a "
-                             f"`genderscope run {task}`")  # fmt: skip
+            raise UsageError(
+                f"--generations {folder}: not a run folder (no {ATTEMPTS}); give the folder of a "
+                f"`genderscope run {task}`"
+            )
         raw = path.read_bytes()
         lines: dict[tuple[str, int], Recorded] = {}
         for n, text in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
@@ -56,7 +58,9 @@ class RecordedRun:
                 rec = json.loads(text)
                 key = (str(rec["item_id"]), int(rec["trial"]))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                raise DataError(f"{path}:{n}: not an attempts.jsonl line (JSON with item_id and trial)") from None
+                raise DataError(
+                    f"{path}:{n}: not an attempts.jsonl line (JSON with item_id and trial)"
+                ) from None
             if rec.get("task") != task or "verdict" in rec:
                 continue
             err = rec.get("error") or ("skipped" if rec.get("skipped") else None)

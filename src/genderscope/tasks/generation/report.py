@@ -43,24 +43,46 @@ def render_generation(name: str, res: TaskResults, run: Any, scopes: list[str], 
     scorers = extra.get("scorers") or []
     lines = [f"{n} = {fmt_metric(res.metrics[n])}" for n in names[:4]]
     out.reading = (
-        f"{contrast}. " + ("; ".join(lines) + ". " if lines else "")
+        f"{contrast}. "
+        + ("; ".join(lines) + ". " if lines else "")
         + f"Scorers and licences: {licence_line(scorers)}."
     )
     pts = [p for p in metric_points(res, names[:20]) if p.value is not None]
     if pts:
-        out.figures.append(point_figure(f"{name}: gaps with 95% CI", pts, f"{contrast}; whiskers: 95% CI.",
-                                        title=f"{name}: {contrast}", ref=0.0))  # fmt: skip
+        out.figures.append(
+            point_figure(
+                f"{name}: gaps with 95% CI",
+                pts,
+                f"{contrast}; whiskers: 95% CI.",
+                title=f"{name}: {contrast}",
+                ref=0.0,
+            )
+        )
     out.tables.append(level_table(res, scopes))
     counts = dict(extra.get("counts") or {})
     judge = counts.pop("judge", None)
-    out.tables.append(TableView("Counts", ["count", "value"], [[k, fmt(v)] for k, v in counts.items()
-                                                                if not isinstance(v, list)]))  # fmt: skip
-    out.tables.append(TableView.from_records("Scorers", [{k: s.get(k) for k in ("name", "version", "licence", "package")}
-                                                         for s in scorers]))  # fmt: skip
+    out.tables.append(
+        TableView(
+            "Counts", ["count", "value"], [[k, fmt(v)] for k, v in counts.items() if not isinstance(v, list)]
+        )
+    )
+    out.tables.append(
+        TableView.from_records(
+            "Scorers", [{k: s.get(k) for k in ("name", "version", "licence", "package")} for s in scorers]
+        )
+    )
     if judge:
         judged = extra.get("judged_run") or {}
-        out.tables.append(TableView("Judge (regard)", ["fact", "value"], [[k, fmt(v)] for k, v in
-                                    {**judge, "judged run": judged.get("folder"), "model": _model(run)}.items()]))  # fmt: skip
+        out.tables.append(
+            TableView(
+                "Judge (regard)",
+                ["fact", "value"],
+                [
+                    [k, fmt(v)]
+                    for k, v in {**judge, "judged run": judged.get("folder"), "model": _model(run)}.items()
+                ],
+            )
+        )
     out.handled |= {"counts", "scorers", "generation", "groups", "judged_run"}
     return out
 
@@ -70,13 +92,24 @@ def render_pairs(out: Rendered, res: TaskResults) -> Rendered:
     extra = res.extra
     largest = extra.get("largest_differences") or []
     if largest:
-        out.tables.append(TableView.from_records("Largest differences (first generation of each version)", largest))
-    out.tables.append(TableView.from_records("Every swap made", list(extra.get("swaps") or []), max_rows=MAX_ROWS,
-                                             collapsed=True))  # fmt: skip
+        out.tables.append(
+            TableView.from_records("Largest differences (first generation of each version)", largest)
+        )
+    out.tables.append(
+        TableView.from_records(
+            "Every swap made", list(extra.get("swaps") or []), max_rows=MAX_ROWS, collapsed=True
+        )
+    )
     none = list(extra.get("nothing_to_swap") or [])
     if none:
-        out.tables.append(TableView.from_records(f"Nothing to swap ({len(none)} prompts, not generated)", none,
-                                                 max_rows=MAX_ROWS, collapsed=True))  # fmt: skip
+        out.tables.append(
+            TableView.from_records(
+                f"Nothing to swap ({len(none)} prompts, not generated)",
+                none,
+                max_rows=MAX_ROWS,
+                collapsed=True,
+            )
+        )
     out.handled |= {"largest_differences", "swaps", "nothing_to_swap", "pairs", "swap_counts", "swap"}
     return out
 

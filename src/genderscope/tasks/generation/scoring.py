@@ -73,8 +73,10 @@ def score_rows(scorer: Any, texts: Sequence[str], chunk: int = CHUNK) -> np.ndar
     """``scorer.score`` of ``texts`` chunk by chunk, stacked (texts × fields, float64, finite)."""
     from genderscope.scorers.base import check_rows
 
-    parts = [check_rows(scorer, scorer.score(texts[i : i + chunk]), len(texts[i : i + chunk]))
-             for i in range(0, len(texts), chunk)]  # fmt: skip
+    parts = [
+        check_rows(scorer, scorer.score(texts[i : i + chunk]), len(texts[i : i + chunk]))
+        for i in range(0, len(texts), chunk)
+    ]
     return np.vstack(parts) if parts else np.zeros((0, len(scorer.fields)))
 
 
@@ -119,7 +121,11 @@ class ScoreTable:
 
     def docs(self) -> dict[str, str]:
         """Metric name (``<scorer>.<metric>``) -> the scorer's one-line description."""
-        return {f"{scorer_name(s)}.{k}": v for s, _ in self.scorers for k, v in getattr(s, "metric_docs", {}).items()}
+        return {
+            f"{scorer_name(s)}.{k}": v
+            for s, _ in self.scorers
+            for k, v in getattr(s, "metric_docs", {}).items()
+        }
 
 
 def scorer_name(scorer: Any) -> str:

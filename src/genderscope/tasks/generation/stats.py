@@ -39,7 +39,9 @@ def cluster_index(labels: Sequence[str]) -> np.ndarray:
     return np.array([uniq[c] for c in labels], dtype=np.int64)
 
 
-def group_stat(table: ScoreTable, group: np.ndarray, groups: Sequence[str], gap: tuple[str, str] | None) -> Stat:
+def group_stat(
+    table: ScoreTable, group: np.ndarray, groups: Sequence[str], gap: tuple[str, str] | None
+) -> Stat:
     """The statistic of a group design (see the module docstring): ``group`` = each text's group."""
     parts = {g: table.S * (group == g).astype(np.float64)[:, None] for g in groups}
 
@@ -65,7 +67,9 @@ class Flip:
     defined: np.ndarray
 
 
-def paired_stat(table: ScoreTable, version: np.ndarray, versions: tuple[str, str], flips: Sequence[Flip]) -> Stat:
+def paired_stat(
+    table: ScoreTable, version: np.ndarray, versions: tuple[str, str], flips: Sequence[Flip]
+) -> Stat:
     """The statistic of a paired design: ``version`` = each text's version (``""`` = left out: its pair is
     incomplete); ``diff.<metric>`` = version b − version a."""
     a, b = versions
@@ -107,7 +111,9 @@ def _clipped(m: Metric, doc: MetricDoc | None) -> Metric:
     return m if (lo, hi) == (m.ci_low, m.ci_high) else dataclasses.replace(m, ci_low=lo, ci_high=hi)
 
 
-def per_unit_metrics(table: ScoreTable, units: np.ndarray, n_units: int, mask: np.ndarray) -> dict[str, np.ndarray]:
+def per_unit_metrics(
+    table: ScoreTable, units: np.ndarray, n_units: int, mask: np.ndarray
+) -> dict[str, np.ndarray]:
     """Every metric over each unit's texts in ``mask`` (``units``: unit index of each text): name -> one
     value per unit (NaN where the unit has no such text)."""
     ind = np.zeros((n_units, len(units)))
