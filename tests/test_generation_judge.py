@@ -55,6 +55,13 @@ def test_random_judge_on_bold_regard_shares_gap_and_agreement(tmp_path: Path) ->
     re_block = _block(tmp_path / "re", "bold")
     assert re_block["metrics"]["gap.regard.negative"] == b["metrics"]["gap.regard.negative"]
     assert "gap.refusal.share_refusal" in re_block["metrics"]
+    assert (
+        run_manifest["tasks"]["bold"]["options"]["generations_sha256"] == b["judged_run"]["attempts_sha256"]
+    )
+    with open(tmp_path / "gen" / "attempts.jsonl", "a") as fh:  # the judged run's generations change
+        fh.write("\n")
+    with pytest.raises(UsageError, match="changed since it was judged"):
+        reparse_run(tmp_path / "judged", {}, tmp_path / "re2")
 
 
 def test_nonsense_verdicts_are_unparseable_and_a_rerun_sends_nothing(tmp_path: Path) -> None:

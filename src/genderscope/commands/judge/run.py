@@ -75,7 +75,12 @@ def judge_run(
     for t in tasks:
         given = {f[0] for k in extra if (f := field_for(lookup.task_class(t).Options, k)) is not None}
         recorded = dict(manifest.tasks[t].options)
-        task_options[t] = {**recorded, **{k: v for k, v in spec.task_options[t].items() if k in given}}
+        fresh = {"generations_sha256": ""}  # filled in by the task from RUN_DIR's attempts.jsonl
+        task_options[t] = {
+            **recorded,
+            **fresh,
+            **{k: v for k, v in spec.task_options[t].items() if k in given},
+        }
     spec = dataclasses.replace(spec, task_options=task_options)
     target = Path(out) if out else Path(str(run_dir).rstrip("/") + "-judged")
     return run_spec(spec, out=target, progress=progress, store_path=store_path)

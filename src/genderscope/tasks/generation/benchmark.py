@@ -21,6 +21,7 @@ each prompt and their paired differences).  The layer owns the rest:
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
@@ -97,7 +98,17 @@ class GenerationBenchmark(Task):
         return bool(self.options.generations)
 
     def resolve_options(self, options: Any) -> Any:
-        return options if options.generations else super().resolve_options(options)
+        """``form`` from the model; in judge mode the recorded run's form is kept and the sha256 of its
+        attempts.jsonl is filled in (a reparse of a judged run whose recorded file changed: one line)."""
+        if not options.generations:
+            return super().resolve_options(options)
+        sha = self.recorded.sha256
+        if options.generations_sha256 and options.generations_sha256 != sha:
+            raise UsageError(
+                f"--generations {options.generations}: its attempts.jsonl changed since it was judged "
+                f"(sha256 {options.generations_sha256[:12]}… now {sha[:12]}…); judge it again"
+            )
+        return dataclasses.replace(options, generations_sha256=sha)
 
     def check_model(self) -> None:
         if self.ctx.trials is not None:

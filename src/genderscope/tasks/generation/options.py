@@ -32,6 +32,11 @@ class GenerationOptions:
         "judge mode: a run folder of this task whose generations the run's model (a chat model) judges for "
         "regard; `genderscope judge RUN --model SPEC` sets it",
     )
+    generations_sha256: str = opt(
+        "",
+        "judge mode: sha256 of the judged run's attempts.jsonl, filled in by the task (a later change of "
+        "that file is refused; it also keys the cached results)",
+    )
     judge_consistency: bool = opt(
         True, "judge mode: judge each text twice, the rubric's labels in reverse order, and report agreement"
     )
