@@ -170,3 +170,33 @@ def test_openai_chat_and_completions_on_the_fake_server(tiny_causal: Path, tmp_p
         )
         comp = _block(tmp_path / "comp", "bold")
         assert comp["generation"]["form"] == "generate" and comp["counts"]["generated"] == 6
+
+
+def test_the_batch_route_on_the_fake_server(tmp_path: Path) -> None:
+    """--batch: the generations (and a judge's verdicts) go through the OpenAI Batch API."""
+    from genderscope.commands.judge.run import judge_run
+    from genderscope_dev.fake_openai import FakeConfig, FakeOpenAIServer
+
+    batch = {"batch": "true", "batch_poll": "0.01"}
+    with FakeOpenAIServer(FakeConfig()) as srv:
+        out = run_tasks(
+            ["counterfactual"],
+            "openai:fake",
+            limit=4,
+            out=tmp_path / "b",
+            progress=False,
+            options={**FAST, **batch, "base_url": srv.url},
+        )
+        assert out.manifest.backend_stats["route"] == "batch"
+        block = _block(tmp_path / "b", "counterfactual")
+        assert block["counts"]["generated"] == block["counts"]["planned"] == 8
+        judged = judge_run(
+            tmp_path / "b",
+            "openai:fake",
+            out=tmp_path / "j",
+            consistency=False,
+            options={**batch, "base_url": srv.url},
+            progress=False,
+        )
+        assert judged.manifest.backend_stats["route"] == "batch"
+        assert _block(tmp_path / "j", "counterfactual")["counts"]["judge"]["unparseable"] == 8
