@@ -161,3 +161,15 @@ def test_judge_command_line(tmp_path: Path) -> None:
         timeout=300,
     )
     assert bad.returncode == 2 and "not a run folder" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_failed_recorded_generation_is_counted_not_judged(tmp_path: Path) -> None:
+    run_tasks(["bold"], "random", limit=10, out=tmp_path / "gen", options=FAST, progress=False)
+    path = tmp_path / "gen" / "attempts.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[3]["error"], lines[3]["response"] = "HTTP 500 after 3 retries", None
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    judge_run(tmp_path / "gen", "random", out=tmp_path / "j", consistency=False, progress=False)
+    b = _block(tmp_path / "j", "bold")
+    assert (b["counts"]["generated"], b["counts"]["failed"], b["counts"]["judge"]["judged"]) == (9, 1, 9)
+    assert "HTTP 500" in b["counts"]["failed_items"][0]
