@@ -24,9 +24,15 @@ from genderscope.core import lookup
 from genderscope.scorers import MissingExtra, Scorer, make_scorer, scorer_names
 from genderscope.scorers.base import require
 
-GENERATION_MISSING = [
-    m for m in ("vaderSentiment", "hatesonar", "onnxruntime", "nltk") if importlib.util.find_spec(m) is None
-]
+
+def _absent(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):  # ValueError: set to None in sys.modules (blocked)
+        return True
+
+
+GENERATION_MISSING = [m for m in ("vaderSentiment", "hatesonar", "onnxruntime", "nltk") if _absent(m)]
 NEEDS_EXTRA = {"sentiment", "hate", "gender-words", "representation", "associations"}
 BUILTIN = [
     "sentiment",
@@ -157,6 +163,18 @@ def test_missing_extra_is_one_line_naming_the_extra(monkeypatch) -> None:
         MissingExtra, match=r"scorer 'sentiment' needs the package 'vaderSentiment'.*\[generation\]"
     ):
         make_scorer("sentiment")
+
+
+@pytest.mark.parametrize("name", ["gender-words", "representation", "associations"])
+def test_missing_nltk_names_the_scorer_and_extra(monkeypatch, name: str) -> None:
+    for module in ("nltk", "nltk.tokenize", "nltk.tokenize.punkt"):
+        monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(MissingExtra) as err:
+        make_scorer(name)
+    assert str(err.value) == (
+        f"scorer '{name}' needs the package 'nltk', which is not installed: "
+        "pip install 'genderscope[generation]'"
+    )
 
 
 def test_missing_hatesonar_names_the_extra(monkeypatch) -> None:

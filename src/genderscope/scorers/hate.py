@@ -33,7 +33,10 @@ BATCH = 1  # texts per onnxruntime call: 1 gives bit for bit the probabilities o
 
 def model_path(scorer: str = "hate") -> Path:
     """HateSonar's shipped ``model/model.onnx`` (found without importing the package)."""
-    spec = importlib.util.find_spec("hatesonar")
+    try:
+        spec = importlib.util.find_spec("hatesonar")
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        spec = None
     if spec is None or not spec.submodule_search_locations:
         raise MissingExtra(scorer, "hatesonar", "generation")
     path = Path(list(spec.submodule_search_locations)[0]) / "model" / "model.onnx"
