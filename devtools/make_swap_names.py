@@ -35,7 +35,8 @@ WORD_NAMES = frozenset(
     china florence marion madison camden jackson lincoln tyler taylor carter cooper parker mason
     homer marshall norman victor warren wallace rusty sandy sherman stanley vernon wiley
     wes ward van val tim ted roman ron ross russ ron rich pete otis ned nick max lance kent ken
-    jesus christian herb hank gus gil frank fred ernest ed dick dan curt cole clay chuck chester buddy burt bo ben al abe
+    jesus christian herb hank gus gil frank fred ernest ed dick dan curt cole clay chuck chester buddy
+    burt bo ben al abe
     """.split()
 )
 

@@ -6,8 +6,8 @@ The reference venv (default ``/tmp/ref-helm-perturb``, or ``$GENDERSCOPE_HELM_PE
 there (``helm_perturb_side.py``) at prob=1.0, where it is deterministic; :func:`compare` runs our engine on
 HELM's lists only (no Bordia pairs, no names) and sorts every word where the two differ into a reason.
 
-    PYTHONPATH=src:tests python tests/reference/helm_perturb.py provision
-    PYTHONPATH=src:tests python tests/reference/helm_perturb.py compare   # prints the table of reasons
+    PYTHONPATH=src python tests/reference/helm_perturb.py provision
+    PYTHONPATH=src python tests/reference/helm_perturb.py compare   # prints the table of reasons
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ RUNS: dict[str, list[tuple[str, str, str]]] = {
     "m2f": [("terms", "male", "female"), ("pronouns", "male", "female")],
     "f2m": [("terms", "female", "male"), ("pronouns", "female", "male")],
     "neutral": [
-        ("terms", "male", "neutral"), ("terms", "female", "neutral"),
-        ("pronouns", "male", "neutral"), ("pronouns", "female", "neutral"),
+        ("terms", "male", "neutral"),
+        ("terms", "female", "neutral"),
+        ("pronouns", "male", "neutral"),
+        ("pronouns", "female", "neutral"),
     ],
 }
 TOKEN = re.compile(r"\w+|\W")
@@ -60,7 +62,9 @@ def helm_swap(texts: list[str], direction: str) -> tuple[str, list[str]]:
     version = ""
     for run in runs:
         req = json.dumps({"texts": texts, "runs": [run]})
-        res = subprocess.run([str(python()), str(SIDE)], input=req, capture_output=True, text=True, check=True)
+        res = subprocess.run(
+            [str(python()), str(SIDE)], input=req, capture_output=True, text=True, check=True
+        )
         out = json.loads(res.stdout)
         texts, version = out["out"][":".join(run)], out["version"]
     return version, texts

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from genderscope.scorers.base import Scorer, ScorerInfo, as_metrics, ratio
+from genderscope.scorers.base import Scorer, ScorerInfo, as_metrics, ratio, require
 from genderscope.scorers.helm_lists import LICENCE, load_word_lists
 from genderscope.scorers.tokens import helm_tokenizer, nltk_version
 
@@ -59,6 +59,9 @@ class _HelmScorer(Scorer):
 
         if category not in CATEGORIES:
             raise UsageError(f"scorer {self.info.name!r}: category must be one of {', '.join(CATEGORIES)}")
+        require(
+            "nltk.tokenize.punkt", self.info.name, package="nltk"
+        )  # the missing-extra line names this scorer
         registry = _registry(data_registry)
         self.category = category
         self.lists = load_word_lists(registry)

@@ -84,6 +84,8 @@ class HurtLexScorer(Scorer):
             step = 1
             if entries is not None:
                 for size in self._lengths[tokens[i]]:
+                    if i + size > len(tokens):
+                        continue
                     cols = entries.get(tuple(tokens[i : i + size]))
                     if cols is not None:
                         found.append((i, size, cols))

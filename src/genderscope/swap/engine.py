@@ -1,4 +1,4 @@
-"""The swap engine: one compiled regex, one pass over the text, a list of changes.
+"""The swap engine: one pass over the words of a text (a compiled regex, dict look-ups), a list of changes.
 
 Directions: ``both`` (every gendered word becomes the other gender's), ``m2f`` (male words only),
 ``f2m`` (female words only), ``neutral`` (pronouns become they/them/their/theirs/themselves with verb
@@ -60,13 +60,8 @@ def match_case(source: str, target: str) -> str:
     return target
 
 
-@lru_cache(maxsize=8)
-def _pattern(lexicon: Lexicon) -> re.Pattern[str]:
-    words = {w for row in lexicon.pronouns for w in row[1:]} | set(lexicon.terms) | {
-        n.lower() for n in lexicon.names
-    }
-    alternation = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
+#: a word: the lexicon's words are letters only, so "\\w+" tokens have the same boundaries as HELM's "[^\\w]"
+_WORD = re.compile(r"\w+")
 
 
 @lru_cache(maxsize=8)
@@ -112,7 +107,11 @@ class _Pass:
         row = rows[0]
         if len(rows) > 1:  # "her": object or determiner; "his": determiner or possessive pronoun
             if low == "her":
-                row = rows[0] if rules.her_is_object(self.text, m.start(), m.end(), _nouns(self.lex)) else rows[1]
+                row = (
+                    rows[0]
+                    if rules.her_is_object(self.text, m.start(), m.end(), _nouns(self.lex))
+                    else rows[1]
+                )
             else:
                 row = rows[1] if rules.his_is_possessive(self.text, m.end()) else rows[0]
         neutral, female, male = self.lex.pronouns[row]
@@ -128,7 +127,7 @@ class _Pass:
         text, word = self.text, m.group()
         prev = rules.prev_word(text, m.start())
         if prev is not None and prev.lower() in rules.INVERTED:
-            if "?" in text[m.end():].split(".")[0]:
+            if "?" in text[m.end() :].split(".")[0]:
                 pstart = text.rindex(prev, 0, m.start())
                 self.edit(pstart, pstart + len(prev), rules.IRREGULAR[prev.lower()], "agreement")
             else:
@@ -138,8 +137,10 @@ class _Pass:
         if tok is not None and tok[:1] in "'’" and tok[1:].lower() == "s":
             self.contraction(start, end, word)
             return
-        while tok is not None and tok.lower() in rules.ADVERBS or (
-            tok and tok.islower() and tok.endswith("ly") and tok not in rules.LY_NOT_ADVERB
+        while (
+            tok is not None
+            and tok.lower() in rules.ADVERBS
+            or (tok and tok.islower() and tok.endswith("ly") and tok not in rules.LY_NOT_ADVERB)
         ):
             tok, start, end = rules.next_token(text, end)
         if tok is None or tok in rules.SENTENCE_END:
@@ -152,7 +153,7 @@ class _Pass:
             self.edit(start, end, plural, "agreement")
 
     def contraction(self, start: int, end: int, word: str) -> None:
-        """"he's" → "they're" or "they've" by the next word, or flag."""
+        """ "he's" → "they're" or "they've" by the next word, or flag."""
         nxt, _, _ = rules.next_token(self.text, end)
         low = (nxt or "").lower()
         if low in rules.HAS_NEXT:
@@ -186,9 +187,11 @@ class _Pass:
             self.edit(m.start(), m.end(), other, "name")
 
     def run(self) -> Swap:
-        table = _pronoun_table(self.lex)
-        for m in _pattern(self.lex).finditer(self.text):
+        table, terms, names = _pronoun_table(self.lex), self.lex.terms, self.lex.names
+        for m in _WORD.finditer(self.text):
             low = m.group().lower()
+            if low not in table and low not in terms and (not self.names or m.group().title() not in names):
+                continue
             if low in table:
                 gender, rows = table[low]
                 if _wanted(gender, self.direction):
@@ -203,7 +206,7 @@ class _Pass:
         edits = sorted(self.edits, key=lambda c: c.start)
         parts, pos = [], 0
         for c in edits:
-            parts += [self.text[pos:c.start], c.after]
+            parts += [self.text[pos : c.start], c.after]
             pos = c.end
         parts.append(self.text[pos:])
         return Swap("".join(parts), tuple(edits), "; ".join(self.flags) or None)

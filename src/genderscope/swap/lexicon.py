@@ -26,7 +26,11 @@ from pathlib import Path
 from genderscope.common.errors import DataError
 
 HELM_FILE = "helm/gender_perturbation.py"
-BORDIA_FILES = ("bordia_bowman/penn-gender-pairs", "bordia_bowman/wiki-gender-pairs", "bordia_bowman/dm-gender-pairs")
+BORDIA_FILES = (
+    "bordia_bowman/penn-gender-pairs",
+    "bordia_bowman/wiki-gender-pairs",
+    "bordia_bowman/dm-gender-pairs",
+)
 NAMES_FILE = "first_names.tsv"
 #: corrections of HELM's term rows (neutral, female, male), each documented in docs/decisions/gen-swap.md
 HELM_FIXES: dict[tuple[str, str, str], tuple[str, str, str]] = {
@@ -34,8 +38,13 @@ HELM_FIXES: dict[tuple[str, str, str], tuple[str, str, str]] = {
 }
 #: pronoun roles, the order of HELM's pronoun rows
 ROLES = ("subject", "object", "determiner", "possessive", "reflexive")
-PRONOUN_SHAPE = (("they", "she", "he"), ("them", "her", "him"), ("their", "her", "his"),
-                 ("theirs", "hers", "his"), ("themselves", "herself", "himself"))
+PRONOUN_SHAPE = (
+    ("they", "she", "he"),
+    ("them", "her", "him"),
+    ("their", "her", "his"),
+    ("theirs", "hers", "his"),
+    ("themselves", "herself", "himself"),
+)
 
 
 @dataclass(frozen=True)
@@ -58,19 +67,30 @@ class Lexicon:
 
     pronouns: tuple[tuple[str, str, str], ...]
     terms: dict[str, Term]
-    names: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # name -> (gender, counterpart, rank)
+    names: dict[str, tuple[str, str, int]] = field(
+        default_factory=dict
+    )  # name -> (gender, counterpart, rank)
     sources: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, object]:
         """Counts and sources, for results.json."""
-        return {"pronoun_rows": len(self.pronouns), "terms": len(self.terms), "names": len(self.names),
-                "sources": list(self.sources)}
+        return {
+            "pronoun_rows": len(self.pronouns),
+            "terms": len(self.terms),
+            "names": len(self.names),
+            "sources": list(self.sources),
+        }
 
 
 def _literal(tree: ast.Module, name: str, path: str) -> object:
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
         if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
             try:
                 return ast.literal_eval(node.value)
@@ -79,7 +99,9 @@ def _literal(tree: ast.Module, name: str, path: str) -> object:
     raise DataError(f"{path}: no literal list {name} in the file; check the pinned HELM file")
 
 
-def parse_helm(source: str, path: str = HELM_FILE) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+def parse_helm(
+    source: str, path: str = HELM_FILE
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
     """HELM's (term rows, pronoun rows) from the text of ``gender_perturbation.py``, without importing it."""
     try:
         tree = ast.parse(source)
@@ -107,10 +129,8 @@ def _add(terms: dict[str, Term], male: str, female: str, neutral: str | None, so
             terms[word] = Term(word, gender, other, neutral, source)
 
 
-def build_lexicon(
-    helm_source: str, bordia_texts: dict[str, str], names_text: str | None
-) -> Lexicon:
-    """A :class:`Lexicon` from the texts of HELM's module, the Bordia & Bowman pair files and the names table."""
+def build_lexicon(helm_source: str, bordia_texts: dict[str, str], names_text: str | None) -> Lexicon:
+    """A :class:`Lexicon` from the texts of HELM's module, the Bordia & Bowman pair files, the names table."""
     term_rows, pronoun_rows = parse_helm(helm_source)
     pronoun_words = {w for row in pronoun_rows for w in row[1:]}
     terms: dict[str, Term] = {}
@@ -129,7 +149,7 @@ def build_lexicon(
             if male.lower() not in pronoun_words:
                 _add(terms, male, female, None, name)
     names = parse_names(names_text) if names_text is not None else {}
-    sources = (HELM_FILE, *bordia_texts, f"genderscope/swap/{NAMES_FILE}")
+    sources = (HELM_FILE, *bordia_texts) + ((f"genderscope/swap/{NAMES_FILE}",) if names else ())
     return Lexicon(tuple(pronoun_rows), terms, names, sources)
 
 
@@ -140,7 +160,9 @@ def parse_names(text: str, path: str = NAMES_FILE) -> dict[str, tuple[str, str, 
         try:
             rank, male, female = int(row["rank"]), row["male"], row["female"]
         except (KeyError, TypeError, ValueError):
-            raise DataError(f"{path}:{i}: expected rank, male, male_percent, female, female_percent") from None
+            raise DataError(
+                f"{path}:{i}: expected rank, male, male_percent, female, female_percent"
+            ) from None
         out.setdefault(male, ("m", female, rank))
         out.setdefault(female, ("f", male, rank))
     return out

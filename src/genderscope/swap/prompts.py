@@ -71,7 +71,10 @@ def _pick_field(path: Path, line: int, keys: list[str], field: str | None) -> st
             return name
     shown = ", ".join(repr(k) for k in keys[:8]) or "none"
     raise _fail(
-        path, line, TEXT_FIELDS[0], f"no text field (the record has {shown})",
+        path,
+        line,
+        TEXT_FIELDS[0],
+        f"no text field (the record has {shown})",
         "name the text field with --field NAME",
     )
 
@@ -79,10 +82,14 @@ def _pick_field(path: Path, line: int, keys: list[str], field: str | None) -> st
 def _checked(path: Path, line: int, rec: dict, field: str, id_field: str | None) -> Prompt:
     """One record as a :class:`Prompt`, or the DataError that says what is wrong with it."""
     if field not in rec or rec[field] is None:
-        raise _fail(path, line, field, "missing", "give every record this field or choose another with --field")
+        raise _fail(
+            path, line, field, "missing", "give every record this field or choose another with --field"
+        )
     text = rec[field]
     if not isinstance(text, str):
-        raise _fail(path, line, field, f"expected a string, got {type(text).__name__}", "quote the prompt text")
+        raise _fail(
+            path, line, field, f"expected a string, got {type(text).__name__}", "quote the prompt text"
+        )
     if not text.strip():
         raise _fail(path, line, field, "empty text", "remove the record or write its prompt")
     if id_field is None:
@@ -102,25 +109,34 @@ def _jsonl(path: Path, text: str, field: str | None, id_field: str | None) -> It
             rec = json.loads(raw)
         except (json.JSONDecodeError, RecursionError) as e:
             why = getattr(e, "msg", "nesting too deep")
-            raise _fail(path, lineno, None, f"not valid JSON ({why})", "write one JSON object per line") from None
+            raise _fail(
+                path, lineno, None, f"not valid JSON ({why})", "write one JSON object per line"
+            ) from None
         if not isinstance(rec, dict):
             raise _fail(
-                path, lineno, None, f"expected a JSON object, got {type(rec).__name__}",
+                path,
+                lineno,
+                None,
+                f"expected a JSON object, got {type(rec).__name__}",
                 'write one object per line, e.g. {"prompt": "..."}',
             )
         field = _pick_field(path, lineno, list(rec), field)
         yield _checked(path, lineno, rec, field, id_field)
 
 
-def _table(path: Path, text: str, delimiter: str, field: str | None, id_field: str | None) -> Iterator[Prompt]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+def _table(
+    path: Path, text: str, delimiter: str, field: str | None, id_field: str | None
+) -> Iterator[Prompt]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
         if header is None:
             return
         field = _pick_field(path, 1, header, field)
         if field not in header:
-            raise _fail(path, 1, field, f"not in the header ({', '.join(header[:8])})", "name a column with --field")
+            raise _fail(
+                path, 1, field, f"not in the header ({', '.join(header[:8])})", "name a column with --field"
+            )
         if id_field is not None and id_field not in header:
             raise _fail(path, 1, id_field, "not in the header", "name an existing column or drop --id-field")
         start = reader.line_num + 1
@@ -130,7 +146,10 @@ def _table(path: Path, text: str, delimiter: str, field: str | None, id_field: s
                 continue
             if len(row) != len(header):
                 raise _fail(
-                    path, start, None, f"{len(row)} cells, the header has {len(header)}",
+                    path,
+                    start,
+                    None,
+                    f"{len(row)} cells, the header has {len(header)}",
                     "quote cells that hold the delimiter",
                 )
             yield _checked(path, start, dict(zip(header, row)), field, id_field)
@@ -163,8 +182,11 @@ def read_prompts(path: str | Path, field: str | None = None, id_field: str | Non
     elif suffix in TABLE_SUFFIXES:
         prompts = list(_table(path, text, TABLE_SUFFIXES[suffix], field, id_field))
     else:
-        if id_field is not None:
-            raise DataError(f"{path}: a plain-text prompts file has no id field; drop --id-field or use JSONL/CSV")
+        if id_field is not None or field is not None:
+            flag = "--id-field" if id_field is not None else "--field"
+            raise DataError(
+                f"{path}: a plain-text prompts file has no fields; drop {flag} or use .jsonl/.csv"
+            )
         prompts = list(_plain(path, text))
     if not prompts:
         raise DataError(f"{path}:1: no prompts in the file; write one prompt per line")
@@ -172,7 +194,10 @@ def read_prompts(path: str | Path, field: str | None = None, id_field: str | Non
     for p in prompts:
         if p.prompt_id in seen:
             raise _fail(
-                path, p.line, id_field, f"duplicate id {p.prompt_id!r:.60} (also on line {seen[p.prompt_id]})",
+                path,
+                p.line,
+                id_field,
+                f"duplicate id {p.prompt_id!r:.60} (also on line {seen[p.prompt_id]})",
                 "give every prompt its own id",
             )
         seen[p.prompt_id] = p.line

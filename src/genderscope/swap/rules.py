@@ -65,7 +65,9 @@ GIVE_VERBS = frozenset(
     "teaches taught promise promises promised".split()
 )
 #: nouns that are still possessed after a verb of giving ("gave her life", "showed her work")
-POSSESSED = frozenset("own life lives friend friends family work time best first last heart love word".split())
+POSSESSED = frozenset(
+    "own life lives friend friends family work time best first last heart love word".split()
+)
 #: predicative adjectives: "made her happy." (object)
 PREDICATE_ADJECTIVES = frozenset(
     "happy sad angry mad safe right wrong satisfied upset bad good comfortable uncomfortable nervous sick "
@@ -100,9 +102,22 @@ ADVERBS = frozenset(
 )
 #: singular -> plural forms of the verbs that do not follow the -s rule
 IRREGULAR = {
-    "is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't", "wasn't": "weren't",
-    "hasn't": "haven't", "doesn't": "don't", "isn’t": "aren’t", "wasn’t": "weren’t", "hasn’t": "haven’t",
+    "is": "are",
+    "was": "were",
+    "has": "have",
+    "does": "do",
+    "isn't": "aren't",
+    "wasn't": "weren't",
+    "hasn't": "haven't",
+    "doesn't": "don't",
+    "isn’t": "aren’t",
+    "wasn’t": "weren’t",
+    "hasn’t": "haven’t",
     "doesn’t": "don’t",
+    "focuses": "focus",
+    "biases": "bias",
+    "aches": "ache",
+    "caches": "cache",
 }
 #: inverted verbs of a question ("Is she …?", "Does he …?")
 INVERTED = frozenset(IRREGULAR)

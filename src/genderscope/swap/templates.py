@@ -50,7 +50,14 @@ WORDS: dict[str, tuple[str, str, str]] = {
     "does": ("do", "does", "does"),
 }
 #: placeholder -> row of the pronoun table (subject, object, determiner, possessive, reflexive)
-PRONOUN_ROWS = {"pronoun": 0, "subject": 0, "object": 1, "possessive": 2, "possessive_pronoun": 3, "reflexive": 4}
+PRONOUN_ROWS = {
+    "pronoun": 0,
+    "subject": 0,
+    "object": 1,
+    "possessive": 2,
+    "possessive_pronoun": 3,
+    "reflexive": 4,
+}
 PLACEHOLDERS = ("name", *PRONOUN_ROWS, *WORDS)
 
 
@@ -61,7 +68,9 @@ def _fill(key: str, column: int, lexicon: Lexicon, index: int, template: str) ->
         return WORDS[key][column]
     if key == "name":
         if column == 0:
-            raise UsageError(f"no neutral first names for {{name}} in {template!r:.60}; fill it with male/female")
+            raise UsageError(
+                f"no neutral first names for {{name}} in {template!r:.60}; fill it with male/female"
+            )
         pairs = name_pairs(lexicon)
         if not 0 <= index < len(pairs):
             raise UsageError(f"name index {index} out of range 0–{len(pairs) - 1}")
@@ -84,7 +93,9 @@ def fill_template(template: str, gender: str, index: int = 0, lexicon: Lexicon |
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as e:
-        raise UsageError(f"bad template {template!r:.60} ({e}); write literal braces as {{{{ and }}}}") from None
+        raise UsageError(
+            f"bad template {template!r:.60} ({e}); write literal braces as {{{{ and }}}}"
+        ) from None
     for literal, key, spec, conv in parsed:
         out.append(literal)
         if key is None:
