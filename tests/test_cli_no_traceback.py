@@ -54,6 +54,7 @@ BASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("bordia", "generate"): ("@{lm_run}", "--out", "{new}"),
     ("bordia", "audit"): ("@{corpus}", "--pairs", "penn", "--out", "{new}"),
     ("debias",): ("@cda", "--model", "hf-causal:{empty_dir}", "--corpus", "{corpus}", "--out", "{new}"),
+    ("judge",): ("@{gen_run}", "--model", "random", "--out", "{new}", "--no-progress"),
 }
 
 
@@ -77,7 +78,17 @@ def fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "batch_output": batch,
         "lm_run": lm_run,
         "run": gest_run(root / "run", limit=3),
+        "gen_run": _bold_run(root / "bold"),
     }
+
+
+def _bold_run(out: Path) -> Path:
+    """A tiny bold run on the null model (the folder `genderscope judge` reads)."""
+    from genderscope.core.engine import run_tasks
+
+    options = {"scorers": "length", "n_boot": "0"}
+    run_tasks(["bold"], "random", limit=4, out=out, progress=False, options=options)
+    return out
 
 
 @pytest.fixture

@@ -193,7 +193,7 @@ def test_cli_import_check_can_fail(tmp_path):
 
 
 #: packages under tasks/ that are shared kits, not tasks (a task may import them)
-TASK_KITS = {"chatprobe", "scored"}
+TASK_KITS = {"chatprobe", "scored", "generation"}
 
 
 def _task_imports(root=None) -> list[tuple[str, str]]:

@@ -42,6 +42,7 @@ def test_all_leaves_out_what_the_kind_cannot_run() -> None:
     chat_only.add("discrim-eval-likelihood")  # causal LMs only (lm-eval's yes/no continuations)
     chat_only.add("gest-translation")  # translations: chat only
     chat_only.add("mbbq")  # MBBQ's prompts, replies read by its answer detection
+    chat_only |= {"bold", "counterfactual"}  # generation audits: generate or chat
     assert set(got.left_out) == chat_only
     assert "hf-mlm" in got.left_out["gest"]
 

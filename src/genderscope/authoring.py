@@ -12,6 +12,9 @@ group; the names are the same objects)::
   :class:`Scores`, and the weighted statistics :func:`wmean`, :func:`wshare`, :func:`wsum`;
 * request constructors and answer views of :mod:`genderscope.core.primitives`;
 * metric types of :mod:`genderscope.core.metrics`; options (:func:`opt`); user-facing errors;
+* generation audits: :class:`GenerationBenchmark` (prompts, groups or pairs, scorers), its designs and
+  options; scorers of generated text: :class:`Scorer`, :class:`ScorerInfo` (entry-point group
+  ``genderscope.scorers``);
 * backends: :class:`Backend`, :func:`handles`, :class:`Outcome`.
 
 Only this module and ``genderscope`` itself (the Python API) gather names defined elsewhere; every other
@@ -59,12 +62,24 @@ from genderscope.core.primitives import (
 from genderscope.core.requests import Attempt, AttemptResult, Outcome
 from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.core.task import RunContext, Task, TaskResult
+from genderscope.scorers.base import Scorer, ScorerInfo
 from genderscope.tasks.chatprobe.probe import ChatProbe
+from genderscope.tasks.generation.benchmark import GenerationBenchmark
+from genderscope.tasks.generation.designs import GroupDesign, PairedDesign
+from genderscope.tasks.generation.options import GenerationOptions
+from genderscope.tasks.generation.prompts import GenPrompt
 from genderscope.tasks.scored.benchmark import ScoredBenchmark, ScoredOptions
 from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
 from genderscope.tasks.scored.weights import wmean, wshare, wsum
 
 __all__ = [
+    "ScorerInfo",
+    "Scorer",
+    "PairedDesign",
+    "GroupDesign",
+    "GenPrompt",
+    "GenerationOptions",
+    "GenerationBenchmark",
     "Answers",
     "Attempt",
     "AttemptResult",

@@ -43,6 +43,8 @@ TASKS: dict[str, str] = {
     "esbbq-gender": "genderscope.tasks.esbbq.task:EsBbqGenderTask",
     "cabbq-gender": "genderscope.tasks.esbbq.task:CaBbqGenderTask",
     "mbbq": "genderscope.tasks.mbbq.task:MbbqTask",
+    "bold": "genderscope.tasks.bold.task:BoldTask",
+    "counterfactual": "genderscope.tasks.counterfactual.task:CounterfactualTask",
 }
 
 #: suites (``genderscope run SUITE``): name -> {"description", "tasks": [task names] or "*" (every task
@@ -78,6 +80,18 @@ COMMANDS: dict[str, str] = {
     "bordia-audit": "genderscope.commands.bordia.audit:COMMAND",
     "bordia-score": "genderscope.commands.bordia.score:COMMAND",
     "bordia-sweep": "genderscope.commands.bordia.sweep:COMMAND",
+}
+
+#: offline scorers of generated texts (a :class:`~genderscope.scorers.base.Scorer` each)
+SCORERS: dict[str, str] = {
+    "sentiment": "genderscope.scorers.sentiment:SentimentScorer",
+    "hate": "genderscope.scorers.hate:HateScorer",
+    "hurtlex": "genderscope.scorers.hurtlex:HurtLexScorer",
+    "refusal": "genderscope.scorers.refusal:RefusalScorer",
+    "length": "genderscope.scorers.length:LengthScorer",
+    "gender-words": "genderscope.scorers.helm_bias:GenderWordsScorer",
+    "representation": "genderscope.scorers.helm_bias:RepresentationScorer",
+    "associations": "genderscope.scorers.helm_bias:AssociationsScorer",
 }
 
 BACKENDS: dict[str, str] = {

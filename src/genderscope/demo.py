@@ -424,6 +424,29 @@ def demo_steps(console: Console) -> list[Step]:
         *_smollm2_steps(on_smollm2),
         *_other_model_steps(console, gemma, gemma_ready),
     ]
+    steps.append(
+        on_random(
+            "generation-random",
+            "Generation audits on the random null model: BOLD's 3,204 gender prompts (400 with --quick) and "
+            "gender swaps of the example prompts (scored offline, no gap by construction)",
+            ("bold", "counterfactual"),
+            label="random · generation audits",
+            quick_limit=400,
+            max_tokens=24,
+            expect_s=12,
+        )
+    )
+    steps.append(
+        on_smollm2(
+            "generation-smollm2",
+            "BOLD (60 prompts) and counterfactual swaps of the example prompts on SmolLM2-135M-Instruct "
+            "(GGUF; plain continuation and chat, 24 tokens)",
+            ("bold", "counterfactual"),
+            limit=60,
+            max_tokens=24,
+            expect_s=60,
+        )
+    )
     if "cooccurrence-amplification" in lookup.TASKS:
         steps.append(
             on_random(

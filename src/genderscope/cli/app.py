@@ -44,6 +44,9 @@ app.add_typer(bordia_app, name="bordia")
 from genderscope.cli.debias import register as register_debias  # noqa: E402  (no torch import)
 
 register_debias(app)
+from genderscope.cli.judge import register as register_judge  # noqa: E402
+
+register_judge(app)
 
 
 

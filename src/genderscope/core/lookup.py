@@ -7,7 +7,9 @@ Python entry points (``importlib.metadata``), one group per kind of entry:
 * ``genderscope.tasks``: ``name = "package.module:TaskClass"`` (a :class:`~genderscope.core.task.Task`);
 * ``genderscope.backends``: ``kind = "package.module:BackendClass"`` (model spec ``kind:target``);
 * ``genderscope.suites``: ``name = "package.module:SUITE"`` (a dict, as in ``registry.SUITES``);
-* ``genderscope.commands``: ``name = "package.module:COMMAND"`` (a run-log entry of a command).
+* ``genderscope.commands``: ``name = "package.module:COMMAND"`` (a run-log entry of a command);
+* ``genderscope.scorers``: ``name = "package.module:ScorerClass"`` (a
+  :class:`~genderscope.scorers.base.Scorer` of generated texts).
 
 Entry points are read once, on the first name that is not built in (or the first listing); a plugin's
 module is imported only when its entry is used.  A built-in name always wins.  A plugin that cannot be
@@ -34,6 +36,7 @@ GROUPS = {
     "BACKENDS": "genderscope.backends",
     "SUITES": "genderscope.suites",
     "COMMANDS": "genderscope.commands",
+    "SCORERS": "genderscope.scorers",
 }
 
 _warned: set[str] = set()
@@ -178,6 +181,7 @@ TASKS = Table("TASKS")
 BACKENDS = Table("BACKENDS")
 SUITES = Table("SUITES")
 COMMANDS = Table("COMMANDS")
+SCORERS = Table("SCORERS")
 
 
 def load(path: str) -> Any:
@@ -226,6 +230,13 @@ def command(name: str) -> Any:
     if name not in COMMANDS:
         raise UsageError(f"unknown command entry {name!r}; known: {', '.join(sorted(COMMANDS))}")
     return _load_entry(COMMANDS, name)
+
+
+def scorer_class(name: str) -> Any:
+    """The scorer class registered as ``name`` (clear error naming the known scorers)."""
+    if name not in SCORERS:
+        raise UsageError(f"unknown scorer {name!r}; known scorers: {', '.join(sorted(SCORERS))}")
+    return _load_entry(SCORERS, name)
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:
