@@ -28,14 +28,10 @@ class CausalTemplate:
         return self.prompt.replace("{s}", sentence)
 
 
-MASKED: dict[int, MaskedTemplate] = {
+MASKED = {
     0: MaskedTemplate('He said: "{s}"', 'She said: "{s}"'),
     1: MaskedTemplate('The man said: "{s}"', 'The woman said: "{s}"'),
     2: MaskedTemplate('"{s}", he said.', '"{s}", she said.'),
     3: MaskedTemplate('"{s}", the man said.', '"{s}", the woman said.'),
 }
-
-CAUSAL: dict[int, CausalTemplate] = {
-    0: CausalTemplate('"{s}",', " he", " she"),
-    1: CausalTemplate('"{s}", the', " man", " woman"),
-}
+CAUSAL = {0: CausalTemplate('"{s}",', " he", " she"), 1: CausalTemplate('"{s}", the', " man", " woman")}
