@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 from genderscope.common.errors import DataError, UsageError
 from genderscope.core.requests import AttemptResult, given_request
 from genderscope.core.rounds import Answers, Round, Rounds
+from genderscope.tasks.scored.items import ScoredItem
 from genderscope.tasks.scored.plans import UNREADABLE, Plan, Readout, by_item, item_attempt
 
 GIVEN = "given"
@@ -114,3 +115,33 @@ class GivenScores(Plan):
 
     def fields(self, rounds: Rounds, ar: AttemptResult) -> dict[str, Any]:
         return {}
+
+
+class GivenScoring:
+    """Mixin: ``--scores FILE[,FILE...]`` (see the module docstring).  The benchmark defines
+    ``given_key(item) -> (file index, row)`` and ``given_rows() -> int`` (rows of its dataset);
+    ``given_dataset``: the dataset's name in messages."""
+
+    given_dataset: ClassVar[str] = "dataset"
+    given_plan: ClassVar[Plan] = GivenScores()
+
+    def files(self) -> list[str]:
+        """The score files of option ``scores``."""
+        return [p.strip() for p in self.options.scores.split(",") if p.strip()]  # type: ignore[attr-defined]
+
+    def plan(self) -> Plan:
+        return self.given_plan if self.files() else super().plan()  # type: ignore[misc]
+
+    def resolve_options(self, options: Any) -> Any:
+        return options if self.files() else super().resolve_options(options)  # type: ignore[misc]
+
+    def check_model(self) -> None:
+        refuse_model(self) if self.files() else super().check_model()  # type: ignore[misc]
+
+    def given_value(self, item: ScoredItem) -> float:
+        """The item's score in its file (NaN: none); every file read once."""
+        if not hasattr(self, "_given"):
+            n = self.given_rows()  # type: ignore[attr-defined]
+            self._given = [read_scores(p, n, self.given_dataset) for p in self.files()]
+        f, row = self.given_key(item)  # type: ignore[attr-defined]
+        return self._given[f][row]

@@ -138,6 +138,20 @@ class UnitBenchmark(PlanScoring, ScoredBenchmark):
         """The metrics shown first: ``headline_metrics`` present, else the first six."""
         return [m for m in self.headline_metrics if m in metrics] or list(metrics)[:6]
 
+    def unit_table(self, s: Scores) -> tuple[np.ndarray, list[str]] | None:
+        """Optionally the per-unit scores as one matrix (features × units) and the unit ids, for ``compare
+        --paired`` (its metrics: :meth:`unit_stat`, degrees of freedom: :meth:`unit_df`); default None: the
+        items of the units both runs have, by ``compute``."""
+        return None
+
+    def unit_stat(self, u: np.ndarray, C: np.ndarray) -> dict[str, np.ndarray]:
+        """Every metric from :meth:`unit_table`'s matrix ``u`` and a weight matrix over units."""
+        raise NotImplementedError
+
+    def unit_df(self, u: np.ndarray) -> dict[str, float]:
+        """Per metric, the degrees of freedom of its paired jackknife-t on ``u`` (default: units − 1)."""
+        return {}
+
     def paired_rule(self) -> IntervalRule:
         """The interval rule of paired changes (``compare --paired``): ``paired_rule(ci_method)``."""
         return paired_rule(self.options.ci_method)
@@ -176,8 +190,12 @@ class UnitBenchmark(PlanScoring, ScoredBenchmark):
 
     def paired_units(self, results: Sequence[AttemptResult]) -> UnitScores:
         """What ``compare --paired`` resamples: the units (ids: their labels), each run's metrics by
-        ``compute`` over the items of the units both runs have, in the first run's unit order."""
+        :meth:`unit_stat` of :meth:`unit_table`, else by ``compute`` over the items of the units both runs
+        have, in the first run's unit order."""
         s, _ = self.unit_scores(results)
+        table, rule, no_ci = self.unit_table(s), self.paired_rule(), dict(self.no_jackknife)
+        if table is not None:
+            return UnitScores(table[1], table[0], self.unit_stat, rule=rule, no_ci=no_ci, df=self.unit_df)
         of, ids = self.units(s)
 
         def stat(u: tuple[Scores, np.ndarray], C: np.ndarray) -> dict[str, np.ndarray]:
@@ -191,4 +209,4 @@ class UnitBenchmark(PlanScoring, ScoredBenchmark):
             keep = keep[np.argsort(p[keep], kind="stable")]
             return u[0].subset(keep), p[keep]
 
-        return UnitScores(ids, (s, of), stat, subset, self.paired_rule(), dict(self.no_jackknife))
+        return UnitScores(ids, (s, of), stat, subset, rule, no_ci)
