@@ -127,7 +127,10 @@ class GivenScoring:
 
     def files(self) -> list[str]:
         """The score files of option ``scores``."""
-        return [p.strip() for p in self.options.scores.split(",") if p.strip()]  # type: ignore[attr-defined]
+        scores = self.options.scores  # type: ignore[attr-defined]
+        if getattr(self, "_files", (None,))[0] != scores:
+            self._files = (scores, [p.strip() for p in scores.split(",") if p.strip()])
+        return self._files[1]
 
     def plan(self) -> Plan:
         return self.given_plan if self.files() else super().plan()  # type: ignore[misc]

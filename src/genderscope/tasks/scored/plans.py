@@ -39,25 +39,28 @@ class Readout:
     """What a plan read from a run's answers, for the N items of the run and their K candidates: ``ll``
     (N × K scores in nats, NaN where there is none), ``n_tokens`` (N × K tokens scored), ``failed`` (N: an
     answer is missing), ``bad`` (N: an answer could not be read) and ``info`` (N dicts: the plan's fields of
-    the item for attempts.jsonl, e.g. the top-1 token)."""
+    the item for attempts.jsonl, e.g. the top-1 token; items without any are left out: :meth:`of`)."""
 
     ll: np.ndarray
     n_tokens: np.ndarray
     failed: np.ndarray
     bad: np.ndarray
-    info: list[dict[str, Any]]
+    info: dict[int, dict[str, Any]]
 
     @classmethod
     def blank(cls, n: int, k: int) -> "Readout":
         """N items of K candidates, nothing read yet."""
-        return cls(np.full((n, k), np.nan), np.zeros((n, k)), np.zeros(n, bool), np.zeros(n, bool),
-                   [{} for _ in range(n)])  # fmt: skip
+        return cls(np.full((n, k), np.nan), np.zeros((n, k)), np.zeros(n, bool), np.zeros(n, bool), {})
 
     def fail(self, i: int, bad: bool = False, **info: Any) -> None:
         """Mark item ``i`` failed (``bad``: unreadable instead), its scores NaN, with ``info``."""
         self.ll[i] = np.nan
         self.failed[i], self.bad[i] = not bad, bad
-        self.info[i].update(info)
+        self.info.setdefault(i, {}).update(info)
+
+    def of(self, i: int) -> dict[str, Any]:
+        """The plan's fields of item ``i`` ({} when it has none)."""
+        return self.info.get(i, {})
 
 
 class Plan(ABC):

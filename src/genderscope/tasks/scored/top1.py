@@ -106,7 +106,7 @@ class TopOne(Plan):
                     out.fail(i, bad=True)
                     continue
                 out.ll[i] = [float(picked == n) for n in names]
-                out.info[i]["pred_token"] = top.token
+                out.info[i] = {"pred_token": top.token}
         return out
 
 

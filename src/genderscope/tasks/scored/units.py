@@ -42,6 +42,15 @@ from genderscope.tasks.scored.items import ScoredItem, Scores, stack_fields
 from genderscope.tasks.scored.plans import ITEM, PlanScoring, Readout
 
 
+def spread(C: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """``C[:, of]``: a weight matrix over units spread to their items (``of``: each item's unit); a copy of
+    C side by side when the items run through the units in order, again and again (conditions, templates)."""
+    n = C.shape[1]
+    if n and of.size % n == 0 and np.array_equal(of, np.tile(np.arange(n), of.size // n)):
+        return np.tile(C, (1, of.size // n))
+    return C[:, of]
+
+
 class UnitBenchmark(PlanScoring, ScoredBenchmark):
     """See the module docstring."""
 
@@ -80,7 +89,7 @@ class UnitBenchmark(PlanScoring, ScoredBenchmark):
         names: list[str] = []
 
         def stat(C: np.ndarray) -> np.ndarray:
-            got = self.compute(s, C[:, of])
+            got = self.compute(s, spread(C, of))
             names[:] = list(got)
             return np.column_stack([got[k] for k in names])
 
@@ -132,7 +141,7 @@ class UnitBenchmark(PlanScoring, ScoredBenchmark):
 
     def outcome(self, s: Scores, r: Readout, i: int) -> dict[str, Any]:
         """Item ``i``'s fields on its last attempt's line of attempts.jsonl (default: the plan's info)."""
-        return dict(r.info[i])
+        return dict(r.of(i))
 
     def headline(self, metrics: dict[str, Metric]) -> list[str]:
         """The metrics shown first: ``headline_metrics`` present, else the first six."""

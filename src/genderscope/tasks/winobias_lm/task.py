@@ -105,6 +105,11 @@ class WinoBiasLMTask(UnitBenchmark):
 
     def _load(self) -> tuple[WinoBiasSet, int]:
         """The line pairs evaluated (one pronoun span, ``--limit``), and how many have several spans."""
+        if not hasattr(self, "_pairs"):
+            self._pairs = self._read_pairs()
+        return self._pairs
+
+    def _read_pairs(self) -> tuple[WinoBiasSet, int]:
         o = self.options
         s = load_pairs(self.ctx.data, o.release, o.type, o.split, parse_exclude_flags(o.exclude))
         single = [p for p in s.pairs if len(p.pro.pronoun_ranges) == 1 and len(p.anti.pronoun_ranges) == 1]
@@ -157,10 +162,10 @@ class WinoBiasLMTask(UnitBenchmark):
 
     def outcome(self, s: Scores, r: Readout, i: int) -> dict[str, Any]:
         if r.failed[i] or r.bad[i]:
-            return {"pred_group": None, "correct": None, **r.info[i], **BAD[bool(r.bad[i])]}
+            return {"pred_group": None, "correct": None, **r.of(i), **BAD[bool(r.bad[i])]}
         delta = float(s.ll[i, 0] - s.ll[i, 1])
         group = "female" if delta > 0 else "male" if delta < 0 else "other"
-        head = dict(r.info[i]) if self.options.scoring == TOP1 else {"delta_female_minus_male": delta}
+        head = dict(r.of(i)) if self.options.scoring == TOP1 else {"delta_female_minus_male": delta}
         return {**head, "pred_group": group, "correct": group == s.items[i].fields["gold_group"]}
 
     def extra(
