@@ -21,16 +21,14 @@ from genderscope.tasks.scored.levels import level_means, one_hot, ranks
 from genderscope.tasks.scored.maskdiff import DifferingTokens, differing_positions
 from genderscope.tasks.scored.plans import measurements_of
 from genderscope.tasks.scored.textplans import TextScores
-from genderscope.tasks.scored.units import UnitBenchmark, spread
+from genderscope.tasks.scored.units import UnitBenchmark, UnitOptions, spread
 from genderscope.tasks.scored.weights import wshare
 
 
 @dataclass
-class ToyOptions:
+class ToyOptions(UnitOptions):
     scoring: str = opt("auto", "how", ("auto", "loglik", "diff"))
-    ci_method: str = opt("percentile", "interval", ("percentile", "normal", "jackknife-t"))
     bootstrap_cycles: int = opt(200, "resamples")
-    confidence_level: float = opt(0.95, "level")
 
 
 class Toy(UnitBenchmark):

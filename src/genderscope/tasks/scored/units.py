@@ -26,11 +26,13 @@ carries its item's ``fields`` and its plan's fields).  ``compare --paired`` pair
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 from genderscope.core.metrics import Metric
+from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.requests import AttemptResult
 from genderscope.core.task import TaskResult
 from genderscope.stats import no_ci
@@ -40,6 +42,21 @@ from genderscope.stats.rules import IntervalRule, UnitScores, paired_rule
 from genderscope.tasks.scored.benchmark import ScoredBenchmark, clipped_to_bounds
 from genderscope.tasks.scored.items import ScoredItem, Scores, stack_fields
 from genderscope.tasks.scored.plans import ITEM, PlanScoring, Readout
+
+
+@dataclass
+class UnitOptions:
+    """The options a unit benchmark needs (its own Options subclass this, or declare the same fields)."""
+
+    scoring: str = opt("auto", "how candidates are scored: auto (from the model) or a plan's name")
+    ci_method: str = opt("percentile", "interval: percentile, normal (bootstrap) or jackknife-t",
+                         ("percentile", "normal", JACKKNIFE_T))  # fmt: skip
+    bootstrap_cycles: int = opt(1000, "bootstrap resamples of the units (0 = no CIs)", minimum=0,
+                                maximum=10**6)  # fmt: skip
+    confidence_level: float = confidence_level_opt()
+
+    def __post_init__(self) -> None:
+        check_confidence_level(self.confidence_level)
 
 
 def spread(C: np.ndarray, of: np.ndarray) -> np.ndarray:
@@ -54,6 +71,7 @@ def spread(C: np.ndarray, of: np.ndarray) -> np.ndarray:
 class UnitBenchmark(PlanScoring, ScoredBenchmark):
     """See the module docstring."""
 
+    Options: ClassVar[type] = UnitOptions
     #: candidate names, in candidate order (attempt ids, attempts.jsonl)
     candidate_names: ClassVar[tuple[str, ...]] = ()
     #: metric-name patterns (fnmatch) -> why the metric has no interval under the jackknife-t and in paired
