@@ -15,8 +15,8 @@ from genderscope.core.engine import run_tasks  # noqa: E402
 from genderscope.core.primitives import MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE  # noqa: E402
 from genderscope.core.requests import Job  # noqa: E402
 from genderscope.core.request_value import Request  # noqa: E402
-from genderscope.tasks.gest_likelihood.rounds import differing_positions  # noqa: E402
-from genderscope.tasks.gest_likelihood.templates import CAUSAL, MASKED  # noqa: E402
+from genderscope.tasks.scored.maskdiff import differing_positions  # noqa: E402
+from genderscope.tasks.gest_likelihood.task import CAUSAL, MASKED  # noqa: E402
 from genderscope.core.primitives import MaskedLogprobs, TokenLogprobs  # noqa: E402
 from genderscope.tasks.scoring import continuation_score, mean_logprob  # noqa: E402
 from genderscope.demo_models import build_tiny_causal, build_tiny_mlm, words_of  # noqa: E402

