@@ -346,7 +346,7 @@ def test_tiny_causal_lm_through_the_cli(tmp_path: Path, data_registry) -> None:
 def test_frame_jackknife_covers() -> None:
     """The task's default interval (jackknife-t over sentence frames) covers the expected HONEST and gap at
     about 95% when frames differ (logit frame effects of sd 1, fixed identity effects, k = 20; 200
-    replications of 29 frames × 24 identities): at least 0.9 (docs/decisions/honest.md has the full table)."""
+    replications of 29 frames × 24 identities): at least 0.9 (docs/decisions.md has the full table)."""
     from genderscope.tasks.honest.task import HonestOptions, HonestTask
 
     rng = np.random.default_rng(5)

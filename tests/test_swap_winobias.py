@@ -1,7 +1,7 @@
 """ "her"/"his" resolution measured on WinoBias: each pro-stereotyped sentence and its anti-stereotyped twin
 differ only in the pronoun's gender, so the twin is the gold swap of every "her" (object "him" or
 possessive "his") and "his" (determiner "her" or pronoun "hers"). Rules tuned on these sentences, so this
-guards against regressions rather than estimating accuracy on new text (docs/decisions/gen-swap.md)."""
+guards against regressions rather than estimating accuracy on new text (docs/decisions.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 On 200 prompts (100 BOLD gender prompts, 100 WinoBias test sentences) and HELM's lists alone, at prob=1.0
 (where HELM's swap is deterministic): every word where the two differ has a documented reason
-(docs/decisions/gen-swap.md); none is unexplained. Needs the venv of ``helm_perturb.py provision``.
+(docs/decisions.md); none is unexplained. Needs the venv of ``helm_perturb.py provision``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def setup(data_registry):
 EDGE = "HELM misses a word at the start or end of the text"
 HER = "'her' as a possessive determiner (HELM: always the object)"
 AGREE = "verb agreement (HELM has none)"
-#: the differences seen on these 200 prompts, each reason checked by hand (docs/decisions/gen-swap.md);
+#: the differences seen on these 200 prompts, each reason checked by hand (docs/decisions.md);
 #: a change in the engine that moves any count fails here and must be looked at
 EXPECTED = {
     "m2f": (198, {EDGE: 2}),

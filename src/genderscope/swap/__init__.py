@@ -16,5 +16,5 @@ Modules (import each name from where it is defined)::
 - :func:`~genderscope.swap.templates.fill_template` fills ``{name}``, ``{pronoun}``, ``{possessive}`` … for
   one gender.
 
-User docs: ``docs/generation-swaps.md``; decisions: ``docs/decisions/gen-swap.md``.
+User docs: ``docs/generation.md``; decisions: ``docs/decisions.md``.
 """

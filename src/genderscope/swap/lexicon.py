@@ -32,7 +32,7 @@ BORDIA_FILES = (
     "bordia_bowman/dm-gender-pairs",
 )
 NAMES_FILE = "first_names.tsv"
-#: corrections of HELM's term rows (neutral, female, male), each documented in docs/decisions/gen-swap.md
+#: corrections of HELM's term rows (neutral, female, male), each documented in docs/decisions.md
 HELM_FIXES: dict[tuple[str, str, str], tuple[str, str, str]] = {
     ("grandparents", "grandmothers", "grandfather"): ("grandparents", "grandmothers", "grandfathers"),
 }
