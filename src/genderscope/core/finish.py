@@ -7,6 +7,7 @@ Whatever a task computed, the engine hands its :class:`~genderscope.core.task.Ta
   lies inside the bounds, so clipping keeps the coverage;
 * ``attempt_counts``: attempts, answered, failed (an error from the model or a malformed answer),
   skipped (a replay without the answer, ``--replay-missing skip``), for every task alike;
+* ``tested_languages``: the languages the run tested (the report and the model card list them);
 * the headline: the task's own, else its first six metrics.
 
 The terminal's evidence line is added where results are shown
@@ -58,5 +59,9 @@ def finish_result(task: Task, result: TaskResult, results: Sequence[AttemptResul
     """``result`` as it is written: intervals inside their bounds, attempt counts, a headline."""
     metrics = clipped_to_bounds(result.metrics, type(task).metric_docs)
     headline = list(result.headline) or list(metrics)[:DEFAULT_HEADLINE]
-    extra = {**result.extra, "attempt_counts": attempt_counts(results)}
+    extra = {
+        **result.extra,
+        "attempt_counts": attempt_counts(results),
+        "tested_languages": task.tested_languages(),
+    }
     return dataclasses.replace(result, metrics=metrics, extra=extra, headline=headline)

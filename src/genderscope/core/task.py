@@ -100,6 +100,8 @@ class Task(ABC):
     #: the task's own version, written to results.json and run.json: raise it when a change of the task
     #: (items, prompts, parsing, metrics) can change its numbers for the same answers
     version: ClassVar[str] = "1"
+    #: the languages of the task's texts (ISO 639-1), when its options do not choose them
+    text_languages: ClassVar[tuple[str, ...]] = ("en",)
     #: what ``--limit N`` keeps, in one line (shown by ``genderscope tasks --options``)
     limit_meaning: ClassVar[str] = "the first N items in the dataset's order"
     #: True when the task's own ``render`` already states each headline's evidence state (the terminal
@@ -148,6 +150,14 @@ class Task(ABC):
         require_kinds(self, self.allowed_measurements(), self.model_hint)
 
     # -- questions ------------------------------------------------------------------------------------
+
+    def tested_languages(self) -> list[str]:
+        """The languages this run tests (ISO 639-1; recorded in results.json, listed by the report and the
+        model card): :attr:`text_languages`, unless the task's options choose them."""
+        chosen = getattr(self, "languages", None) or getattr(self.options, "languages", None)
+        if isinstance(chosen, str):
+            chosen = [x.strip() for x in chosen.split(",") if x.strip()]
+        return list(chosen) if chosen else list(self.text_languages)
 
     def datasets(self) -> list[str]:
         """Logical names of the dataset files this run reads (recorded with their sha256)."""

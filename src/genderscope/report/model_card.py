@@ -98,6 +98,23 @@ def _methods_lines(card: ModelCard) -> list[str]:
     return lines
 
 
+def language_table(runs: Sequence[Any]) -> dict[str, list[str]]:
+    """Language (ISO 639-1) -> the tests that tested it, from each task's ``tested_languages`` in
+    results.json (runs written before it was recorded: English)."""
+    out: dict[str, list[str]] = {}
+    for r in runs:
+        for task, res in r.tasks.items():
+            for lang in res.extra.get("tested_languages") or ["en"]:
+                if task not in out.setdefault(lang, []):
+                    out[lang].append(task)
+    return dict(sorted(out.items()))
+
+
+def _language_lines(card: ModelCard) -> list[str]:
+    table = language_table(card.runs)
+    return [f"* **{lang}**: {', '.join(tasks)}" for lang, tasks in table.items()]
+
+
 def _dataset_lines(card: ModelCard) -> list[str]:
     from genderscope.data.licences import recorded_licences, restricted_notice
     from genderscope.data.registry import load_manifest
@@ -151,6 +168,10 @@ def card_markdown(card: ModelCard) -> str:
         "95% confidence interval, and the evidence state with its reading. " + STATE_LEGEND,
         "",
         *_summary_lines(card),
+        "",
+        "### Languages tested",
+        "",
+        *_language_lines(card),
         "",
         "### Methods",
         "",

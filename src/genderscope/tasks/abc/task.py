@@ -117,6 +117,7 @@ class ABCOptions:
 class ABCTask(Task):
     limit_meaning = 'N sentence triplets per occupation file, spread evenly over the file'
     name = "abc"
+    text_languages = ("da",)
     description = "GenDa Lens ABC: is a Danish LM less surprised by a wrong 'hans' than by a wrong 'hendes'?"
     Options = ABCOptions
     metric_docs = METRIC_DOCS

@@ -158,6 +158,7 @@ def _nuance_table(values: dict[str, Any], boot: dict[str, Any] | None, compat: b
 class DaWinoBiasTask(Task):
     limit_meaning = "N sentence pairs spread evenly over each file (GenDa Lens's exclusions still apply)"
     name = "dawinobias"
+    text_languages = ("da",)
     description = (
         "GenDa Lens DaWinoBias: does a Danish LM fill in the stereotype-congruent pronoun more often?"
     )

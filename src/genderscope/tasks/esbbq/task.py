@@ -84,6 +84,9 @@ class EsBbqGenderTask(ChatChoice, BbqBenchmark):
     candidate_names = ("ans0", "ans1", "unknown")
     #: the dataset's language (its prompt and unknown phrasings) and registry file
     language: ClassVar[str] = "es"
+
+    def tested_languages(self) -> list[str]:
+        return [self.language]
     data_file: ClassVar[str] = "esbbq/Gender.full.csv"
 
     def datasets(self) -> list[str]:

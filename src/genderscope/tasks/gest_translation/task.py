@@ -88,6 +88,10 @@ class GestTranslationTask(GestRowsMixin, Task):
         self.languages = parse_languages(self.options.languages)
         require(self.languages)
 
+    def tested_languages(self) -> list[str]:
+        """English sources and the target languages."""
+        return ["en", *self.languages]
+
     def _sampling(self) -> dict[str, Any]:
         g = self.ctx.generation
         return {
