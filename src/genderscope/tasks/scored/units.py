@@ -196,9 +196,12 @@ class UnitBenchmark(PlanScoring, ScoredBenchmark):
     def interval_parameters(self) -> dict[str, Any]:
         """The interval options and the run seed (``ci_method`` None when there are no intervals)."""
         o = self.options
-        return {"ci_method": o.ci_method if o.bootstrap_cycles > 0 else None,
-                "bootstrap_cycles": o.bootstrap_cycles, "confidence_level": o.confidence_level,
-                "seed": self.ctx.seed}  # fmt: skip
+        return {
+            "ci_method": o.ci_method if o.bootstrap_cycles > 0 else None,
+            "bootstrap_cycles": o.bootstrap_cycles,
+            "confidence_level": o.confidence_level,
+            "seed": self.ctx.seed,
+        }
 
     def unit_records(self, results: Sequence[AttemptResult], s: Scores, r: Readout) -> list[dict[str, Any]]:
         """Per attempt: its item's fields, its plan's fields and, on the item's last attempt, its outcome."""
