@@ -9,6 +9,7 @@ import typer
 
 from genderscope.cli.console import err, out
 from genderscope.cli.options import parse_extra
+from genderscope.core.report_terminal import render_result
 
 
 def register(app: typer.Typer) -> None:
@@ -55,7 +56,7 @@ def judge_cmd(
         progress=progress,
     )
     for r in output.runs:
-        out.print(r.task.render(r.result))
+        out.print(render_result(r.task, r.result))
         c = r.counts
         out.print(
             f"[dim]{r.task.name}: {c.attempts} attempts ({c.attempts - c.requests - c.cache_hits} recorded "

@@ -23,6 +23,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from genderscope.bordia.pairs import parse_gender_pairs
 from genderscope.common.errors import DataError
 
 HELM_FILE = "helm/gender_perturbation.py"
@@ -137,15 +138,7 @@ def build_lexicon(helm_source: str, bordia_texts: dict[str, str], names_text: st
     for neutral, female, male in term_rows:
         _add(terms, male, female, neutral, "helm")
     for name, text in bordia_texts.items():
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 2:
-                raise DataError(f"{name}:{lineno}: expected 'male female', got {len(fields)} fields")
-            male, female = fields
-            if male.lower() == "wife" and female.lower() == "husband":
-                male, female = female, male
+        for male, female in parse_gender_pairs(text, name, fix_wife_husband=True).pairs:
             if male.lower() not in pronoun_words:
                 _add(terms, male, female, None, name)
     names = parse_names(names_text) if names_text is not None else {}
