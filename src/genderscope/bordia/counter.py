@@ -21,14 +21,14 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
 from genderscope.bordia import native
 from genderscope.bordia.cooccurrence import CountConfig
 from genderscope.bordia.pairs import GenderPairs
-from genderscope.bordia.stream import PartialCounts, check_configs, _grow
+from genderscope.bordia.stream import DEFAULT_BATCH_CHARS, PartialCounts, _grow, check_configs
 from genderscope.bordia.text import EOS
 
 FAR = native.FAR
@@ -631,3 +631,29 @@ class SeamJoiner:
                 k = self.acc.keys[w.context]
                 k = self.acc.keys[w.context] = _grow(k, self.acc.freq.size)
                 k[keys] = True
+
+
+def count_texts(
+    texts: Iterable[str],
+    pairs: GenderPairs,
+    configs: Sequence[CountConfig],
+    batch_chars: int = DEFAULT_BATCH_CHARS,
+    into: Optional[PartialCounts] = None,
+) -> PartialCounts:
+    """Count ``texts`` (one document each) in batches of about ``batch_chars`` characters into partial
+    counts (``into``, or a new one)."""
+    counter = StreamCounter(pairs, configs)
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= batch_chars:
+            counter.feed_texts(batch)
+            batch, size = [], 0
+    counter.feed_texts(batch)
+    part = counter.result()[0]
+    if into is None:
+        return part
+    into.add(part)
+    return into

@@ -86,7 +86,9 @@ def audit_corpus(
     out = Path(options.out)
     if options.fresh and (out / "partials").exists():
         shutil.rmtree(out / "partials")
-    plan = CountPlan(pairs, configs, str(out / "partials"), options.text_field, options.batch_chars)
+    plan = CountPlan(
+        pairs, configs, str(out / "partials"), options.text_field, options.batch_chars, options.range_bytes
+    )
     cfg0 = configs[-1]
     if (
         cfg0.geometry == "paper"
@@ -117,7 +119,7 @@ def audit_corpus(
             f"{run.failed.error}; stopped ({whose} counts kept in {plan.partials}: rerun to resume, or add "
             "--skip-bad-shards)"
         )
-    acc = merge_partials(plan, run.done_shards())
+    acc = merge_partials(plan, run.done_shards(), run.units)
     scores = {}
     for cfg in configs:
         counts = acc.counts(cfg.context, cfg, pairs)
