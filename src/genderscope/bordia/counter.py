@@ -285,10 +285,9 @@ class Vocabulary:
     the ``reserved`` ones (the dropped tokens, ids 0 … len(reserved) − 1)."""
 
     def __init__(self, reserved: Sequence[str] = ()):
-        self.table = np.full(1 << 12, -1, dtype=np.int64)
+        self.table = np.full(1 << 13, -1, dtype=np.int64)  # (hash, id) pairs, load ≤ 1/2
         self.thash = np.zeros(1 << 10, dtype=np.uint64)
-        self.toff = np.zeros(1 << 10, dtype=np.int64)
-        self.tlen = np.zeros(1 << 10, dtype=np.int64)
+        self.tinfo = np.zeros(2 << 10, dtype=np.int64)  # (arena offset, byte length) per type
         self.arena = np.zeros(1 << 16, dtype=np.uint8)
         self.n = 0
         self.used = 0
@@ -300,9 +299,9 @@ class Vocabulary:
 
     def _grow(self) -> None:
         if self.n + 1 >= self.thash.size:
-            size = 2 * self.thash.size
-            self.thash, self.toff, self.tlen = (_grow(a, size) for a in (self.thash, self.toff, self.tlen))
-        if 2 * (self.n + 1) > self.table.size:
+            self.thash = _grow(self.thash, 2 * self.thash.size)
+            self.tinfo = _grow(self.tinfo, 2 * self.tinfo.size)
+        if 4 * (self.n + 1) > self.table.size:
             self.table = np.full(2 * self.table.size, -1, dtype=np.int64)
             native.rehash(self.table, self.thash, self.n)
 
@@ -321,22 +320,21 @@ class Vocabulary:
         st = np.zeros(native.STATE_SIZE, np.int64)
         st[native.S_CUT], st[native.S_FIRSTCONT] = cut0, cont0
         n0 = self.n
-        if self.arena.size < self.used + buf.size:
-            self.arena = _grow(self.arena, self.used + buf.size)
+        if self.arena.size < self.used + buf.size + cap:
+            self.arena = _grow(self.arena, self.used + buf.size + cap)
         while True:
             st[native.S_NTYPES], st[native.S_ARENA] = self.n, self.used
             native.tokenize(
-                buf, doc_starts, line_mode, ndrop, eos_id, st, self.table, self.thash, self.toff, self.tlen,
-                self.arena, out, seg_len, seg_doc, doc_len,
+                buf, doc_starts, line_mode, ndrop, eos_id, st, self.table, self.thash, self.tinfo, self.arena,
+                out, seg_len, seg_doc, doc_len,
             )  # fmt: skip
             self.n, self.used = int(st[native.S_NTYPES]), int(st[native.S_ARENA])
             if st[native.S_STATUS] == 0:
                 break
             self._grow()
-        arena = self.arena
-        for t in range(n0, self.n):
-            o = int(self.toff[t])
-            self.words.append(arena[o : o + int(self.tlen[t])].tobytes().decode("utf-8", "surrogatepass"))
+        if self.n > n0:  # the new types, space-separated in the arena (a token holds no whitespace)
+            blob = self.arena[int(self.tinfo[2 * n0]) : self.used - 1].tobytes()
+            self.words.extend(blob.decode("utf-8", "surrogatepass").split(" "))
         nout, nseg = int(st[native.S_NOUT]), int(st[native.S_NSEG])
         first_cont = bool(st[native.S_FIRSTCONT])  # no cut before the first kept token (or the end)
         return out[:nout], seg_len[:nseg], seg_doc[:nseg], doc_len, first_cont, int(st[native.S_CUT])

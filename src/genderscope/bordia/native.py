@@ -77,17 +77,21 @@ def ws_len(buf, i, n):  # type: ignore[no-untyped-def]
 
 
 @jit
-def lookup(buf, s, e, h, table, thash, toff, tlen, arena):  # type: ignore[no-untyped-def]
-    """(slot, id) of the token ``buf[s:e]`` with hash ``h``: id −1 and the free slot if it is new."""
-    mask = table.size - 1
+def lookup(buf, s, e, h, table, tinfo, arena):  # type: ignore[no-untyped-def]
+    """(slot, id) of the token ``buf[s:e]`` with hash ``h``: id −1 and the free slot if it is new.
+
+    ``table`` holds (hash, id) pairs (id −1: empty), ``tinfo`` (offset, length) of each type in ``arena``.
+    """
+    mask = (table.size >> 1) - 1
     slot = np.int64(h & np.uint64(mask))
+    hs = np.int64(h)
     L = e - s
     while True:
-        t = table[slot]
+        t = table[2 * slot + 1]
         if t < 0:
             return slot, -1
-        if thash[t] == h and tlen[t] == L:
-            o = toff[t]
+        if table[2 * slot] == hs and tinfo[2 * t + 1] == L:
+            o = tinfo[2 * t]
             same = True
             for q in range(L):
                 if arena[o + q] != buf[s + q]:
@@ -100,18 +104,19 @@ def lookup(buf, s, e, h, table, thash, toff, tlen, arena):  # type: ignore[no-un
 
 @jit
 def rehash(table, thash, ntypes):  # type: ignore[no-untyped-def]
-    """Insert types 0 … ntypes − 1 into an empty ``table`` (all −1) by their hashes."""
-    mask = table.size - 1
+    """Insert types 0 … ntypes − 1 into an empty ``table`` (ids −1) by their hashes."""
+    mask = (table.size >> 1) - 1
     for t in range(ntypes):
         slot = np.int64(thash[t] & np.uint64(mask))
-        while table[slot] >= 0:
+        while table[2 * slot + 1] >= 0:
             slot = (slot + 1) & mask
-        table[slot] = t
+        table[2 * slot] = np.int64(thash[t])
+        table[2 * slot + 1] = t
 
 
 @jit
 def tokenize(  # type: ignore[no-untyped-def]
-    buf, doc_starts, line_mode, ndrop, eos_id, st, table, thash, toff, tlen, arena, out_ids, seg_len, seg_doc, doc_len
+    buf, doc_starts, line_mode, ndrop, eos_id, st, table, thash, tinfo, arena, out_ids, seg_len, seg_doc, doc_len
 ):
     """Tokens of ``buf`` from byte ``st[S_POS]`` on, as kept ids, segments and document lengths.
 
@@ -146,19 +151,20 @@ def tokenize(  # type: ignore[no-untyped-def]
         while doc + 1 < ndocs and s >= doc_starts[doc + 1]:
             doc += 1
             cut = 1
-        slot, t = lookup(buf, s, i, h, table, thash, toff, tlen, arena)
+        slot, t = lookup(buf, s, i, h, table, tinfo, arena)
         if t < 0:
             L = i - s
-            if ntypes >= thash.size or used + L > arena.size or 2 * (ntypes + 1) > table.size:
+            if ntypes >= thash.size or used + L + 1 > arena.size or 4 * (ntypes + 1) > table.size:
                 st[S_POS], st[S_NOUT], st[S_NSEG], st[S_DOC], st[S_CUT] = s, nout, nseg, doc, cut
                 st[S_NTYPES], st[S_ARENA], st[S_STATUS] = ntypes, used, 1
                 return
             t = ntypes
             for q in range(L):
                 arena[used + q] = buf[s + q]
-            toff[t], tlen[t], thash[t] = used, L, h
-            table[slot] = t
-            used += L
+            arena[used + L] = 32  # types are kept space-separated: one decode gives the new words
+            tinfo[2 * t], tinfo[2 * t + 1], thash[t] = used, L, h
+            table[2 * slot], table[2 * slot + 1] = np.int64(h), t
+            used += L + 1
             ntypes += 1
         if t < ndrop:
             if t == eos_id:
