@@ -256,6 +256,8 @@ class AuditRun:
     failed: Optional[ShardOutcome] = None
     seconds: float = 0.0
     units: dict[int, list[Unit]] = field(default_factory=dict)
+    units_reused: int = 0
+    tokens_now: int = 0  # tokens counted by this run (not reused)
 
     def done_shards(self) -> list[Shard]:
         ok = {o.index for o in self.counted}
@@ -327,6 +329,7 @@ def run_map(
                     run.counted.append(ShardOutcome(s.index, tally[s.index].tokens, reused=True))
     counted_tokens = 0
     n_reused = len(run.counted)
+    run.units_reused = units_done
     bad: set[int] = set()
 
     def report() -> None:
@@ -387,6 +390,7 @@ def run_map(
         finally:
             pool.close()
     order = {s.index: i for i, s in enumerate(shards)}
+    run.tokens_now = counted_tokens
     run.counted.sort(key=lambda o: order[o.index])
     run.skipped.sort(key=lambda o: order[o.index])
     run.seconds = time.perf_counter() - t0

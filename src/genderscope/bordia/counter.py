@@ -324,10 +324,11 @@ class Vocabulary:
             self.arena = _grow(self.arena, self.used + buf.size + cap)
         while True:
             st[native.S_NTYPES], st[native.S_ARENA] = self.n, self.used
-            native.tokenize(
-                buf, doc_starts, line_mode, ndrop, eos_id, st, self.table, self.thash, self.tinfo, self.arena,
-                out, seg_len, seg_doc, doc_len,
-            )  # fmt: skip
+            with np.errstate(over="ignore"):  # the hash wraps around (plain Python: numpy scalars warn)
+                native.tokenize(
+                    buf, doc_starts, line_mode, ndrop, eos_id, st, self.table, self.thash, self.tinfo, self.arena,
+                    out, seg_len, seg_doc, doc_len,
+                )  # fmt: skip
             self.n, self.used = int(st[native.S_NTYPES]), int(st[native.S_ARENA])
             if st[native.S_STATUS] == 0:
                 break

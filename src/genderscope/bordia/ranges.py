@@ -395,6 +395,14 @@ def count_jsonl(counter: StreamCounter, unit: Unit, text_field: str, piece_bytes
                 buf = bytearray()
                 pos = nl + 1
                 lineno += 1
+                if len(line) > HUGE_RECORD:  # stream it all the same (bounded memory per record)
+                    flush()
+                    first_piece = True
+                    record = HugeRecord(path, lineno, text_field, emit, piece_bytes)
+                    for at in range(0, len(line), piece_bytes):
+                        record.feed(line[at : at + piece_bytes])
+                    record.end()
+                    continue
                 text = _record_text(path, lineno, line, text_field)
                 if text is not None:
                     batch.append(text)
