@@ -295,6 +295,99 @@ class _ShardTally:
         return self.left == 0
 
 
+class _MapLoop:
+    """The map's bookkeeping: units left to count (finished ones reused), each shard's tally, progress."""
+
+    def __init__(
+        self,
+        run: AuditRun,
+        plan: CountPlan,
+        skip_bad: bool,
+        max_tokens: Optional[int],
+        progress: Optional[Callable[[Progress], None]],
+    ):
+        self.run, self.skip_bad, self.max_tokens, self.progress = run, skip_bad, max_tokens, progress
+        self.t0 = time.perf_counter()
+        self.tally = {i: _ShardTally(units) for i, units in run.units.items()}
+        self.n_units = sum(len(u) for u in run.units.values())
+        self.todo: list[Unit] = []
+        self.units_done = 0
+        for s in run.shards:
+            for u in run.units[s.index]:
+                n = finished(plan, u)
+                if n is None:
+                    self.todo.append(u)
+                    continue
+                self.units_done += 1
+                if self.tally[s.index].add(ShardOutcome(s.index, n, reused=True, part=u.part)):
+                    run.counted.append(ShardOutcome(s.index, self.tally[s.index].tokens, reused=True))
+        run.units_reused = self.units_done
+        self.n_reused = len(run.counted)
+        self.reused_tokens = sum(t.tokens for t in self.tally.values())
+        self.tokens = 0
+        self.bad: set[int] = set()
+        self.begun = {i for i, t in self.tally.items() if t.left < len(run.units[i])}
+        self.limit()
+        self.report()
+
+    def report(self) -> None:
+        if self.progress:
+            run = self.run
+            done, secs = len(run.counted) + len(run.skipped), time.perf_counter() - self.t0
+            p = Progress(done, len(run.shards), self.tokens, secs, self.n_reused, self.units_done, self.n_units)
+            self.progress(p)
+
+    def limit(self) -> None:
+        """Once ``max_tokens`` are counted, start no unit of a shard not begun."""
+        if self.max_tokens is not None and self.reused_tokens + self.tokens >= self.max_tokens:
+            self.todo = [u for u in self.todo if u.shard.index in self.begun]
+
+    def next_unit(self) -> Optional[Unit]:
+        while self.todo:
+            unit = self.todo.pop(0)
+            if unit.shard.index not in self.bad:
+                self.begun.add(unit.shard.index)
+                return unit
+        return None
+
+    def finished(self, out: ShardOutcome) -> bool:
+        """Book a unit's outcome; True to stop (a bad shard without ``skip_bad``)."""
+        run = self.run
+        if out.index in self.bad:
+            return False
+        if out.error is not None:
+            if not self.skip_bad:
+                run.failed = run.failed or out
+                return True
+            self.bad.add(out.index)
+            run.skipped.append(out)
+            self.report()
+            return False
+        self.units_done += 1
+        self.tokens += out.tokens
+        t = self.tally[out.index]
+        if t.add(out):
+            whole = t.reused == len(run.units[out.index])
+            run.counted.append(ShardOutcome(out.index, t.tokens, t.seconds, None, whole, t.cpu))
+            self.report()
+        elif len(run.units[out.index]) > 1:
+            self.report()
+        self.limit()
+        return False
+
+    def drive(self, pool: Any) -> None:
+        inflight, stop = 0, False
+        while True:
+            while not stop and inflight < pool.capacity and (unit := self.next_unit()) is not None:
+                pool.submit(unit)
+                inflight += 1
+            if not inflight:
+                break
+            out = pool.next_done()
+            inflight -= 1
+            stop = self.finished(out) or stop
+
+
 def run_map(
     shards: Sequence[Shard],
     plan: CountPlan,
@@ -312,88 +405,22 @@ def run_map(
         raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if workers < 1:
         raise UsageError(f"--workers must be ≥ 1, got {workers}")
-    t0 = time.perf_counter()
     run = AuditRun(list(shards), units={s.index: plan.units(s) for s in shards})
-    tally = {s.index: _ShardTally(run.units[s.index]) for s in shards}
-    n_units = sum(len(u) for u in run.units.values())
-    todo: list[Unit] = []
-    units_done = 0
-    for s in shards:
-        for u in run.units[s.index]:
-            n = finished(plan, u)
-            if n is None:
-                todo.append(u)
-            else:
-                units_done += 1
-                if tally[s.index].add(ShardOutcome(s.index, n, reused=True, part=u.part)):
-                    run.counted.append(ShardOutcome(s.index, tally[s.index].tokens, reused=True))
-    counted_tokens = 0
-    n_reused = len(run.counted)
-    run.units_reused = units_done
-    bad: set[int] = set()
-
-    def report() -> None:
-        if progress:
-            done = len(run.counted) + len(run.skipped)
-            secs = time.perf_counter() - t0
-            progress(Progress(done, len(shards), counted_tokens, secs, n_reused, units_done, n_units))
-
-    begun = {i for i, t in tally.items() if t.left < len(run.units[i])}
-
-    reused_tokens = sum(t.tokens for t in tally.values())
-    if max_tokens is not None and reused_tokens >= max_tokens:
-        todo = [u for u in todo if u.shard.index in begun]
-    report()
-    if todo:
+    loop = _MapLoop(run, plan, skip_bad_shards, max_tokens, progress)
+    if loop.todo:
         if executor == "ray":
             pool: Any = _Ray(plan, ray_address, workers)
         else:
             pool = _Inline(plan) if workers == 1 else _Processes(plan, workers)
-        inflight, stop = 0, False
         try:
-            while todo or inflight:
-                while todo and not stop and inflight < pool.capacity:
-                    unit = todo.pop(0)
-                    if unit.shard.index in bad:
-                        continue
-                    begun.add(unit.shard.index)
-                    pool.submit(unit)
-                    inflight += 1
-                if not inflight:
-                    break
-                out = pool.next_done()
-                inflight -= 1
-                if out.index in bad:
-                    continue
-                if out.error is None:
-                    units_done += 1
-                    counted_tokens += out.tokens
-                    t = tally[out.index]
-                    if t.add(out):
-                        whole = t.reused == len(run.units[out.index])
-                        run.counted.append(ShardOutcome(out.index, t.tokens, t.seconds, None, whole, t.cpu))
-                        report()
-                    elif progress and len(run.units[out.index]) > 1:
-                        report()
-                    if max_tokens is not None and reused_tokens + counted_tokens >= max_tokens:
-                        todo = [u for u in todo if u.shard.index in begun]
-                elif skip_bad_shards:
-                    bad.add(out.index)
-                    run.skipped.append(out)
-                    todo = [u for u in todo if u.shard.index != out.index]
-                    report()
-                else:
-                    run.failed = run.failed or out
-                    stop = True
-                if stop:
-                    todo = []
+            loop.drive(pool)
         finally:
             pool.close()
     order = {s.index: i for i, s in enumerate(shards)}
-    run.tokens_now = counted_tokens
+    run.tokens_now = loop.tokens
     run.counted.sort(key=lambda o: order[o.index])
     run.skipped.sort(key=lambda o: order[o.index])
-    run.seconds = time.perf_counter() - t0
+    run.seconds = time.perf_counter() - loop.t0
     return run
 
 
