@@ -354,3 +354,19 @@ def test_bias_of_streamed_counts_equals_in_memory(tmp_path, data_registry):
         a, b = sc.bias.summary, bias_scores(result.scores[ctx].counts, QUIET).summary
         assert a["n_scored"] == b["n_scored"]
         assert abs(a["mu"] - b["mu"]) <= 1e-12 and abs(a["sigma"] - b["sigma"]) <= 1e-12
+
+
+def test_bordia_score_points_to_audit_before_reading_a_large_corpus(tmp_path, data_registry):
+    """Above --max-bytes, `bordia score` stops before reading: exit 2, one line naming `bordia audit`."""
+    path = tmp_path / "c.txt"
+    path.write_text("he said she said\n" * 1000, encoding="utf-8")
+    code = "from genderscope.cli.app import main; main()"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
+    args = [str(path), "--pairs", "wiki", "--max-bytes", "10000", "--out", str(tmp_path / "o")]
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "bordia", "score", *args], capture_output=True, text=True, env=env
+    )
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert "17,000 bytes" in lines[0] and "genderscope bordia audit" in lines[0] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "o" / "results.json").exists()

@@ -41,6 +41,13 @@ class CorpusScoreOptions(CountingOptions):
     )
     context: str = opt("both", "fixed | infinite | both", CONTEXTS)
     authors_format: bool = opt(False, "also write all_words.json in the authors' key layout")
+    max_bytes: int = opt(
+        1 << 28,
+        "largest corpus read into memory (about 25 bytes of memory per byte of text); a larger one stops "
+        "before reading, pointing to `bordia audit` (0 = no limit)",
+        minimum=0,
+        maximum=10**15,
+    )
     out: Path = opt(Path("runs/bordia-score"), "output folder", aliases=("-o",))
 
 
