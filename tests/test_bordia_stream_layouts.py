@@ -133,7 +133,15 @@ def test_kernels_run_as_plain_python_give_the_same_counts(monkeypatch):
     text = " ".join(np.random.default_rng(1).choice(WORDS, 400))
     configs = context_configs(CountConfig(boundary="line", max_distance=None), "both")
     fast = count_in_ranges(text, configs, [7, 300], [50])
-    for name in ("tokenize", "lookup", "rehash", "ws_len", "window_counts", "decay_counts", "gendered_positions"):
+    for name in (
+        "tokenize",
+        "lookup",
+        "rehash",
+        "ws_len",
+        "window_counts",
+        "decay_counts",
+        "gendered_positions",
+    ):
         monkeypatch.setattr(native, name, getattr(native, name).py_func)
     slow = count_in_ranges(text, configs, [7, 300], [50])
     for cfg in configs:
@@ -157,7 +165,9 @@ OPTION_SETS = [
 
 
 @pytest.mark.filterwarnings("ignore:untruncated infinite context")
-@pytest.mark.parametrize("opts", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+@pytest.mark.parametrize(
+    "opts", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default"
+)
 def test_one_text_file_in_byte_ranges_equals_bordia_score(opts, tmp_path, data_registry):
     """WikiText-2 valid as one .txt (one document): ~6 byte ranges of pieces of 20 kB, 2 workers."""
     path = tmp_path / "wiki.txt"
@@ -177,7 +187,12 @@ def test_reference_infinite_streamed_in_pieces_is_bit_identical(tmp_path, data_r
     path = tmp_path / "wiki.txt"
     path.write_text(wikitext(data_registry), encoding="utf-8")
     options = CorpusAuditOptions(
-        corpora=[str(path)], pairs="wiki", out=tmp_path / "o", bootstrap=0, mode="reference", batch_chars=9_000
+        corpora=[str(path)],
+        pairs="wiki",
+        out=tmp_path / "o",
+        bootstrap=0,
+        mode="reference",
+        batch_chars=9_000,
     )
     result = audit_corpus(options)
     cfg = context_configs(options.count_config(), "infinite")
@@ -272,7 +287,7 @@ def test_invalid_utf8_in_a_later_range_names_the_byte_offset(tmp_path, data_regi
     assert f"not valid UTF-8 at byte offset {bad}" in str(info.value)
 
 
-# ------------------------------------------------------------------------------------------------ memory, resume
+# ---------------------------------------------------------------------------------------------- memory, resume
 
 
 def big_text(path: Path, data_registry, megabytes: int) -> None:
@@ -303,7 +318,9 @@ def test_one_large_text_file_is_counted_in_bounded_memory(tmp_path, data_registr
     big_text(path, data_registry, 40)
     arg = {"corpus": str(path), "out": str(tmp_path / "o"), "batch": 1_000_000, "range": 16_000_000}
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.run([sys.executable, "-c", RUN, json.dumps(arg)], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN, json.dumps(arg)], capture_output=True, text=True, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["tokens"] > 6_000_000 and out["rss_mb"] < 600, out
@@ -368,5 +385,9 @@ def test_bordia_score_points_to_audit_before_reading_a_large_corpus(tmp_path, da
     )
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
-    assert "17,000 bytes" in lines[0] and "genderscope bordia audit" in lines[0] and "Traceback" not in proc.stderr
+    assert (
+        "17,000 bytes" in lines[0]
+        and "genderscope bordia audit" in lines[0]
+        and "Traceback" not in proc.stderr
+    )
     assert not (tmp_path / "o" / "results.json").exists()

@@ -112,7 +112,11 @@ def count_unit(plan: CountPlan, unit: Unit) -> ShardOutcome:
         )
     except ShardError as exc:
         return ShardOutcome(
-            shard.index, tally_tokens(shard, plan.text_field), time.perf_counter() - t0, str(exc), part=unit.part
+            shard.index,
+            tally_tokens(shard, plan.text_field),
+            time.perf_counter() - t0,
+            str(exc),
+            part=unit.part,
         )
     part, seam = counter.result()
     meta = {
@@ -334,7 +338,9 @@ class _MapLoop:
         if self.progress:
             run = self.run
             done, secs = len(run.counted) + len(run.skipped), time.perf_counter() - self.t0
-            p = Progress(done, len(run.shards), self.tokens, secs, self.n_reused, self.units_done, self.n_units)
+            p = Progress(
+                done, len(run.shards), self.tokens, secs, self.n_reused, self.units_done, self.n_units
+            )
             self.progress(p)
 
     def limit(self) -> None:

@@ -306,7 +306,14 @@ class Vocabulary:
             native.rehash(self.table, self.thash, self.n)
 
     def tokenize(
-        self, data: bytes, doc_starts: np.ndarray, line_mode: bool, cut0: int, cont0: int, ndrop: int, eos_id: int
+        self,
+        data: bytes,
+        doc_starts: np.ndarray,
+        line_mode: bool,
+        cut0: int,
+        cont0: int,
+        ndrop: int,
+        eos_id: int,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool, int]:
         """(kept ids, segment lengths, segment documents, kept tokens per document, whether the first
         segment continues the open one, pending cut at the end) of UTF-8 ``data`` (see
@@ -326,8 +333,8 @@ class Vocabulary:
             st[native.S_NTYPES], st[native.S_ARENA] = self.n, self.used
             with np.errstate(over="ignore"):  # the hash wraps around (plain Python: numpy scalars warn)
                 native.tokenize(
-                    buf, doc_starts, line_mode, ndrop, eos_id, st, self.table, self.thash, self.tinfo, self.arena,
-                    out, seg_len, seg_doc, doc_len,
+                    buf, doc_starts, line_mode, ndrop, eos_id, st, self.table, self.thash, self.tinfo,
+                    self.arena, out, seg_len, seg_doc, doc_len,
                 )  # fmt: skip
             self.n, self.used = int(st[native.S_NTYPES]), int(st[native.S_ARENA])
             if st[native.S_STATUS] == 0:
@@ -407,7 +414,11 @@ class StreamCounter:
     segment too) or ends inside one."""
 
     def __init__(
-        self, pairs: GenderPairs, configs: Sequence[CountConfig], in_document: bool = False, in_segment: bool = False
+        self,
+        pairs: GenderPairs,
+        configs: Sequence[CountConfig],
+        in_document: bool = False,
+        in_segment: bool = False,
     ):
         warn_if_slow()
         self.configs = check_configs(configs)
@@ -480,7 +491,9 @@ class StreamCounter:
         if self.wmax:
             self._keys(ids64, doc_len, continues, ends)
 
-    def _totals(self, ids: np.ndarray, seg_len: np.ndarray, doc_starts: np.ndarray, cont: bool, first: bool) -> None:
+    def _totals(
+        self, ids: np.ndarray, seg_len: np.ndarray, doc_starts: np.ndarray, cont: bool, first: bool
+    ) -> None:
         t = self.totals
         self.freq[: self.vocab.n] += np.bincount(ids, minlength=self.vocab.n)
         g = np.bincount(self.gend[ids], minlength=3)

@@ -116,7 +116,20 @@ def rehash(table, thash, ntypes):  # type: ignore[no-untyped-def]
 
 @jit
 def tokenize(  # type: ignore[no-untyped-def]
-    buf, doc_starts, line_mode, ndrop, eos_id, st, table, thash, tinfo, arena, out_ids, seg_len, seg_doc, doc_len
+    buf,
+    doc_starts,
+    line_mode,
+    ndrop,
+    eos_id,
+    st,
+    table,
+    thash,
+    tinfo,
+    arena,
+    out_ids,
+    seg_len,
+    seg_doc,
+    doc_len,
 ):
     """Tokens of ``buf`` from byte ``st[S_POS]`` on, as kept ids, segments and document lengths.
 
@@ -205,7 +218,22 @@ def gendered_positions(ids, gend):  # type: ignore[no-untyped-def]
 
 @jit
 def window_counts(  # type: ignore[no-untyped-def]
-    ids, gend, count, seg_lo, seg_hi, seg_vs, seg_ve, left, right, T, src_lo, src_end, tgt_lo, tgt_end, acc_m, acc_f
+    ids,
+    gend,
+    count,
+    seg_lo,
+    seg_hi,
+    seg_vs,
+    seg_ve,
+    left,
+    right,
+    T,
+    src_lo,
+    src_end,
+    tgt_lo,
+    tgt_end,
+    acc_m,
+    acc_f,
 ):
     """Add Σ_{j ∈ [p − left, p + right] ∩ segment, g[j]} T[|j − p|] to acc_X[ids[p]] for every ``count``-ed p.
 

@@ -443,7 +443,11 @@ def count_parquet(counter: StreamCounter, unit: Unit, text_field: str, piece_byt
 
 
 def count_unit(
-    counter_of: Callable[[bool, bool], StreamCounter], unit: Unit, text_field: str, piece_bytes: int, line: bool
+    counter_of: Callable[[bool, bool], StreamCounter],
+    unit: Unit,
+    text_field: str,
+    piece_bytes: int,
+    line: bool,
 ) -> StreamCounter:
     """Count one unit: ``counter_of(in_document, in_segment)`` makes the counter for where it starts."""
     kind = unit.shard.kind
