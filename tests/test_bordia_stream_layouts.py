@@ -287,7 +287,7 @@ def test_invalid_utf8_in_a_later_range_names_the_byte_offset(tmp_path, data_regi
     assert f"not valid UTF-8 at byte offset {bad}" in str(info.value)
 
 
-# ---------------------------------------------------------------------------------------------- memory, resume
+# --------------------------------------------------------------------------------------------- memory, resume
 
 
 def big_text(path: Path, data_registry, megabytes: int) -> None:
