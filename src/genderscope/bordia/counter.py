@@ -18,6 +18,7 @@ Memory: one piece (``piece_bytes``), the carry (2·H tokens) and arrays over the
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -285,17 +286,35 @@ class Vocabulary:
     the ``reserved`` ones (the dropped tokens, ids 0 … len(reserved) − 1)."""
 
     def __init__(self, reserved: Sequence[str] = ()):
-        self.table = np.full(1 << 13, -1, dtype=np.int64)  # (hash, id) pairs, load ≤ 1/2
-        self.thash = np.zeros(1 << 10, dtype=np.uint64)
-        self.tinfo = np.zeros(2 << 10, dtype=np.int64)  # (arena offset, byte length) per type
+        self.table = np.full(1 << 17, -1, dtype=np.int64)  # (hash, id) pairs, load ≤ 1/2
+        self.thash = np.zeros(1 << 15, dtype=np.uint64)
+        self.tinfo = np.zeros(2 << 15, dtype=np.int64)  # (arena offset, byte length) per type
         self.arena = np.zeros(1 << 16, dtype=np.uint8)
         self.n = 0
         self.used = 0
-        self.words: list[str] = []
+        self._words: list[str] = []
         if reserved:
             data = " ".join(reserved).encode("utf-8", "surrogatepass")
             ids = self.tokenize(data, np.zeros(1, np.int64), False, 1, 0, 0, -1)[0]
             assert ids.tolist() == list(range(len(reserved))), reserved
+
+    @property
+    def words(self) -> list[str]:
+        """The word types (ids 0 … n − 1), decoded from the arena where they are kept space-separated."""
+        n0 = len(self._words)
+        if self.n > n0:
+            blob = self.arena[int(self.tinfo[2 * n0]) : self.used - 1].tobytes()
+            self._words.extend(blob.decode("utf-8", "surrogatepass").split(" "))
+        return self._words
+
+    def ids(self, words: Sequence[str]) -> np.ndarray:
+        """Ids of ``words`` (−1 for a word not seen)."""
+        parts = [w.encode("utf-8", "surrogatepass") for w in words]
+        starts = np.zeros(len(parts) + 1, np.int64)
+        np.cumsum([len(p) for p in parts], out=starts[1:])
+        blob = np.frombuffer(b"".join(parts) or b" ", np.uint8)
+        with np.errstate(over="ignore"):
+            return native.find_ids(blob, starts, self.table, self.tinfo, self.arena)
 
     def _grow(self) -> None:
         if self.n + 1 >= self.thash.size:
@@ -323,10 +342,8 @@ class Vocabulary:
         out = np.empty(cap, np.int32)
         seg_len = np.empty(cap, np.int64)
         seg_doc = np.empty(cap, np.int64)
-        doc_len = np.zeros(max(1, doc_starts.size), np.int64)
         st = np.zeros(native.STATE_SIZE, np.int64)
         st[native.S_CUT], st[native.S_FIRSTCONT] = cut0, cont0
-        n0 = self.n
         if self.arena.size < self.used + buf.size + cap:
             self.arena = _grow(self.arena, self.used + buf.size + cap)
         while True:
@@ -334,18 +351,17 @@ class Vocabulary:
             with np.errstate(over="ignore"):  # the hash wraps around (plain Python: numpy scalars warn)
                 native.tokenize(
                     buf, doc_starts, line_mode, ndrop, eos_id, st, self.table, self.thash, self.tinfo,
-                    self.arena, out, seg_len, seg_doc, doc_len,
+                    self.arena, out, seg_len, seg_doc,
                 )  # fmt: skip
             self.n, self.used = int(st[native.S_NTYPES]), int(st[native.S_ARENA])
             if st[native.S_STATUS] == 0:
                 break
             self._grow()
-        if self.n > n0:  # the new types, space-separated in the arena (a token holds no whitespace)
-            blob = self.arena[int(self.tinfo[2 * n0]) : self.used - 1].tobytes()
-            self.words.extend(blob.decode("utf-8", "surrogatepass").split(" "))
         nout, nseg = int(st[native.S_NOUT]), int(st[native.S_NSEG])
         first_cont = bool(st[native.S_FIRSTCONT])  # no cut before the first kept token (or the end)
-        return out[:nout], seg_len[:nseg], seg_doc[:nseg], doc_len, first_cont, int(st[native.S_CUT])
+        seg_len, seg_doc = seg_len[:nseg], seg_doc[:nseg]
+        doc_len = np.bincount(seg_doc, weights=seg_len, minlength=max(1, doc_starts.size)).astype(np.int64)
+        return out[:nout], seg_len, seg_doc, doc_len, first_cont, int(st[native.S_CUT])
 
 
 # ------------------------------------------------------------------------------------------------ a stream
@@ -442,6 +458,7 @@ class StreamCounter:
         self.doc_len = 0  # kept tokens of the open document so far
         self.doc_keys: list[np.ndarray] = []  # its type ids while it is shorter than the largest W
         self.flagged = 0
+        self.unflagged = sorted((pairs.male | pairs.female) - set(self.reserved))  # gendered words not seen
         self.ended = True  # the last piece ended its document (nothing open)
         self.in_document = in_document or in_segment
         self.doc_known = not self.in_document
@@ -457,11 +474,13 @@ class StreamCounter:
             self.freq = _grow(self.freq, size)
             self.acc = {c: (_grow(m, size), _grow(f, size)) for c, (m, f) in self.acc.items()}
             self.keys = {c: _grow(k, size) for c, k in self.keys.items()}
-        if self.flagged < n:
-            m, f = self.pairs.male, self.pairs.female
-            new = self.vocab.words[self.flagged : n]
-            self.gend[self.flagged : n] = [1 if w in m else 2 if w in f else 0 for w in new]
-            self.flagged = n
+        if self.flagged < n and self.unflagged:  # look the gendered words not seen yet up
+            ids = self.vocab.ids(self.unflagged)
+            found = ids >= 0
+            for w, i in zip(itertools.compress(self.unflagged, found), ids[found].tolist()):
+                self.gend[i] = 1 if w in self.pairs.male else 2
+            self.unflagged = list(itertools.compress(self.unflagged, ~found))
+        self.flagged = n
 
     def feed_texts(self, texts: Sequence[str]) -> None:
         """Whole documents (newline-normalised text)."""
@@ -536,7 +555,6 @@ class StreamCounter:
         n = self.vocab.n
         part = PartialCounts(tuple(w.context for w in self.windows))
         part.types = self.vocab.words[r:]
-        part.index = {w: i for i, w in enumerate(part.types)}
         part.freq = self.freq[r:n].copy()
         for w in self.windows:
             m, f = self.acc[w.context]

@@ -83,7 +83,7 @@ def lookup(buf, s, e, h, table, tinfo, arena):  # type: ignore[no-untyped-def]
     ``table`` holds (hash, id) pairs (id −1: empty), ``tinfo`` (offset, length) of each type in ``arena``.
     """
     mask = (table.size >> 1) - 1
-    slot = np.int64(h & np.uint64(mask))
+    slot = np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
     hs = np.int64(h)
     L = e - s
     while True:
@@ -107,7 +107,8 @@ def rehash(table, thash, ntypes):  # type: ignore[no-untyped-def]
     """Insert types 0 … ntypes − 1 into an empty ``table`` (ids −1) by their hashes."""
     mask = (table.size >> 1) - 1
     for t in range(ntypes):
-        slot = np.int64(thash[t] & np.uint64(mask))
+        h = thash[t]
+        slot = np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
         while table[2 * slot + 1] >= 0:
             slot = (slot + 1) & mask
         table[2 * slot] = np.int64(thash[t])
@@ -116,22 +117,9 @@ def rehash(table, thash, ntypes):  # type: ignore[no-untyped-def]
 
 @jit
 def tokenize(  # type: ignore[no-untyped-def]
-    buf,
-    doc_starts,
-    line_mode,
-    ndrop,
-    eos_id,
-    st,
-    table,
-    thash,
-    tinfo,
-    arena,
-    out_ids,
-    seg_len,
-    seg_doc,
-    doc_len,
+    buf, doc_starts, line_mode, ndrop, eos_id, st, table, thash, tinfo, arena, out_ids, seg_len, seg_doc
 ):
-    """Tokens of ``buf`` from byte ``st[S_POS]`` on, as kept ids, segments and document lengths.
+    """Tokens of ``buf`` from byte ``st[S_POS]`` on, as kept ids and segments (length, document).
 
     ``doc_starts``: byte offset where each document starts (``st[S_DOC]`` is the current one); ids below
     ``ndrop`` are dropped tokens; ``eos_id`` ≥ 0 cuts a segment after that token (line mode). Returns when
@@ -143,6 +131,9 @@ def tokenize(  # type: ignore[no-untyped-def]
     i = st[S_POS]
     nout, nseg, doc, cut = st[S_NOUT], st[S_NSEG], st[S_DOC], st[S_CUT]
     ntypes, used = st[S_NTYPES], st[S_ARENA]
+    seen, firstcont = st[S_SEEN], st[S_FIRSTCONT]
+    cur = seg_len[nseg - 1] if nseg > 0 else 0
+    next_doc = doc_starts[doc + 1] if doc + 1 < ndocs else n + 1
     while i < n:
         w = ws_len(buf, i, n)
         if w:
@@ -161,15 +152,20 @@ def tokenize(  # type: ignore[no-untyped-def]
                 break
             h = (h ^ np.uint64(b)) * FNV_PRIME
             i += 1
-        while doc + 1 < ndocs and s >= doc_starts[doc + 1]:
-            doc += 1
+        if s >= next_doc:
+            while doc + 1 < ndocs and s >= doc_starts[doc + 1]:
+                doc += 1
+            next_doc = doc_starts[doc + 1] if doc + 1 < ndocs else n + 1
             cut = 1
         slot, t = lookup(buf, s, i, h, table, tinfo, arena)
         if t < 0:
             L = i - s
             if ntypes >= thash.size or used + L + 1 > arena.size or 4 * (ntypes + 1) > table.size:
+                if nseg > 0:
+                    seg_len[nseg - 1] = cur
                 st[S_POS], st[S_NOUT], st[S_NSEG], st[S_DOC], st[S_CUT] = s, nout, nseg, doc, cut
                 st[S_NTYPES], st[S_ARENA], st[S_STATUS] = ntypes, used, 1
+                st[S_SEEN], st[S_FIRSTCONT] = seen, firstcont
                 return
             t = ntypes
             for q in range(L):
@@ -183,21 +179,29 @@ def tokenize(  # type: ignore[no-untyped-def]
             if t == eos_id:
                 cut = 1
             continue
-        if cut or not st[S_SEEN]:  # a new segment entry (the first may continue the open segment)
-            if not st[S_SEEN]:
-                st[S_SEEN] = 1
+        if cut or not seen:  # a new segment entry (the first may continue the open segment)
+            if not seen:
+                seen = 1
                 if cut:
-                    st[S_FIRSTCONT] = 0
-            seg_len[nseg] = 0
+                    firstcont = 0
+            if nseg > 0:
+                seg_len[nseg - 1] = cur
             seg_doc[nseg] = doc
             nseg += 1
+            cur = 0
             cut = 0
-        seg_len[nseg - 1] += 1
-        doc_len[doc] += 1
+        cur += 1
         out_ids[nout] = t
         nout += 1
+    if nseg > 0:
+        seg_len[nseg - 1] = cur
+    # a document that starts after the last token still starts here: the cut stays pending
+    if doc + 1 < ndocs:
+        doc = ndocs - 1
+        cut = 1
     st[S_POS], st[S_NOUT], st[S_NSEG], st[S_DOC], st[S_CUT] = i, nout, nseg, doc, cut
     st[S_NTYPES], st[S_ARENA], st[S_STATUS] = ntypes, used, 0
+    st[S_SEEN], st[S_FIRSTCONT] = seen, firstcont
 
 
 @jit
@@ -330,3 +334,16 @@ def decay_counts(ids, gend, count, seg_lo, seg_hi, rho, horizon, acc_m, acc_f): 
                 acc_m[ids[p]] += vm
             if vf != 0.0:
                 acc_f[ids[p]] += vf
+
+
+@jit
+def find_ids(blob, starts, table, tinfo, arena):  # type: ignore[no-untyped-def]
+    """Ids of the words ``blob[starts[w]:starts[w + 1]]`` (−1 for a word not in the vocabulary)."""
+    out = np.full(starts.size - 1, -1, np.int64)
+    for w in range(starts.size - 1):
+        s, e = starts[w], starts[w + 1]
+        h = FNV_OFFSET
+        for i in range(s, e):
+            h = (h ^ np.uint64(blob[i])) * FNV_PRIME
+        out[w] = lookup(blob, s, e, h, table, tinfo, arena)[1]
+    return out

@@ -65,8 +65,8 @@ class PartialCounts:
     def _ids(self, types: Sequence[str]) -> np.ndarray:
         """Ids of ``types`` (each listed once); new types are appended in their order."""
         index, new = self.index, self.types
-        if not isinstance(index, _Vocab):
-            index = self.index = _Vocab(index)
+        if not isinstance(index, _Vocab) or len(index) != len(new):  # e.g. a part made without its index
+            index = self.index = _Vocab((t, i) for i, t in enumerate(new))
         n0 = len(index)
         ids = np.fromiter(map(index.__getitem__, types), dtype=np.int64, count=len(types))
         if len(index) > n0:
