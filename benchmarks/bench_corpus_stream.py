@@ -120,8 +120,8 @@ def load1() -> float:
 
 def build_shards(folder: Path, n_tokens: int, shards: int, seed: int) -> Path:
     """JSONL shards of resampled WikiText-2/PTB lines, ``n_tokens`` whitespace tokens in all (cached)."""
-    done = folder.with_name(folder.name + ".done")  # outside the folder: a file in it would be a shard
-    if done.exists():
+    marker = folder.with_name(folder.name + ".done")  # outside the folder: a file in it would be a shard
+    if marker.exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     mirror = Path(os.environ["GENDERSCOPE_DATA_MIRROR"])
@@ -147,7 +147,7 @@ def build_shards(folder: Path, n_tokens: int, shards: int, seed: int) -> Path:
                     if done >= target:
                         break
                 fh.write("".join(out))
-    done.write_text("ok\n")
+    marker.write_text("ok\n")
     return folder
 
 
