@@ -126,22 +126,28 @@ def test_native_tokens_are_str_split_tokens(parts):
     assert vocab.words == list(dict.fromkeys(text.split()))
 
 
+KERNELS = (
+    "tokenize scan_token add_type lookup rehash ws_len window_counts decay_counts gendered_positions find_ids"
+)
+
+
 @pytest.mark.skipif(not native.HAVE_NUMBA, reason="compares the compiled kernels with their Python source")
-def test_kernels_run_as_plain_python_give_the_same_counts(monkeypatch):
+@pytest.mark.parametrize(
+    "base",
+    [
+        CountConfig(boundary="line", max_distance=None),
+        CountConfig(k=3, max_distance=7),
+        CountConfig(geometry="reference", W=5),
+    ],
+    ids=["line-untruncated", "paper", "reference"],
+)
+def test_kernels_run_as_plain_python_give_the_same_counts(base, monkeypatch):
     """Without numba the kernels run as plain Python: the same counts (what a machine without the [scale]
     extra computes)."""
     text = " ".join(np.random.default_rng(1).choice(WORDS, 400))
-    configs = context_configs(CountConfig(boundary="line", max_distance=None), "both")
+    configs = context_configs(base, "both")
     fast = count_in_ranges(text, configs, [7, 300], [50])
-    for name in (
-        "tokenize",
-        "lookup",
-        "rehash",
-        "ws_len",
-        "window_counts",
-        "decay_counts",
-        "gendered_positions",
-    ):
+    for name in KERNELS.split():
         monkeypatch.setattr(native, name, getattr(native, name).py_func)
     slow = count_in_ranges(text, configs, [7, 300], [50])
     for cfg in configs:

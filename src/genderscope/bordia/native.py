@@ -116,6 +116,34 @@ def rehash(table, thash, ntypes):  # type: ignore[no-untyped-def]
 
 
 @jit
+def scan_token(buf, i, n):  # type: ignore[no-untyped-def]
+    """(end, FNV-1a hash) of the token that starts at ``buf[i]``."""
+    h = FNV_OFFSET
+    while i < n:
+        b = buf[i]
+        if b < 128:
+            if ASCII_WS[b]:
+                break
+        elif ws_len(buf, i, n):
+            break
+        h = (h ^ np.uint64(b)) * FNV_PRIME
+        i += 1
+    return i, h
+
+
+@jit
+def add_type(buf, s, e, h, t, slot, table, thash, tinfo, arena, used):  # type: ignore[no-untyped-def]
+    """Store ``buf[s:e]`` as type ``t`` at ``slot``; returns the arena's new fill."""
+    L = e - s
+    for q in range(L):
+        arena[used + q] = buf[s + q]
+    arena[used + L] = 32  # types are kept space-separated: one decode gives the new words
+    tinfo[2 * t], tinfo[2 * t + 1], thash[t] = used, L, h
+    table[2 * slot], table[2 * slot + 1] = np.int64(h), t
+    return used + L + 1
+
+
+@jit
 def tokenize(  # type: ignore[no-untyped-def]
     buf, doc_starts, line_mode, ndrop, eos_id, st, table, thash, tinfo, arena, out_ids, seg_len, seg_doc
 ):
@@ -142,16 +170,7 @@ def tokenize(  # type: ignore[no-untyped-def]
             i += w
             continue
         s = i
-        h = FNV_OFFSET
-        while i < n:
-            b = buf[i]
-            if b < 128:
-                if ASCII_WS[b]:
-                    break
-            elif ws_len(buf, i, n):
-                break
-            h = (h ^ np.uint64(b)) * FNV_PRIME
-            i += 1
+        i, h = scan_token(buf, i, n)
         if s >= next_doc:
             while doc + 1 < ndocs and s >= doc_starts[doc + 1]:
                 doc += 1
@@ -168,12 +187,7 @@ def tokenize(  # type: ignore[no-untyped-def]
                 st[S_SEEN], st[S_FIRSTCONT] = seen, firstcont
                 return
             t = ntypes
-            for q in range(L):
-                arena[used + q] = buf[s + q]
-            arena[used + L] = 32  # types are kept space-separated: one decode gives the new words
-            tinfo[2 * t], tinfo[2 * t + 1], thash[t] = used, L, h
-            table[2 * slot], table[2 * slot + 1] = np.int64(h), t
-            used += L + 1
+            used = add_type(buf, s, i, h, t, slot, table, thash, tinfo, arena, used)
             ntypes += 1
         if t < ndrop:
             if t == eos_id:
@@ -342,8 +356,6 @@ def find_ids(blob, starts, table, tinfo, arena):  # type: ignore[no-untyped-def]
     out = np.full(starts.size - 1, -1, np.int64)
     for w in range(starts.size - 1):
         s, e = starts[w], starts[w + 1]
-        h = FNV_OFFSET
-        for i in range(s, e):
-            h = (h ^ np.uint64(blob[i])) * FNV_PRIME
-        out[w] = lookup(blob, s, e, h, table, tinfo, arena)[1]
+        end, h = scan_token(blob, s, e)
+        out[w] = lookup(blob, s, e, h, table, tinfo, arena)[1] if end == e else -1
     return out
