@@ -24,7 +24,8 @@ from genderscope.bordia.bias import ScoreOptions, bias_scores
 from genderscope.bordia.cooccurrence import CountConfig, Counts
 from genderscope.bordia.pairs import load_gender_pairs, parse_gender_pairs
 from genderscope.bordia.scoring import context_configs, score_documents
-from genderscope.bordia.stream import PartialCounts, count_texts
+from genderscope.bordia.counter import count_texts
+from genderscope.bordia.stream import PartialCounts
 from genderscope.bordia.text import documents_from_texts, read_corpus
 from genderscope.commands.bordia.audit import audit_corpus
 from genderscope.commands.bordia.options import CorpusAuditOptions

@@ -1,11 +1,15 @@
-"""Corpus audits: co-occurrence counts of a sharded corpus as a map (count a shard) and a reduce (add).
+"""Corpus audits: co-occurrence counts of a sharded corpus as a map (count a unit) and a reduce (add).
 
-The map, :func:`count_shard`, counts one shard and writes its partial counts to
-``<partials>/<index>.npz`` as soon as it finishes; the reduce, :func:`merge_partials`, adds the partial
-files in shard order. The map runs on an executor: ``local`` (``workers`` processes of a
-:class:`concurrent.futures.ProcessPoolExecutor`; in this process with one worker) or ``ray`` (one Ray task
-per shard on a running cluster). A rerun reuses every partial file whose shard (path, size, mtime) and
-counting settings are unchanged, so a killed audit recounts only unfinished shards.
+A unit is a shard, or a byte range of a large uncompressed text or JSONL shard (``range_bytes``,
+:mod:`genderscope.bordia.ranges`). The map, :func:`count_unit`, counts one unit in bounded memory
+(:class:`~genderscope.bordia.counter.StreamCounter`) and writes its partial counts to
+``<partials>/<shard>.npz`` (``<shard>.r<range>.npz`` for ranges) as soon as it finishes; the reduce,
+:func:`merge_partials`, adds the partial files in corpus order and joins the ranges of a shard at their
+seams (:class:`~genderscope.bordia.counter.SeamJoiner`). The map runs on an executor: ``local``
+(``workers`` processes of a :class:`concurrent.futures.ProcessPoolExecutor`; in this process with one
+worker) or ``ray`` (one Ray task per unit on a running cluster). A rerun reuses every partial file whose
+shard (path, size, mtime), range and counting settings are unchanged, so a killed audit recounts only
+unfinished units: at most one byte range per worker of a single large file.
 
 Estimates: ``sample_shards`` counts a seeded random subset of shards, ``max_tokens`` stops starting shards
 (taken in the same seeded order) once that many tokens are counted; :func:`shard_bootstrap` gives
@@ -29,42 +33,60 @@ import numpy as np
 from genderscope.bordia.bias import ScoreOptions, bias_scores
 from genderscope.bordia.cooccurrence import CountConfig
 from genderscope.bordia.pairs import GenderPairs
-from genderscope.bordia.shards import Shard, ShardError, shard_documents, tally_tokens
-from genderscope.bordia.stream import DEFAULT_BATCH_CHARS, PartialCounts, check_configs, count_texts
+from genderscope.bordia.counter import SeamJoiner, Seam, StreamCounter
+from genderscope.bordia.ranges import Unit, count_unit as read_unit, plan_ranges
+from genderscope.bordia.shards import Shard, ShardError, tally_tokens
+from genderscope.bordia.stream import DEFAULT_BATCH_CHARS, PartialCounts, check_configs
 from genderscope.common.errors import UsageError
 from genderscope.stats.bootstrap import NUMPY, count_matrix
 
 EXECUTORS = ("local", "ray")
+#: byte ranges of a large uncompressed text or JSONL shard (resume and parallelism inside one file)
+DEFAULT_RANGE_BYTES = 1 << 26
+ENGINE = "native-1"  # partial files of another engine are recounted
 
 
 @dataclass(frozen=True)
 class CountPlan:
-    """What every shard is counted with (sent to each worker): pairs, configs, text field, partials folder."""
+    """What every unit is counted with (sent to each worker): pairs, configs, text field, partials folder,
+    piece size (``batch_chars`` bytes) and range size."""
 
     pairs: GenderPairs
     configs: tuple[CountConfig, ...]
     partials: str
     text_field: str = "text"
     batch_chars: int = DEFAULT_BATCH_CHARS
+    range_bytes: int = DEFAULT_RANGE_BYTES
 
     def fingerprint(self) -> str:
-        """sha256 of the settings that change a shard's counts."""
+        """sha256 of the settings that change a unit's counts."""
         blob = {
             "pairs": self.pairs.describe(),
             "configs": [c.describe() for c in self.configs],
             "text_field": self.text_field,
-            # float (infinite-context) sums depend on the batches' order of addition in their last bits
+            # float (infinite-context) sums depend on the pieces' order of addition in their last bits
             "batch_chars": self.batch_chars,
+            "range_bytes": self.range_bytes,
+            "engine": ENGINE,
         }
         return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
-    def partial_path(self, shard: Shard) -> Path:
-        return Path(self.partials) / f"{shard.index:07d}.npz"
+    def partial_path(self, unit: Unit | Shard) -> Path:
+        if isinstance(unit, Shard) or unit.whole:
+            index = unit.index if isinstance(unit, Shard) else unit.shard.index
+            return Path(self.partials) / f"{index:07d}.npz"
+        return Path(self.partials) / f"{unit.shard.index:07d}.r{unit.part:05d}.npz"
+
+    def units(self, shard: Shard) -> list[Unit]:
+        """The units of a shard: itself, or its byte ranges."""
+        spans = plan_ranges(shard, self.range_bytes)
+        return [Unit(shard, i, len(spans), a, b) for i, (a, b) in enumerate(spans)]
 
 
 @dataclass
 class ShardOutcome:
-    """One shard's map result: tokens counted and seconds, or the error (and tokens the shard held)."""
+    """One shard's (or unit's) map result: tokens counted and seconds, or the error (and tokens the shard
+    held)."""
 
     index: int
     tokens: int = 0
@@ -72,35 +94,65 @@ class ShardOutcome:
     error: Optional[str] = None
     reused: bool = False
     cpu_seconds: float = 0.0
+    part: int = 0
 
 
-def count_shard(plan: CountPlan, shard: Shard) -> ShardOutcome:
-    """Count one shard and write its partial counts (the map step; runs in a worker)."""
+def count_unit(plan: CountPlan, unit: Unit) -> ShardOutcome:
+    """Count one unit and write its partial counts (the map step; runs in a worker)."""
     t0, c0 = time.perf_counter(), time.process_time()
+    shard = unit.shard
+    configs = check_configs(plan.configs)
     try:
-        texts = (text for _, text in shard_documents(shard, plan.text_field))
-        acc = count_texts(texts, plan.pairs, plan.configs, plan.batch_chars)
+        counter = read_unit(
+            lambda in_doc, in_seg: StreamCounter(plan.pairs, configs, in_doc, in_seg),
+            unit,
+            plan.text_field,
+            plan.batch_chars,
+            configs[0].boundary == "line",
+        )
     except ShardError as exc:
         return ShardOutcome(
-            shard.index, tally_tokens(shard, plan.text_field), time.perf_counter() - t0, str(exc)
+            shard.index,
+            tally_tokens(shard, plan.text_field),
+            time.perf_counter() - t0,
+            str(exc),
+            part=unit.part,
         )
-    meta = {"shard": shard.identity(), "fingerprint": plan.fingerprint()}
-    acc.save(plan.partial_path(shard), meta)
+    part, seam = counter.result()
+    meta = {
+        "shard": shard.identity(),
+        "fingerprint": plan.fingerprint(),
+        "range": [unit.start, unit.end, unit.part, unit.parts],
+        "seam": seam.meta() if seam is not None else None,
+    }
+    part.save(plan.partial_path(unit), meta, seam.arrays() if seam is not None else None)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return ShardOutcome(shard.index, acc.totals["n_tokens"], wall, cpu_seconds=cpu)
+    return ShardOutcome(shard.index, part.totals["n_tokens"], wall, cpu_seconds=cpu, part=unit.part)
 
 
-def finished(plan: CountPlan, shard: Shard) -> Optional[int]:
-    """Tokens of ``shard``'s partial file when it exists and matches the shard and the plan, else None."""
-    path = plan.partial_path(shard)
+def load_unit(plan: CountPlan, unit: Unit) -> tuple[PartialCounts, Optional[Seam]]:
+    """A unit's partial counts and seam."""
+    path = plan.partial_path(unit)
+    part, meta = PartialCounts.load(path)
+    if meta.get("seam") is None:
+        return part, None
+    with np.load(path) as z:
+        return part, Seam.load(z, meta["seam"])
+
+
+def finished(plan: CountPlan, unit: Unit) -> Optional[int]:
+    """Tokens of ``unit``'s partial file when it exists and matches the shard, range and plan, else None."""
+    path = plan.partial_path(unit)
     if not path.exists():
         return None
     try:
         with np.load(path) as z:
             meta = json.loads(z["meta"].tobytes().decode())
-    except Exception:  # a torn or foreign file: count the shard again
+    except Exception:  # a torn or foreign file: count the unit again
         return None
-    if meta.get("fingerprint") != plan.fingerprint() or meta.get("shard") != shard.identity():
+    if meta.get("fingerprint") != plan.fingerprint() or meta.get("shard") != unit.shard.identity():
+        return None
+    if meta.get("range") != [unit.start, unit.end, unit.part, unit.parts]:
         return None
     return int(meta["totals"]["n_tokens"])
 
@@ -116,11 +168,11 @@ class _Inline:
 
     capacity = 1
 
-    def submit(self, shard: Shard) -> None:
-        self.queue.append(shard)
+    def submit(self, unit: Unit) -> None:
+        self.queue.append(unit)
 
     def next_done(self) -> ShardOutcome:
-        return count_shard(self.plan, self.queue.pop(0))
+        return count_unit(self.plan, self.queue.pop(0))
 
     def close(self) -> None:
         self.queue.clear()
@@ -134,8 +186,8 @@ class _Processes:
         self.pool = ProcessPoolExecutor(max_workers=workers)
         self.running: set[Future] = set()
 
-    def submit(self, shard: Shard) -> None:
-        self.running.add(self.pool.submit(count_shard, self.plan, shard))
+    def submit(self, unit: Unit) -> None:
+        self.running.add(self.pool.submit(count_unit, self.plan, unit))
 
     def next_done(self) -> ShardOutcome:
         done, _ = wait(self.running, return_when=FIRST_COMPLETED)
@@ -148,7 +200,7 @@ class _Processes:
 
 
 class _Ray:
-    """One Ray task per shard on the cluster at ``address`` (None: ``RAY_ADDRESS`` or a new local one)."""
+    """One Ray task per unit on the cluster at ``address`` (None: ``RAY_ADDRESS`` or a new local one)."""
 
     def __init__(self, plan: CountPlan, address: Optional[str], workers: int):
         try:
@@ -160,12 +212,12 @@ class _Ray:
             ray.init(address=address, log_to_driver=False, include_dashboard=False)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.capacity = max(1, workers if workers > 1 else 2 * cpus)
-        self.remote = ray.remote(num_cpus=1, max_retries=0)(count_shard)
+        self.remote = ray.remote(num_cpus=1, max_retries=0)(count_unit)
         self.plan_ref = ray.put(plan)
         self.running: list[Any] = []
 
-    def submit(self, shard: Shard) -> None:
-        self.running.append(self.remote.remote(self.plan_ref, shard))
+    def submit(self, unit: Unit) -> None:
+        self.running.append(self.remote.remote(self.plan_ref, unit))
 
     def next_done(self) -> ShardOutcome:
         done, self.running = self.ray.wait(self.running, num_returns=1)
@@ -182,13 +234,15 @@ class _Ray:
 
 @dataclass
 class Progress:
-    """What a progress callback sees after every finished shard."""
+    """What a progress callback sees after every finished unit."""
 
     done: int
     total: int
     tokens: int
     seconds: float
     reused: int = 0
+    units_done: int = 0
+    units_total: int = 0
 
     @property
     def tokens_per_s(self) -> float:
@@ -197,13 +251,17 @@ class Progress:
 
 @dataclass
 class AuditRun:
-    """The map's outcome: shards counted (in corpus order), reused, skipped (bad, with tokens), failed."""
+    """The map's outcome: shards counted (in corpus order), reused, skipped (bad, with tokens), failed;
+    the units of every shard."""
 
     shards: list[Shard]
     counted: list[ShardOutcome] = field(default_factory=list)
     skipped: list[ShardOutcome] = field(default_factory=list)
     failed: Optional[ShardOutcome] = None
     seconds: float = 0.0
+    units: dict[int, list[Unit]] = field(default_factory=dict)
+    units_reused: int = 0
+    tokens_now: int = 0  # tokens counted by this run (not reused)
 
     def done_shards(self) -> list[Shard]:
         ok = {o.index for o in self.counted}
@@ -221,6 +279,121 @@ def shard_order(shards: Sequence[Shard], seed: int) -> list[Shard]:
     return order
 
 
+class _ShardTally:
+    """Units of one shard still to finish, and what the finished ones counted."""
+
+    def __init__(self, units: list[Unit]):
+        self.left = len(units)
+        self.tokens = 0
+        self.seconds = 0.0
+        self.cpu = 0.0
+        self.reused = 0
+
+    def add(self, out: ShardOutcome) -> bool:
+        """Add a finished unit; True when it was the shard's last."""
+        self.left -= 1
+        self.tokens += out.tokens
+        self.seconds += out.seconds
+        self.cpu += out.cpu_seconds
+        self.reused += int(out.reused)
+        return self.left == 0
+
+
+class _MapLoop:
+    """The map's bookkeeping: units left to count (finished ones reused), each shard's tally, progress."""
+
+    def __init__(
+        self,
+        run: AuditRun,
+        plan: CountPlan,
+        skip_bad: bool,
+        max_tokens: Optional[int],
+        progress: Optional[Callable[[Progress], None]],
+    ):
+        self.run, self.skip_bad, self.max_tokens, self.progress = run, skip_bad, max_tokens, progress
+        self.t0 = time.perf_counter()
+        self.tally = {i: _ShardTally(units) for i, units in run.units.items()}
+        self.n_units = sum(len(u) for u in run.units.values())
+        self.todo: list[Unit] = []
+        self.units_done = 0
+        for s in run.shards:
+            for u in run.units[s.index]:
+                n = finished(plan, u)
+                if n is None:
+                    self.todo.append(u)
+                    continue
+                self.units_done += 1
+                if self.tally[s.index].add(ShardOutcome(s.index, n, reused=True, part=u.part)):
+                    run.counted.append(ShardOutcome(s.index, self.tally[s.index].tokens, reused=True))
+        run.units_reused = self.units_done
+        self.n_reused = len(run.counted)
+        self.reused_tokens = sum(t.tokens for t in self.tally.values())
+        self.tokens = 0
+        self.bad: set[int] = set()
+        self.begun = {i for i, t in self.tally.items() if t.left < len(run.units[i])}
+        self.limit()
+        self.report()
+
+    def report(self) -> None:
+        if self.progress:
+            run = self.run
+            done, secs = len(run.counted) + len(run.skipped), time.perf_counter() - self.t0
+            p = Progress(
+                done, len(run.shards), self.tokens, secs, self.n_reused, self.units_done, self.n_units
+            )
+            self.progress(p)
+
+    def limit(self) -> None:
+        """Once ``max_tokens`` are counted, start no unit of a shard not begun."""
+        if self.max_tokens is not None and self.reused_tokens + self.tokens >= self.max_tokens:
+            self.todo = [u for u in self.todo if u.shard.index in self.begun]
+
+    def next_unit(self) -> Optional[Unit]:
+        while self.todo:
+            unit = self.todo.pop(0)
+            if unit.shard.index not in self.bad:
+                self.begun.add(unit.shard.index)
+                return unit
+        return None
+
+    def finished(self, out: ShardOutcome) -> bool:
+        """Book a unit's outcome; True to stop (a bad shard without ``skip_bad``)."""
+        run = self.run
+        if out.index in self.bad:
+            return False
+        if out.error is not None:
+            if not self.skip_bad:
+                run.failed = run.failed or out
+                return True
+            self.bad.add(out.index)
+            run.skipped.append(out)
+            self.report()
+            return False
+        self.units_done += 1
+        self.tokens += out.tokens
+        t = self.tally[out.index]
+        if t.add(out):
+            whole = t.reused == len(run.units[out.index])
+            run.counted.append(ShardOutcome(out.index, t.tokens, t.seconds, None, whole, t.cpu))
+            self.report()
+        elif len(run.units[out.index]) > 1:
+            self.report()
+        self.limit()
+        return False
+
+    def drive(self, pool: Any) -> None:
+        inflight, stop = 0, False
+        while True:
+            while not stop and inflight < pool.capacity and (unit := self.next_unit()) is not None:
+                pool.submit(unit)
+                inflight += 1
+            if not inflight:
+                break
+            out = pool.next_done()
+            inflight -= 1
+            stop = self.finished(out) or stop
+
+
 def run_map(
     shards: Sequence[Shard],
     plan: CountPlan,
@@ -231,78 +404,60 @@ def run_map(
     ray_address: Optional[str] = None,
     progress: Optional[Callable[[Progress], None]] = None,
 ) -> AuditRun:
-    """Count every shard not already counted (resume), in order; stop starting shards after a bad one
-    (unless ``skip_bad_shards``) or once ``max_tokens`` are counted. Finished shards' counts stay on disk."""
+    """Count every unit not already counted (resume), in order; stop starting units after a bad one (unless
+    ``skip_bad_shards``: its shard is left out) or, once ``max_tokens`` are counted, units of shards not
+    begun. Finished units' counts stay on disk."""
     if executor not in EXECUTORS:
         raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if workers < 1:
         raise UsageError(f"--workers must be ≥ 1, got {workers}")
-    t0 = time.perf_counter()
-    run = AuditRun(list(shards))
-    todo: list[Shard] = []
-    for s in shards:
-        n = finished(plan, s)
-        if n is None:
-            todo.append(s)
-        else:
-            run.counted.append(ShardOutcome(s.index, n, reused=True))
-    counted_tokens = 0
-    n_reused = len(run.counted)
-
-    def report() -> None:
-        if progress:
-            done = len(run.counted) + len(run.skipped)
-            progress(Progress(done, len(shards), counted_tokens, time.perf_counter() - t0, n_reused))
-
-    reused_tokens = sum(o.tokens for o in run.counted)
-    if max_tokens is not None and reused_tokens >= max_tokens:
-        todo = []
-    report()
-    if todo:
+    run = AuditRun(list(shards), units={s.index: plan.units(s) for s in shards})
+    loop = _MapLoop(run, plan, skip_bad_shards, max_tokens, progress)
+    if loop.todo:
         if executor == "ray":
             pool: Any = _Ray(plan, ray_address, workers)
         else:
             pool = _Inline(plan) if workers == 1 else _Processes(plan, workers)
-        inflight, stop = 0, False
         try:
-            while todo or inflight:
-                while todo and not stop and inflight < pool.capacity:
-                    pool.submit(todo.pop(0))
-                    inflight += 1
-                if not inflight:
-                    break
-                out = pool.next_done()
-                inflight -= 1
-                if out.error is None:
-                    run.counted.append(out)
-                    counted_tokens += out.tokens
-                    if max_tokens is not None and reused_tokens + counted_tokens >= max_tokens:
-                        stop = True
-                elif skip_bad_shards:
-                    run.skipped.append(out)
-                else:
-                    run.failed = run.failed or out
-                    stop = True
-                if out.error is None or skip_bad_shards:  # a failed shard advances nothing: no new line
-                    report()
-                if stop:
-                    todo = []
+            loop.drive(pool)
         finally:
             pool.close()
     order = {s.index: i for i, s in enumerate(shards)}
+    run.tokens_now = loop.tokens
     run.counted.sort(key=lambda o: order[o.index])
     run.skipped.sort(key=lambda o: order[o.index])
-    run.seconds = time.perf_counter() - t0
+    run.seconds = time.perf_counter() - loop.t0
     return run
 
 
-def merge_partials(plan: CountPlan, shards: Sequence[Shard]) -> PartialCounts:
-    """The reduce: add the partial counts of ``shards`` in corpus order."""
+def shard_counts(
+    plan: CountPlan, shard: Shard, units: Optional[list[Unit]] = None, into: Optional[PartialCounts] = None
+) -> PartialCounts:
+    """A shard's counts: its partial file, or its ranges' files added and joined at the seams."""
+    configs = check_configs(plan.configs)
+    acc = into if into is not None else PartialCounts(tuple(c.context for c in configs))
+    units = units or plan.units(shard)
+    if len(units) == 1:
+        part, _ = load_unit(plan, units[0])
+        if into is None:
+            return part
+        acc.add(part)
+        return acc
+    joiner = SeamJoiner(plan.pairs, configs, acc)
+    for unit in units:
+        joiner.add(*load_unit(plan, unit))
+    joiner.finish()
+    return acc
+
+
+def merge_partials(
+    plan: CountPlan, shards: Sequence[Shard], units: Optional[dict[int, list[Unit]]] = None
+) -> PartialCounts:
+    """The reduce: add the partial counts of ``shards`` in corpus order (ranges joined at their seams)."""
     configs = check_configs(plan.configs)
     acc = PartialCounts(tuple(c.context for c in configs))
     for shard in sorted(shards, key=lambda s: s.index):
-        part, _ = PartialCounts.load(plan.partial_path(shard))
-        acc.add(part)
+        shard_counts(plan, shard, (units or {}).get(shard.index), into=acc)
     return acc
 
 
@@ -317,7 +472,7 @@ def shard_bootstrap(
     """Percentile intervals of μ and σ (per context) and of tokens per shard, resampling whole shards
     with replacement: the spread an estimate from these shards has over other draws of shards."""
     configs = check_configs(plan.configs)
-    parts = [PartialCounts.load(plan.partial_path(s))[0] for s in sorted(shards, key=lambda s: s.index)]
+    parts = [shard_counts(plan, s) for s in sorted(shards, key=lambda s: s.index)]
     nan = (math.nan, math.nan)
     if len(parts) < 2 or n_resamples <= 0:
         return {c.context: {"mu": nan, "sigma": nan} for c in configs} | {"tokens_per_shard": {"mean": nan}}

@@ -210,6 +210,8 @@ def shard_documents(shard: Shard, text_field: str = "text") -> Iterator[tuple[in
 
 def tally_tokens(shard: Shard, text_field: str = "text") -> int:
     """Whitespace tokens of the readable documents of a bad shard (bad lines and a truncated tail skipped)."""
+    if shard.kind == "text":  # a text shard is one document: a bad one has no readable records
+        return 0
     if shard.kind != "jsonl":
         try:
             return sum(len(t.split()) for _, t in shard_documents(shard, text_field))

@@ -1,15 +1,9 @@
-"""Streaming co-occurrence counts: documents in batches -> partial counts that add up (the map step).
+"""Partial co-occurrence counts that add up (the map step's output, the reduce's sum) and their files.
 
-Counts are sums over positions, and windows never cross documents (spec §2.2), so a corpus cut between
-documents (into shards, and shards into batches of documents) gives partial counts whose sum is the whole
-corpus's: integer counts identical, infinite-context (float) counts equal up to the order of the float
-additions (a relative 1e-15 or so). Each batch goes through the in-memory path's own steps
-(:func:`~genderscope.bordia.text.split_units`, :func:`~genderscope.bordia.text.cut_segments`,
-:func:`~genderscope.bordia.cooccurrence.count_ids`), over one vocabulary that grows batch by batch, so
-there is one definition of a count. Word types keep their first-occurrence order when partial counts are
-added in corpus order, as in the in-memory path.
-
-Memory: one batch of documents (``batch_chars`` characters) plus arrays over the vocabulary.
+Counts are sums over positions, so counts of parts of a corpus add up to the whole corpus's: integer
+counts identical, infinite-context (float) counts equal up to the order of the float additions. Word types
+keep their first-occurrence order when partial counts are added in corpus order, as in the in-memory path.
+The streaming counter that makes them is :mod:`genderscope.bordia.counter`.
 """
 
 from __future__ import annotations
@@ -19,13 +13,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from genderscope.bordia.cooccurrence import CountConfig, Counts, authors_keys, count_ids
+from genderscope.bordia.cooccurrence import CountConfig, Counts
 from genderscope.bordia.pairs import GenderPairs
-from genderscope.bordia.text import EOS, TokenStream, cut_segments, split_units
 
 DEFAULT_BATCH_CHARS = 4_000_000
 
@@ -72,8 +65,8 @@ class PartialCounts:
     def _ids(self, types: Sequence[str]) -> np.ndarray:
         """Ids of ``types`` (each listed once); new types are appended in their order."""
         index, new = self.index, self.types
-        if not isinstance(index, _Vocab):
-            index = self.index = _Vocab(index)
+        if not isinstance(index, _Vocab) or len(index) != len(new):  # e.g. a part made without its index
+            index = self.index = _Vocab((t, i) for i, t in enumerate(new))
         n0 = len(index)
         ids = np.fromiter(map(index.__getitem__, types), dtype=np.int64, count=len(types))
         if len(index) > n0:
@@ -138,8 +131,9 @@ class PartialCounts:
         )
 
     # -- files ----------------------------------------------------------------------------------------
-    def save(self, path: Path, meta: dict[str, Any]) -> None:
-        """An ``.npz`` of the arrays and ``meta`` (JSON), written via a temporary file and a rename."""
+    def save(self, path: Path, meta: dict[str, Any], extra: Optional[dict[str, np.ndarray]] = None) -> None:
+        """An ``.npz`` of the arrays (and ``extra`` ones) and ``meta`` (JSON), written via a temporary file
+        and a rename."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         n = self.n_types
@@ -151,6 +145,7 @@ class PartialCounts:
                 np.uint8,
             ),
         }
+        arrays.update(extra or {})
         for ctx in self.male:
             arrays[f"male.{ctx}"] = self.male[ctx][:n]
             arrays[f"female.{ctx}"] = self.female[ctx][:n]
@@ -182,93 +177,6 @@ class PartialCounts:
         return out, meta
 
 
-class _StreamCounter:
-    """Counts batch after batch over one growing vocabulary (no per-batch re-indexing): the tokenisation
-    and segmentation of :func:`tokenize_documents`, the counting of :func:`count_cooccurrences`."""
-
-    def __init__(self, pairs: GenderPairs, configs: Sequence[CountConfig]):
-        self.pairs, self.configs = pairs, list(configs)
-        cfg0 = self.configs[0]
-        self.boundary = cfg0.boundary
-        self.drop = set(cfg0.drop_tokens or ()) | ({EOS} if self.boundary == "line" else set())
-        self.vocab = _Vocab()
-        self.flags = np.zeros((3, 0), dtype=bool)  # male, female, dropped per type id
-        self.acc = PartialCounts(tuple(c.context for c in self.configs))
-        self.arrays: dict[str, list[np.ndarray]] = {}
-        self.freq = np.zeros(0, np.int64)
-
-    def _flags(self) -> np.ndarray:
-        n_old, n = self.flags.shape[1], len(self.vocab)
-        if n > n_old:
-            new = list(self.vocab)[n_old:]  # dicts keep insertion order = id order
-            add = np.array(
-                [
-                    [t in self.pairs.male for t in new],
-                    [t in self.pairs.female for t in new],
-                    [t in self.drop for t in new],
-                ],
-                dtype=bool,
-            )
-            self.flags = np.concatenate([self.flags, add.reshape(3, len(new))], axis=1)
-        return self.flags
-
-    def add(self, texts: Sequence[str]) -> None:
-        tokens, unit_lengths, unit_doc = split_units(texts, self.boundary)
-        ids = np.fromiter(map(self.vocab.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        del tokens
-        is_m, is_f, dropped = self._flags()
-        eos = self.vocab.get(EOS)
-        kept, seg_lengths, seg_doc, doc_lengths = cut_segments(
-            ids, dropped, eos, unit_lengths, unit_doc, len(texts), self.boundary
-        )
-        stream = TokenStream([], kept, seg_lengths, seg_doc, doc_lengths, self.boundary)
-        n = is_m.size
-        freq = None
-        for cfg in self.configs:
-            freq, cm, cf, n_m, n_f = count_ids(kept, is_m, is_f, stream, cfg)
-            keys = authors_keys(stream, n, cfg)
-            dtype = np.int64 if cfg.context == "fixed" else np.float64
-            self._add(cfg.context, (cm.astype(dtype), cf.astype(dtype), keys))
-        self.freq = _grow(self.freq, n)
-        if freq is not None:
-            self.freq[:n] += freq
-        t = self.acc.totals
-        t["n_tokens"] += int(kept.size)
-        t["n_male"] += n_m
-        t["n_female"] += n_f
-        t["n_segments"] += int(seg_lengths.size)
-        t["n_documents"] += len(texts)
-
-    def _add(self, ctx: str, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-        n = arrays[0].size
-        have = self.arrays.get(ctx)
-        if have is None:
-            self.arrays[ctx] = [_grow(np.zeros(0, a.dtype), n) for a in arrays]
-            have = self.arrays[ctx]
-        for i, a in enumerate(arrays):
-            have[i] = _grow(have[i], n)
-            if a.dtype == bool:
-                have[i][:n] |= a
-            else:
-                have[i][:n] += a
-
-    def result(self) -> PartialCounts:
-        """The counts over the kept word types (dropped tokens' types removed; order kept)."""
-        n = len(self.vocab)
-        keep = ~self._flags()[2][:n]
-        idx = np.flatnonzero(keep)
-        words = list(self.vocab)
-        acc = self.acc
-        acc.types = [words[i] for i in idx]
-        acc.index = _Vocab((t, i) for i, t in enumerate(acc.types))
-        acc.freq = _grow(self.freq, n)[idx]
-        for ctx, (m, f, k) in self.arrays.items():
-            acc.male[ctx] = _grow(m, n)[idx]
-            acc.female[ctx] = _grow(f, n)[idx]
-            acc.keys[ctx] = _grow(k, n)[idx]
-        return acc
-
-
 def check_configs(configs: Sequence[CountConfig]) -> list[CountConfig]:
     """Resolved configs that share one tokenisation (boundary and drop set), one per context."""
     out = [c.resolved() for c in configs]
@@ -276,31 +184,3 @@ def check_configs(configs: Sequence[CountConfig]) -> list[CountConfig]:
     if len(keys) != 1 or len({c.context for c in out}) != len(out):
         raise ValueError("streamed configs must share boundary and drop_tokens and differ in context")
     return out
-
-
-def count_texts(
-    texts: Iterable[str],
-    pairs: GenderPairs,
-    configs: Sequence[CountConfig],
-    batch_chars: int = DEFAULT_BATCH_CHARS,
-    into: PartialCounts | None = None,
-) -> PartialCounts:
-    """Stream ``texts`` (one document each) in batches of about ``batch_chars`` characters into
-    partial counts (``into``, or a new one)."""
-    configs = check_configs(configs)
-    counter = _StreamCounter(pairs, configs)
-    batch: list[str] = []
-    size = 0
-    for text in texts:
-        batch.append(text)
-        size += len(text)
-        if size >= batch_chars:
-            counter.add(batch)
-            batch, size = [], 0
-    if batch:
-        counter.add(batch)
-    part = counter.result()
-    if into is None:
-        return part
-    into.add(part)
-    return into

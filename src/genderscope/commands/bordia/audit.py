@@ -86,7 +86,9 @@ def audit_corpus(
     out = Path(options.out)
     if options.fresh and (out / "partials").exists():
         shutil.rmtree(out / "partials")
-    plan = CountPlan(pairs, configs, str(out / "partials"), options.text_field, options.batch_chars)
+    plan = CountPlan(
+        pairs, configs, str(out / "partials"), options.text_field, options.batch_chars, options.range_bytes
+    )
     cfg0 = configs[-1]
     if (
         cfg0.geometry == "paper"
@@ -117,7 +119,7 @@ def audit_corpus(
             f"{run.failed.error}; stopped ({whose} counts kept in {plan.partials}: rerun to resume, or add "
             "--skip-bad-shards)"
         )
-    acc = merge_partials(plan, run.done_shards())
+    acc = merge_partials(plan, run.done_shards(), run.units)
     scores = {}
     for cfg in configs:
         counts = acc.counts(cfg.context, cfg, pairs)
@@ -194,11 +196,12 @@ def audit_results(
             "reused": len(run.counted) - len(counted),
             "skipped": [{"shard": names[o.index], "error": o.error, "tokens": o.tokens} for o in run.skipped],
         },
+        "ranges": {"total": sum(len(u) for u in run.units.values()), "reused": run.units_reused},
         "throughput": {
             "wall_seconds": round(run.seconds, 3),
-            "tokens_counted_now": sum(o.tokens for o in counted),
-            "tokens_per_second_per_worker": (sum(o.tokens for o in counted) / secs) if secs else None,
-            "tokens_per_cpu_second_per_worker": (sum(o.tokens for o in counted) / cpu) if cpu else None,
+            "tokens_counted_now": run.tokens_now,
+            "tokens_per_second_per_worker": (run.tokens_now / secs) if secs else None,
+            "tokens_per_cpu_second_per_worker": (run.tokens_now / cpu) if cpu else None,
         },
         "estimate": estimate,
         "most_biased": most_biased(scores, top),

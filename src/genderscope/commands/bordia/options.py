@@ -41,6 +41,13 @@ class CorpusScoreOptions(CountingOptions):
     )
     context: str = opt("both", "fixed | infinite | both", CONTEXTS)
     authors_format: bool = opt(False, "also write all_words.json in the authors' key layout")
+    max_bytes: int = opt(
+        1 << 28,
+        "largest corpus read into memory (about 25 bytes of memory per byte of text); a larger one stops "
+        "before reading, pointing to `bordia audit` (0 = no limit)",
+        minimum=0,
+        maximum=10**15,
+    )
     out: Path = opt(Path("runs/bordia-score"), "output folder", aliases=("-o",))
 
 
@@ -77,13 +84,20 @@ class CorpusAuditOptions(CountingOptions):
         maximum=10**6,
     )
     batch_chars: int = opt(
-        4_000_000, "characters of documents counted at once (bounds memory)", minimum=1, maximum=10**12
+        4_000_000, "bytes of text counted at once (bounds memory)", minimum=1, maximum=10**12
+    )
+    range_bytes: int = opt(
+        1 << 26,
+        "a text or JSONL file larger than this is counted in byte ranges of this size (workers share it; a "
+        "rerun after a kill recounts only unfinished ranges)",
+        minimum=1,
+        maximum=10**15,
     )
     fresh: bool = opt(False, "recount every shard (default: reuse finished shards' partial counts)")
     out: Path = opt(Path("runs/bordia-audit"), "output folder", aliases=("-o",))
 
     def __post_init__(self) -> None:
-        for name in ("workers", "batch_chars"):
+        for name in ("workers", "batch_chars", "range_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be ≥ 1")
         for name in ("max_tokens", "sample_shards"):

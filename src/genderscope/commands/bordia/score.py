@@ -7,6 +7,7 @@ sweep have results.json only).
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -14,10 +15,11 @@ from typing import Any, Sequence
 from genderscope.bordia.inputs import default_pairs, input_datasets
 from genderscope.bordia.pairs import load_gender_pairs
 from genderscope.bordia.scoring import ContextScore, context_configs, score_documents, write_score_tables
-from genderscope.bordia.text import read_corpus
+from genderscope.bordia.text import read_corpus, resolve_corpus_paths
 from genderscope.commands.bordia.glossary import METRIC_DOCS, REFERENCES
 from genderscope.commands.bordia.options import CorpusScoreOptions
 from genderscope.commands.bordia.runlog import command_manifest, score_metrics
+from genderscope.common.errors import UsageError
 from genderscope.core.command import Command
 from genderscope.core.evidence import ReportFacts
 from genderscope.core.options import check_choices
@@ -46,6 +48,7 @@ def score_corpus(options: CorpusScoreOptions) -> dict[str, ContextScore]:
     pairs = load_gender_pairs(
         default_pairs(options.corpora, options.pairs), fix_wife_husband=options.fix_wife_husband
     )
+    check_size(options)
     docs = read_corpus(options.corpora)
     scores = score_documents(docs, pairs, context_configs(base, options.context), score_options)
     inputs = [d.name for d in docs]
@@ -61,6 +64,28 @@ def score_corpus(options: CorpusScoreOptions) -> dict[str, ContextScore]:
     model = "corpus:" + ",".join(options.corpora)
     write_run_log(options.out, manifest, ResultsFile(model=model, tasks={COMMAND.name: results}))
     return scores
+
+
+#: memory `bordia score` needs per byte of corpus text (measured: 4.8 GB for a 190 MB, 32 M-token file)
+MEMORY_PER_BYTE = 25
+
+
+def check_size(options: CorpusScoreOptions) -> None:
+    """UsageError before reading a corpus larger than ``--max-bytes``: `bordia audit` streams it."""
+    if not options.max_bytes:
+        return
+    size = sum(p.stat().st_size for p in resolve_corpus_paths(options.corpora))
+    if size > options.max_bytes:
+        args = " ".join(shlex.quote(str(c)) for c in options.corpora)
+        raise UsageError(
+            f"the corpus is {_size(size)}: `bordia score` holds it in memory (about "
+            f"{_size(size * MEMORY_PER_BYTE)}); `genderscope bordia audit {args} --pairs ...` counts it in "
+            f"bounded memory with the same numbers (or raise --max-bytes, now {options.max_bytes:,})"
+        )
+
+
+def _size(n: float) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB" if n >= 1e6 else f"{n:,.0f} bytes"
 
 
 def score_results(
