@@ -317,6 +317,7 @@ print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss /
 """
 
 
+@pytest.mark.slow  # a 40 MB corpus: about a minute of CPU, heavy beside a parallel suite
 def test_one_large_text_file_is_counted_in_bounded_memory(tmp_path, data_registry):
     """A 40 MB single-document .txt (about 7 M tokens; `bordia score` would need ~8 GB): peak memory of the
     whole audit process stays under 600 MB."""

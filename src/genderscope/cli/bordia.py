@@ -81,7 +81,8 @@ def audit_cmd(options: CorpusAuditOptions) -> None:
         rate = f"{p.tokens_per_s / 1e6:.2f}M tokens/s" if p.tokens else "–"
         reused = f" ({p.reused} reused)" if p.reused else ""
         ranges = f", ranges {p.units_done}/{p.units_total}" if p.units_total > p.total else ""
-        err.print(f"[dim]shards {p.done}/{p.total}{reused}{ranges}, {p.tokens:,} tokens counted, {rate}[/dim]")
+        line = f"shards {p.done}/{p.total}{reused}{ranges}, {p.tokens:,} tokens counted, {rate}"
+        err.print(f"[dim]{line}[/dim]")
 
     result = audit_corpus(options, progress)
     print_scores(result.scores, min(options.top, 5), out)
