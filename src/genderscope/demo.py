@@ -423,7 +423,8 @@ def demo_steps(console: Console) -> list[Step]:
 def describe_steps() -> str:
     """What the demo runs, one line per step (``--quick`` marks the steps it keeps), for help texts."""
     lines = [
-        f"* {s.title}{'' if s.in_quick else ' (not with --quick)'}" for s in demo_steps(Console(quiet=True))
+        f"* `{s.name}`: {s.title}{'' if s.in_quick else ' (not with --quick)'}"
+        for s in demo_steps(Console(quiet=True))
     ]
     return "\n\n".join(lines)
 
@@ -488,6 +489,19 @@ class _Conversions:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _only_steps(steps: list[Step], only: list[str] | None) -> set[str]:
+    """The names of the steps to run: all, or those named in ``only`` (an unknown name: UsageError)."""
+    names = [s.name for s in steps]
+    if not only:
+        return set(names)
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        from genderscope.common.errors import UsageError
+
+        raise UsageError(f"--only {unknown[0]!r}: no such demo step; the steps are {', '.join(names)}")
+    return set(only)
+
+
 def _run_step(step: Step, out_dir: Path, quick: bool, console: Console, outcome: DemoOutcome) -> None:
     """Run one step, recording its folder(s) and times, or its failure."""
     console.rule(step.title)
@@ -511,22 +525,38 @@ def _time_lines(outcome: DemoOutcome, wall: float, cpu: float) -> list[str]:
     return ["step times:", *lines]
 
 
-def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None) -> DemoOutcome:
+def run_demo(
+    out_dir: Path, quick: bool = False, console: Console | None = None, only: list[str] | None = None
+) -> DemoOutcome:
     """Run each demo step, then write ``out_dir/report.html`` over the steps that finished.
 
     A step that raises is recorded in :attr:`DemoOutcome.failed` (type and message) and the demo goes on;
     a step whose optional package is missing, or that ``quick`` leaves out, goes to ``skipped``.  Each
-    step's wall and CPU seconds go to :attr:`DemoOutcome.times` and are printed.
+    step's wall and CPU seconds go to :attr:`DemoOutcome.times` and are printed.  ``only``: the names of
+    the steps to run (the others are skipped; an unknown name is a usage error).
     """
     from genderscope.core.paths import display_path
+
+    from genderscope.common.config import keep_environment_mirror
 
     console = console or Console()
     outcome = DemoOutcome()
     started, cpu_started = time.perf_counter(), cpu_seconds()
     steps = demo_steps(console)
-    console.print(expectation(steps, quick))
+    chosen = _only_steps(steps, only)
+    console.print(expectation([s for s in steps if s.name in chosen], quick))
+    kept = keep_environment_mirror()
+    if kept is not None:
+        console.print(
+            f"data mirror {display_path(kept)} saved as your setting, so that commands in a plain shell "
+            "find it too (`genderscope data mirror` shows it)",
+            highlight=False,
+        )
     todo: list[Step] = []
     for step in steps:
+        if step.name not in chosen:
+            outcome.skipped[step.name] = "not named in --only"
+            continue
         reason = "not part of --quick" if quick and not step.in_quick else step.needs()
         if reason:
             outcome.skipped[step.name] = reason

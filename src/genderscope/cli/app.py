@@ -326,13 +326,17 @@ def demo(
     quick: bool = typer.Option(
         False, "--quick", help="only the null-model and tiny-model steps, on fewer items"
     ),
+    only: Optional[str] = typer.Option(
+        None, "--only", metavar="STEP,...", help="run only these steps (names as in the list above)"
+    ),
 ) -> None:
     """Run the offline demo (the help text is built from the demo's steps)."""
     from genderscope.core.validate import writable_path
     from genderscope.demo import run_demo
 
     writable_path("--out", out_dir, folder=True)
-    outcome = run_demo(out_dir, quick=quick, console=out)
+    names = [n.strip() for n in only.split(",") if n.strip()] if only is not None else None
+    outcome = run_demo(out_dir, quick=quick, console=out, only=names)
     if not outcome.ok:
         from rich.markup import escape
 

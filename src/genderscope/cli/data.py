@@ -159,6 +159,7 @@ def data_mirror(
         "environment": f"from ${MIRROR_ENV}, which wins over the saved setting",
         "config": "saved setting",
         "default": "default location",
+        "found": "found beside this checkout; the next run saves it",
         "none": "none set: `genderscope data mirror PATH` saves one",
     }[setting.source]
     out.print(f"mirror: {setting.path or '-'} ({explain})", soft_wrap=True)
