@@ -88,17 +88,21 @@ def run(
         "--spec",
         metavar="RUN_JSON",
         help="repeat the run recorded in a run folder's run.json (or a run spec file) exactly; "
-        "only --out and --progress may be given with it",
+        "only --out, --overwrite and --progress may be given with it",
     ),
     trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
     seed: Optional[int] = typer.Option(None, help=SEED_HELP, show_default=False),
-    out_dir: Optional[Path] = typer.Option(
+    out_dir: Optional[str] = typer.Option(
         None,
         "--out",
         "-o",
         metavar="DIR",
-        help="output folder (default: a new folder in runs/, named as above)",
+        help="output folder (default: a new folder in runs/, named as above); a folder holding another "
+        "run is refused unless --overwrite",
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="replace the run already in --out (a different spec)"
     ),
     label: Optional[str] = typer.Option(
         None, "--label", help="short name of this run in reports and comparisons (stored in run.json)"
@@ -141,7 +145,7 @@ def run(
         spec = load_spec(spec_file)
     else:
         spec = RunSpec.build(tasks, model or "random", options=options, use_cache=not no_cache, **given)
-    output = run_spec(spec, out=out_dir, progress=progress, reuse=True)
+    output = run_spec(spec, out=out_dir, progress=progress, reuse=True, overwrite=overwrite)
     _print_run(output)
 
 
