@@ -56,7 +56,15 @@ def read_config(path: Path | None = None) -> dict[str, str]:
     if not path.is_file():
         return {}
     values: dict[str, str] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise UsageError(
+            f"{path}:{line_no}: not UTF-8 text; fix the line or delete the file (`genderscope data mirror "
+            "PATH` writes it again)"
+        ) from None
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         m = _LINE.match(line)
