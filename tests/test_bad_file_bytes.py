@@ -56,7 +56,9 @@ def _in_run(name: str) -> Callable[[Path, Path, bytes], list[str]]:
     return build
 
 
-def _file(argv: Callable[[str, Path], list[str]], suffix: str = ".jsonl") -> Callable[[Path, Path, bytes], list[str]]:
+def _file(
+    argv: Callable[[str, Path], list[str]], suffix: str = ".jsonl"
+) -> Callable[[Path, Path, bytes], list[str]]:
     def build(root: Path, run: Path, data: bytes) -> list[str]:
         f = root / f"input{suffix}"
         f.write_bytes(data)
@@ -87,14 +89,17 @@ def _results_for(command: str) -> Callable[[Path, Path, bytes], list[str]]:
 RUN = ["--limit", "2", "--no-progress"]
 COMMANDS: dict[str, Callable[[Path, Path, bytes], list[str]]] = {
     "run replay": _file(lambda f, r: ["run", "gest", "--model", f"replay:{f}", *RUN, "--out", str(r / "o")]),
-    "run replay log": _file(lambda f, r: ["run", "direct", "--model", f"replay:{f}", *RUN, "--out", str(r / "o")]),
+    "run replay log": _file(
+        lambda f, r: ["run", "direct", "--model", f"replay:{f}", *RUN, "--out", str(r / "o")]
+    ),
     "run --spec": _file(lambda f, r: ["run", "--spec", f, "--out", str(r / "o")], ".json"),
     "batch read": _file(lambda f, r: ["batch", "read", f, "--model", "openai:m"]),
     "gest-likelihood --scores": _file(
         lambda f, r: ["run", "gest-likelihood", "--scores", f, *RUN, "--out", str(r / "o")], ".txt"
     ),
     "bordia score": _file(
-        lambda f, r: ["bordia", "score", f, "--pairs", "penn", "--bootstrap", "0", "--out", str(r / "o")], ".txt"
+        lambda f, r: ["bordia", "score", f, "--pairs", "penn", "--bootstrap", "0", "--out", str(r / "o")],
+        ".txt",
     ),
     "reparse attempts": _in_run("attempts.jsonl"),
     "reparse run.json": _in_run("run.json"),
@@ -144,8 +149,13 @@ BYTES = st.one_of(
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(name=st.sampled_from(sorted(COMMANDS)), data=BYTES)
-def test_random_bytes_in_every_file(name: str, data: bytes, a_run: Path, tmp_path_factory: pytest.TempPathFactory,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_random_bytes_in_every_file(
+    name: str,
+    data: bytes,
+    a_run: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root = tmp_path_factory.mktemp("case")
     monkeypatch.chdir(root)
     with monkeypatch.context() as patch:

@@ -41,7 +41,10 @@ def test_cli_refusal_is_exit_2_and_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "GENDERSCOPE_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT / "src")}
     res = subprocess.run(
         [sys.executable, "-m", "genderscope.cli", "data", "mirror", str(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert res.returncode == 2, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
@@ -59,7 +62,9 @@ def test_saved_mirror_is_shown_as_its_path(tmp_path: Path, no_env_mirror: None) 
     assert f"mirror: {mirror}" in " ".join(res.output.split()), res.output
 
 
-def test_only_dataset_files_in_the_mirror_are_shortened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_dataset_files_in_the_mirror_are_shortened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(config.MIRROR_ENV, str(tmp_path))
     monkeypatch.chdir("/")
     report = f"report in {tmp_path}/runs/first/report.html"
@@ -74,13 +79,15 @@ def test_fresh_checkout_finds_the_mirror_beside_it_and_says_so_once(tmp_path: Pa
     env = {k: v for k, v in os.environ.items() if k != config.MIRROR_ENV}
     env.update(GENDERSCOPE_HOME=str(tmp_path / "home"), GENDERSCOPE_OFFLINE="1", PYTHONPATH=str(ROOT / "src"))
     cli = [sys.executable, "-m", "genderscope.cli", "run", "gest", "--limit", "5", "--no-progress"]
-    first = subprocess.run([*cli, "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True,
-                           timeout=300)
+    first = subprocess.run(
+        [*cli, "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True, timeout=300
+    )
     assert first.returncode == 0, first.stderr
     assert first.stderr.count("found beside this checkout") == 1
     assert config.read_config(tmp_path / "home" / "config.toml") == {"data_mirror": str(MIRROR.resolve())}
-    again = subprocess.run([*cli, "--out", str(tmp_path / "b")], env=env, capture_output=True, text=True,
-                           timeout=300)
+    again = subprocess.run(
+        [*cli, "--out", str(tmp_path / "b")], env=env, capture_output=True, text=True, timeout=300
+    )
     assert again.returncode == 0 and "found beside" not in again.stderr
 
 

@@ -62,11 +62,21 @@ def test_cli_refusal_is_one_line_exit_2(tmp_path: Path) -> None:
     import sys
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
-    cli = [sys.executable, "-m", "genderscope.cli", "run", "gest", "--no-progress", "--out", str(tmp_path / "r")]
+    cli = [
+        sys.executable,
+        "-m",
+        "genderscope.cli",
+        "run",
+        "gest",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "r"),
+    ]
     assert subprocess.run([*cli, "--limit", "20"], env=env, capture_output=True, timeout=300).returncode == 0
     res = subprocess.run([*cli, "--limit", "10"], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "--overwrite" in res.stderr
-    res = subprocess.run([*cli[:-2], "--out", "", "--limit", "10"], env=env, capture_output=True, text=True,
-                         timeout=300)
+    res = subprocess.run(
+        [*cli[:-2], "--out", "", "--limit", "10"], env=env, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 2 and "give the path of an output folder" in res.stderr

@@ -179,14 +179,10 @@ def run_spec(
 
     ``overwrite=False`` (the CLI's ``run`` without ``--overwrite``, the Python API): an ``out`` folder
     holding a run of another spec is refused (:func:`~genderscope.core.outdir.check_out_folder`)."""
-    from genderscope.core.outdir import check_out_folder
+    from genderscope.core.outdir import check_out
     from genderscope.core.progress import make_progress
-    from genderscope.core.validate import writable_path
 
-    if out is not None:  # the one check of --out, before any model loads (the CLI and run_tasks leave it here)
-        writable_path("--out", out, folder=True)
-        if write:
-            check_out_folder(out, spec, overwrite)
+    check_out(out, spec, write, overwrite)  # the one check of --out, before any model loads
     prep = prepare_run(spec, data=data)
     built, backend_cls, data = prep.tasks, prep.backend_cls, prep.data
     model, use_cache = spec.model, spec.use_cache

@@ -74,3 +74,16 @@ def check_out_folder(out: str | Path, spec: Any, overwrite: bool) -> None:
         )
     for name in DERIVED_FILES:
         (folder / name).unlink(missing_ok=True)
+
+
+def check_out(out: str | Path | None, spec: Any, write: bool, overwrite: bool) -> None:
+    """The one check of a run's ``--out`` (None: a new default folder, nothing to check): a folder that can be
+    written (:func:`~genderscope.core.validate.writable_path`), and, when the run writes, not one holding
+    another run (:func:`check_out_folder`)."""
+    from genderscope.core.validate import writable_path
+
+    if out is None:
+        return
+    writable_path("--out", out, folder=True)
+    if write:
+        check_out_folder(out, spec, overwrite)

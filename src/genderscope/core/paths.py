@@ -92,8 +92,8 @@ def display_path(path: str | os.PathLike[str]) -> str:
 
 def scrub_paths(text: str) -> str:
     """``text`` with every absolute path under site-packages, a dataset folder of the data mirror,
-    $GENDERSCOPE_HOME, the cwd or the home folder written as :func:`display_path` writes it (reports, model cards and terminal
-    output show no machine path)."""
+    $GENDERSCOPE_HOME, the cwd or the home folder written as :func:`display_path` writes it (reports,
+    model cards and terminal output show no machine path)."""
     if "/" not in text:
         return text
     text = _mirror_files(text)

@@ -34,10 +34,8 @@ def utf8_lines(path: str | Path, fix: str = UTF8_FIX) -> Iterator[tuple[int, str
             try:
                 yield lineno, raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise DataError(
-                    f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                    f"{fix}"
-                ) from None
+                byte = f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
+                raise DataError(f"{path}:{lineno}: not UTF-8 text ({byte}); {fix}") from None
 
 
 def _has_surrogate(value: Any) -> bool:

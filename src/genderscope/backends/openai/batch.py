@@ -118,7 +118,8 @@ def parse_result_line(raw: bytes, where: str) -> ResultLine:
     try:
         obj = json.loads(raw)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+        byte = f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
+        raise ValueError(f"{where}: not UTF-8 text ({byte})") from None
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{where}: not JSON ({exc})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):

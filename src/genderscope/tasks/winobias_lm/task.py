@@ -49,6 +49,7 @@ from genderscope.core.primitives import (
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.rounds import Answers, Round, Rounds
 from genderscope.core.metrics import Metric
+from genderscope.core.metrics import revised
 from genderscope.core.task import Task, TaskResult
 from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.winobias_lm.glossary import METRIC_DOCS
@@ -106,7 +107,16 @@ class WinoBiasLMTask(Task):
         "WinoBias (English) for masked/causal LMs: pronoun fill-in accuracy, pro vs anti, with adjectives"
     )
     Options = WinoBiasLMOptions
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={
+            "bias": (-100.0, 100.0),
+            "*acc_pro": (0.0, 100.0),
+            "*acc_anti": (0.0, 100.0),
+            "*/bias": (-100.0, 100.0),
+        },
+        chance={"bias": 0.0},
+    )
     report_facts = ReportFacts(evidence=("counts.pairs",), evidence_unit="pairs")
     references = (WINOBIAS,)
     measurements = MEASUREMENTS
