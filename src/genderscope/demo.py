@@ -153,7 +153,7 @@ def _run(
         if quick and quick_limit is not None:
             args["limit"] = quick_limit
         target = model() if callable(model) else model
-        output = run_tasks(tasks, target, out=folder, progress=False, **args)
+        output = run_tasks(tasks, target, out=folder, progress=None, **args)  # a bar, or lines in a log
         for r in output.runs:
             console.print(render_result(r.task, r.result))
         return output.out_dir
@@ -329,6 +329,37 @@ def _smollm2_steps(on_smollm2: Callable[..., Step]) -> list[Step]:
     ]
 
 
+def _built_model_steps(console: Console) -> list[Step]:
+    """The steps on models the demo builds itself (a tiny masked LM, word-level LMs) and on a corpus."""
+    return [
+        Step(
+            "genda-lens-tiny-mlm",
+            "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
+            "the fly (a null model with a real tokenizer; 100 items each, 30 with --quick)",
+            _genda_tiny_mlm(console),
+            needs=_packages_missing(*HF, "tokenizers"),
+            tasks=("dawinobias", "abc"),
+            expect_s=22,
+        ),
+        Step(
+            "bordia-score-wikitext2",
+            "Bordia & Bowman: word bias of the WikiText-2 validation text",
+            _bordia_score(console),
+            tasks=("bordia-score",),
+            expect_s=1,
+        ),
+        Step(
+            "bordia-sweep-wikitext2",
+            "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, λ ∈ {0, 0.1}",
+            _bordia_sweep(console),
+            needs=_packages_missing("torch"),
+            in_quick=False,
+            tasks=("bordia-sweep",),
+            expect_s=9,
+        ),
+    ]
+
+
 def demo_steps(console: Console) -> list[Step]:
     """The demo's steps in order (each one independent of the others)."""
 
@@ -379,31 +410,7 @@ def demo_steps(console: Console) -> list[Step]:
             limit=80,
             expect_s=95,
         ),
-        Step(
-            "genda-lens-tiny-mlm",
-            "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
-            "the fly (a null model with a real tokenizer; 100 items each, 30 with --quick)",
-            _genda_tiny_mlm(console),
-            needs=_packages_missing(*HF, "tokenizers"),
-            tasks=("dawinobias", "abc"),
-            expect_s=22,
-        ),
-        Step(
-            "bordia-score-wikitext2",
-            "Bordia & Bowman: word bias of the WikiText-2 validation text",
-            _bordia_score(console),
-            tasks=("bordia-score",),
-            expect_s=1,
-        ),
-        Step(
-            "bordia-sweep-wikitext2",
-            "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, λ ∈ {0, 0.1}",
-            _bordia_sweep(console),
-            needs=_packages_missing("torch"),
-            in_quick=False,
-            tasks=("bordia-sweep",),
-            expect_s=9,
-        ),
+        *_built_model_steps(console),
     ]
     if "cooccurrence-amplification" in lookup.TASKS:
         steps.append(
