@@ -68,7 +68,10 @@ def rows_table(title: str, rows: list[dict[str, Any]]) -> Any:
         table.add_row(*(cell(r) for _, cell in cols))
     first = cols[0][1] if cols else (lambda r: "")
     notes = [
-        Text(f"{k.replace('_', ' ')} ({first(r)}): {r[k]}", style="dim") for k in long for r in rows if r.get(k)
+        Text(f"{k.replace('_', ' ')} ({first(r)}): {r[k]}", style="dim")
+        for k in long
+        for r in rows
+        if r.get(k)
     ]
     return Group(table, *notes) if notes else table
 
