@@ -1,5 +1,5 @@
-"""The report's first screen: tests as rows grouped by suite and use case, models as columns (each group
-only the models that ran one of its tests), one state chip per cell (a symbol, the value, the state's
+"""The report's first screen: tests as rows grouped by suite and use case, models as columns (one table per
+group and set of models that ran its tests, with only those columns), one state chip per cell (a symbol, the value, the state's
 colour), then the full table (value, 95% CI, state and
 reading of every cell, one row per test and model).
 
@@ -55,9 +55,9 @@ class OverviewRow:
 
 @dataclass
 class OverviewGroup:
-    """Tests of one suite and use case (``name``), or of no suite (:data:`OTHER`); ``columns``: the
-    positions of the models that ran at least one of them (the group's table shows only those, so many
-    models with few shared tests give no wall of empty cells)."""
+    """Tests of one suite and use case (``name``), or of no suite (:data:`OTHER`), run by the same models:
+    ``columns``, their positions (the table shows only those, so many models with few shared tests give
+    no wall of empty cells; a suite's tests run by other models form another table of the same name)."""
 
     name: str
     rows: list[OverviewRow] = field(default_factory=list)
@@ -142,6 +142,17 @@ def _metric_of(cells: list[Cell | None]) -> tuple[str, str | None, str]:
     return "", None, ""
 
 
+def _by_models(group: OverviewGroup) -> list[OverviewGroup]:
+    """``group`` as one table per set of models that ran its tests (in first-seen order), each with only
+    those models' columns: tests run by different models never share a row of empty cells."""
+    parts: dict[tuple[int, ...], OverviewGroup] = {}
+    for row in group.rows:
+        ran = tuple(i for i, chip in enumerate(row.chips) if chip is not None)
+        part = parts.setdefault(ran, OverviewGroup(group.name, columns=list(ran)))
+        part.rows.append(row)
+    return list(parts.values())
+
+
 def overview(table: SummaryTable, runs: list[Any]) -> Overview:
     """The first screen and the full table over ``table`` (:func:`summary_table` of ``runs``)."""
     groups: dict[str, OverviewGroup] = {}
@@ -159,10 +170,9 @@ def overview(table: SummaryTable, runs: list[Any]) -> Overview:
             full.append(FullRow(test, m, c, cell_anchor(test, m), k == 0, len(ran)))
     seen = list(groups)
     ordered = sorted(groups.values(), key=lambda g: _group_order(g.name, seen.index(g.name)))
-    for g in ordered:
-        g.columns = [i for i in range(len(table.rows)) if any(r.chips[i] is not None for r in g.rows)]
     # the full table follows the first screen's order
     order = [r.test for g in ordered for r in g.rows]
+    ordered = [part for g in ordered for part in _by_models(g)]
     full.sort(key=lambda f: order.index(f.test))
     states = [(s, sym, words) for s, (sym, words) in CHIP.items()]
     return Overview(list(table.rows), ordered, full, states)
