@@ -185,7 +185,7 @@ def kinds_markdown() -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m genderscope.core.matrix [kinds] -> docs/usage.md's / architecture's table
+if __name__ == "__main__":  # python -m genderscope.core.matrix [kinds] -> the table of docs/usage.md
     import sys
 
     print(kinds_markdown() if sys.argv[1:] == ["kinds"] else matrix_markdown())

@@ -1,7 +1,7 @@
 """The report's first screen: tests as rows grouped by suite and use case, models as columns (one table per
-group and set of models that ran its tests, with only those columns), one state chip per cell (a symbol, the value, the state's
-colour), then the full table (value, 95% CI, state and
-reading of every cell, one row per test and model).
+group and set of models that ran its tests, with only those columns), one state chip per cell (a symbol,
+the value, the state's colour), then the full table (value, 95% CI, state and reading of every cell, one
+row per test and model).
 
 It reads the cells of :func:`genderscope.report.summary.summary_table` (same states, same rules) and
 groups the tests by the suites of :data:`genderscope.core.lookup.SUITES` and, for GenderBench's probes, by
