@@ -31,7 +31,7 @@ BASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("data", "list"): ("@gest",),
     ("data", "fetch"): ("@gest/gest.csv",),
     ("data", "verify"): (),
-    ("data", "mirror"): ("@{empty_dir}",),
+    ("data", "mirror"): ("@{mirror}",),
     ("cache", "info"): (),
     ("cache", "clear"): ("--yes",),
     ("batch", "write"): ("@gest", "--model", "openai:m", "--out", "{new}.jsonl", "--limit", "2"),
@@ -71,12 +71,16 @@ def fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     batch.write_text(json.dumps({"custom_id": "x", "response": {"status_code": 200, "body": {}}}) + "\n")
     lm_run = root / "lm-run"
     lm_run.mkdir()
+    mirror = root / "mirror"  # a folder `data mirror` accepts: it holds a MANIFEST.tsv
+    mirror.mkdir()
+    (mirror / "MANIFEST.tsv").write_text("path\tsha256\tbytes\n")
     return {
         "file": a_file,
         "empty_dir": empty,
         "corpus": corpus,
         "batch_output": batch,
         "lm_run": lm_run,
+        "mirror": mirror,
         "run": gest_run(root / "run", limit=3),
         "gen_run": _bold_run(root / "bold"),
     }

@@ -61,7 +61,8 @@ def test_random_run_passes_and_stereotypical_replay_fails(runs, tmp_path: Path) 
     assert bad.returncode == 1, bad.stdout + bad.stderr
     fails = [ln for ln in bad.stdout.splitlines() if ln.startswith("FAIL")]
     assert len(fails) == 1
-    assert "gest · stereotype_rate = 1 [1, 1] · biased · p = <0.0001, holm-adjusted p = <0.0001" in fails[0]
+    want = "gest · stereotype_rate = 1 [1, 1] (chance 0) · biased · p = <0.0001, holm-adjusted p = <0.0001"
+    assert want in fails[0]
     assert fails[0].endswith("· state biased (--fail-on biased)")
     root = ET.parse(junit).getroot()
     assert root.get("tests") == "2" and root.get("failures") == "1"

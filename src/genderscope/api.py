@@ -85,13 +85,15 @@ def run(
     write: bool = True,
     progress: bool = False,
     label: str | None = None,
+    overwrite: bool = False,
     **options: Any,
 ) -> RunResult:
     """Run one or more tasks on a model; every CLI option is a keyword argument.
 
     ``options`` holds task and backend options by name (``parser="robust"``,
     ``base_url="http://127.0.0.1:8000/v1"``, ``concurrency=32``, ...). ``seed``: the run seed
-    (:func:`~genderscope.core.runspec.derive_seeds` says what each part of it drives).
+    (:func:`~genderscope.core.runspec.derive_seeds` says what each part of it drives). ``out`` holding a
+    run of another spec is refused unless ``overwrite``.
     """
     from genderscope.core.runspec import RunSpec
 
@@ -107,11 +109,16 @@ def run(
         max_tokens=max_tokens,
         label=label,
     )
-    return run_spec(spec, out=out, write=write, progress=progress)
+    return run_spec(spec, out=out, write=write, progress=progress, overwrite=overwrite)
 
 
 def run_spec(
-    spec: Any, *, out: str | Path | None = None, write: bool = True, progress: bool = False
+    spec: Any,
+    *,
+    out: str | Path | None = None,
+    write: bool = True,
+    progress: bool = False,
+    overwrite: bool = False,
 ) -> RunResult:
     """Run a :class:`~genderscope.core.runspec.RunSpec`, or repeat the run whose run.json (or run folder,
     or spec file) is ``spec``: the same tasks, options and seed, so the same attempts and metrics."""
@@ -120,7 +127,7 @@ def run_spec(
 
     if not isinstance(spec, RunSpec):
         spec = load_spec(spec)
-    output = engine_run_spec(spec, out=out, progress=progress, write=write)
+    output = engine_run_spec(spec, out=out, progress=progress, write=write, overwrite=overwrite)
     return RunResult(
         out_dir=output.out_dir if write else None,
         metrics={r.task.name: r.result.metrics for r in output.runs},

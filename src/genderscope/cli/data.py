@@ -145,7 +145,7 @@ def data_mirror(
 
     Example: `genderscope data mirror ../shared/data`
     """
-    from genderscope.common.config import MIRROR_ENV, mirror_setting, save_mirror
+    from genderscope.common.config import MIRROR_ENV, MIRROR_MANIFEST, mirror_setting, save_mirror
 
     if path is not None and unset:
         raise UsageError("give PATH or --unset, not both")
@@ -159,11 +159,14 @@ def data_mirror(
         "environment": f"from ${MIRROR_ENV}, which wins over the saved setting",
         "config": "saved setting",
         "default": "default location",
+        "found": "found beside this checkout; the next run saves it",
         "none": "none set: `genderscope data mirror PATH` saves one",
     }[setting.source]
     out.print(f"mirror: {setting.path or '-'} ({explain})", soft_wrap=True)
     if setting.path is not None and not setting.path.is_dir():
         err.print(f"[yellow]warning:[/yellow] {setting.path} is not a folder")
+    elif setting.path is not None and not (setting.path / MIRROR_MANIFEST).is_file():
+        err.print(f"[yellow]warning:[/yellow] {setting.path} holds no {MIRROR_MANIFEST}: not a data mirror")
 
 
 @cache_app.command("info")

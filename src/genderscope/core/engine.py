@@ -168,18 +168,21 @@ def run_spec(
     data: DataRegistry | None = None,
     write: bool = True,
     reuse: bool = False,
+    overwrite: bool = True,
 ) -> "RunOutput":
     """Run ``spec`` and write the output folder (``out``, default :func:`default_out_dir`); run.json
     stores the spec verbatim, so :func:`~genderscope.core.runspec.load_spec` of it repeats the run.
 
     ``reuse`` (the CLI's ``run``): with the store in use, a task whose inputs and stored answers are
     those of an earlier run's memo takes its outputs from it (its ``TaskRun.results`` stay empty), and
-    the tasks run here leave memos when ``write`` (:mod:`genderscope.core.taskmemo`)."""
-    from genderscope.core.progress import make_progress
-    from genderscope.core.validate import writable_path
+    the tasks run here leave memos when ``write`` (:mod:`genderscope.core.taskmemo`).
 
-    if out:  # the one check of --out, before any model loads (the CLI and run_tasks leave it here)
-        writable_path("--out", out, folder=True)
+    ``overwrite=False`` (the CLI's ``run`` without ``--overwrite``, the Python API): an ``out`` folder
+    holding a run of another spec is refused (:func:`~genderscope.core.outdir.check_out_folder`)."""
+    from genderscope.core.outdir import check_out
+    from genderscope.core.progress import make_progress
+
+    check_out(out, spec, write, overwrite)  # the one check of --out, before any model loads
     prep = prepare_run(spec, data=data)
     built, backend_cls, data = prep.tasks, prep.backend_cls, prep.data
     model, use_cache = spec.model, spec.use_cache

@@ -175,12 +175,32 @@ class Verdict:
     reasons: list[str] = field(default_factory=list)
     reading: str = ""
     mark_note: str | None = None
+    #: why a uniform random guesser is flagged too (:func:`chance_reason`), when this verdict flags
+    chance_note: str | None = None
 
 
 def judge(m: MetricEntry, doc: MetricDoc | None, ev: Evidence) -> Verdict:
     """The verdict on metric ``m`` (see the module docstring for the rules)."""
     state, reasons = _state(m, doc, ev)
-    return Verdict(state, reasons, _reading(state, doc, reasons), mark_note(ev, state))
+    why = chance_reason(doc, state, ev.mark.mark if ev.mark else None)
+    return Verdict(state, reasons, _reading(state, doc, reasons), mark_note(ev, state), why)
+
+
+def chance_level(doc: MetricDoc | None) -> str:
+    """``chance 0.333``: what a uniform random guesser gets on the metric (``MetricDoc.chance``); '' when the
+    metric declares none."""
+    return f"chance {fmt(doc.chance)}" if doc is not None and doc.chance is not None else ""
+
+
+def chance_reason(doc: MetricDoc | None, state: str, mark: str | None = None) -> str | None:
+    """Why the metric's own definition flags a uniform random guesser too (``MetricDoc.chance_note``), as a
+    sentence, when the verdict flags the result (``biased``, or a mark other than A); else None."""
+    if doc is None or not doc.chance_note:
+        return None
+    if state != "biased" and mark in (None, "", "A"):
+        return None
+    gets = f" (chance {fmt(doc.chance)})" if doc.chance is not None else ""
+    return f"guessing is flagged too{gets}: {doc.chance_note}."
 
 
 def _state(m: MetricEntry, doc: MetricDoc | None, ev: Evidence) -> tuple[str, list[str]]:

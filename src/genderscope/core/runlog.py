@@ -44,6 +44,7 @@ from genderscope.core.results_file import (
     this_version,
 )
 from genderscope.core.metrics import need
+from genderscope.core.textlines import json_lines
 
 __all__ = [
     "COMPLETE",
@@ -344,16 +345,8 @@ def write_run_log(out_dir: str | Path, manifest: RunManifest | None, results: Re
 
 def read_json_lines(path: Path, invalid: str = "not valid JSON") -> Iterator[tuple[int, Any]]:
     """(line number from 1, parsed value) of each non-blank line of the JSON-lines file ``path``; a line
-    that does not parse is a DataError ``PATH:LINE: {invalid} (reason)``."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: {invalid} ({exc.msg})") from None
-            yield lineno, value
+    that does not parse (or is not UTF-8) is a DataError ``PATH:LINE: {invalid} (reason)``."""
+    yield from json_lines(path, invalid)
 
 
 def _load_json(path: Path) -> Any:
@@ -363,6 +356,8 @@ def _load_json(path: Path) -> Any:
         raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text") from None
+    except RecursionError:
+        raise DataError(f"{path}: invalid JSON (nested too deeply)") from None
 
 
 def run_folder(path: str | Path) -> Path:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 from genderscope.core.backend import Backend
 from genderscope.common.errors import UnsupportedKindError
 from genderscope.core.primitives import ProtocolError, check_payload, response_problem
+from genderscope.core.progress import generation_hint
 from genderscope.core.requests import GIVEN, Attempt, AttemptResult, Job, Outcome, store_key
 from genderscope.core.store import ResponseStore
 
@@ -339,6 +340,9 @@ def run_pass(
     for job, problem in plan.bad:
         emit(job, Outcome(error=problem))
     if plan.jobs:
+        hint = generation_hint(plan.jobs, backend)  # a local CPU model asked for many new tokens
+        if hint and progress is not None:
+            progress.hint(hint)
         if plan.caching:
             writer = StoreWriter(store)  # type: ignore[arg-type]
         try:

@@ -265,7 +265,7 @@ def load_spec(path: str | Path) -> RunSpec:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"--spec {path}: no such file (give a run's run.json or a spec file)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UsageError(f"--spec {path}: not a JSON file ({exc})") from None
     if isinstance(data, dict) and "tasks" in data and "spec" not in data and isinstance(data["tasks"], dict):
         raise UsageError(

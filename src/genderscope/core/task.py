@@ -185,6 +185,12 @@ class Task(ABC):
         """Parse answers and compute metrics; ``results`` is in the order of ``attempts()`` followed by
         every round of ``next_attempts()``."""
 
+    def reproduces_reference_intervals(self) -> bool:
+        """True when this run's intervals are a reference tool's, verbatim (a compat mode, e.g. GenderBench's
+        ``--ci-method normal``): the finisher then leaves them unclipped, so that they equal the
+        reference's even where they reach past the metric's ``bounds``."""
+        return False
+
     @classmethod
     def metric_doc(cls, metric: str) -> MetricDoc | None:
         """The doc of ``metric`` in :attr:`metric_docs` (:func:`doc_for`)."""

@@ -96,6 +96,23 @@ def writable_path(option: str, path: str | Path, *, folder: bool) -> Path:
         above = above.parent
     if not above.is_dir():
         raise UsageError(f"{option} {p}: {above} is a file, not a folder; give a path under a folder")
-    if not os.access(above, os.W_OK | os.X_OK):
+    if not os.access(above, os.W_OK | os.X_OK) or not _can_create_in(above):
         raise UsageError(f"{option} {p}: cannot write in {above}; give a path in a folder you can write to")
     return p
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be created in ``folder`` (a probe, removed at once): permission bits say
+    yes on read-only or virtual file systems (/proc, a read-only mount) where creating fails."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix=".genderscope-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+    return True

@@ -64,3 +64,20 @@ def restricted_notice(licences: Mapping[str, str]) -> str | None:
         f"data under restricted terms ({', '.join(kinds)}): {groups}; "
         "check the terms before commercial use or redistribution of these results"
     )
+
+
+def restricted_summary(licences: Mapping[str, str]) -> str | None:
+    """The restricted files in a few words: ``7 data files under restricted terms (research only,
+    non-commercial)`` (None when there are none); :func:`restricted_notice` names them."""
+    kinds: list[str] = []
+    n = 0
+    for licence in licences.values():
+        kind = restriction(licence)
+        if kind is None:
+            continue
+        n += 1
+        if kind not in kinds:
+            kinds.append(kind)
+    if not n:
+        return None
+    return f"{n} data file{'s' if n != 1 else ''} under restricted terms ({', '.join(kinds)})"

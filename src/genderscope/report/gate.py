@@ -168,7 +168,8 @@ def _finite(x: Any) -> float | None:
 
 #: the keys of a checked cell in JSON, in order (:meth:`CheckedCell.to_dict`)
 CELL_KEYS = ("run", "model", "task", "metric", "value", "ci_low", "ci_high", "state", "reading", "failed",
-             "rule", "run_dir", "p_value", "p_adjusted", "correction", "note")  # fmt: skip
+             "rule", "run_dir", "p_value", "p_adjusted", "correction", "note", "chance",
+             "chance_note")  # fmt: skip
 
 
 @dataclass
@@ -192,6 +193,9 @@ class CheckedCell:
     correction: str = ""
     #: why a biased/anti-stereotypical state passes after the correction
     note: str = ""
+    #: what a uniform random guesser gets (``chance 0.333``), and why the metric flags one too
+    chance: str = ""
+    chance_note: str = ""
 
     @property
     def failed(self) -> bool:
@@ -222,10 +226,9 @@ class CheckedCell:
     def line(self) -> str:
         """``run · test · metric = value [CI] · state · p-values · rules`` (one line for the terminal and CI
         logs)."""
-        head = (
-            f"{self.run} · {self.task} · {self.metric or '(no metric)'} = {self.value_text()} · {self.state}"
-        )
-        parts = [head] + [t for t in (self.p_text(), self.rule, self.note) if t]
+        value = self.value_text() + (f" ({self.chance})" if self.chance else "")
+        head = f"{self.run} · {self.task} · {self.metric or '(no metric)'} = {value} · {self.state}"
+        parts = [head] + [t for t in (self.p_text(), self.rule, self.note, self.chance_note) if t]
         return " · ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -296,7 +299,9 @@ def state_cells(runs: list[RunData]) -> list[CheckedCell]:
             first = next(x for x in ordered if x.row_label == r.row_label and task in x.tasks)
             if first is not r:
                 shown = summary_cell(task, r.tasks[task], shown.metric)
-            cells.append(_cell(r, task, shown.metric, shown.state, shown.reading))
+            cell = _cell(r, task, shown.metric, shown.state, shown.reading)
+            cell.chance, cell.chance_note = shown.chance, shown.chance_note
+            cells.append(cell)
     return cells
 
 

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from genderscope.core import lookup
 from genderscope.core.metrics import MetricDoc, Reference, doc_for
+from genderscope.core.textfmt import fmt
 
 
 @lru_cache(maxsize=None)
@@ -68,6 +69,9 @@ class GlossaryRow:
     units: str
     harm: str
     anchor: str
+    #: the chance level (``MetricDoc.chance``, formatted; '' when none) and why a guesser is flagged
+    chance: str = ""
+    chance_note: str = ""
 
 
 def glossary_rows(tasks: list[str]) -> list[GlossaryRow]:
@@ -75,7 +79,18 @@ def glossary_rows(tasks: list[str]) -> list[GlossaryRow]:
     rows = []
     for t in tasks:
         for doc in task_docs(t).values():
+            chance = "" if doc.chance is None else fmt(doc.chance)
             rows.append(
-                GlossaryRow(t, doc.name, doc.formula, doc.direction, doc.units, doc.harm, anchor(t, doc.name))
+                GlossaryRow(
+                    t,
+                    doc.name,
+                    doc.formula,
+                    doc.direction,
+                    doc.units,
+                    doc.harm,
+                    anchor(t, doc.name),
+                    chance,
+                    doc.chance_note,
+                )
             )
     return rows

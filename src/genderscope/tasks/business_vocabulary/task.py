@@ -20,6 +20,7 @@ from genderscope.core.evidence import ReportFacts
 from genderscope.core.requests import AttemptResult
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import DIFFERENCE, FRACTION, revised
 from genderscope.data.genderbench import bloomberg_names_to_demo, logical_name
 from genderscope.stats.jackknife import contrast_df
 from genderscope.tasks.business_vocabulary.inventories import (
@@ -94,7 +95,11 @@ class BusinessVocabularyTask(ChatProbe):
         "A reliable worker who is always on time.",
         "An independent, caring and gentle person.",
     )
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={"mean_diff": DIFFERENCE, "mean_male": FRACTION, "mean_female": FRACTION},
+        chance={"mean_diff": 0.0},
+    )
     report_facts = ReportFacts(evidence=("counts.items",), mark="mark")
 
     def datasets(self) -> list[str]:

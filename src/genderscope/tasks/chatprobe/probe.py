@@ -302,6 +302,10 @@ class ChatProbe(Task):
         is taken over the other resamples only, so GenderBench's "all values equal" rule sees no NaN."""
         return False
 
+    def reproduces_reference_intervals(self) -> bool:
+        """``--ci-method normal`` is GenderBench's interval, kept as GenderBench computes it."""
+        return self.options.ci_method == "normal"
+
     def point_and_resamples(self, ev: Evaluations) -> tuple[list[str], np.ndarray, np.ndarray | None]:
         """Metric names, point values and the bootstrap resamples (None without a bootstrap, and with the
         jackknife, which needs none)."""
@@ -408,12 +412,18 @@ class ChatProbe(Task):
         from genderscope.core.evidence import judge
         from genderscope.core.report_terminal import metrics_table
 
+        from genderscope.core.evidence import chance_reason
+
         ev = self.report_facts.resolve(result.metrics, result.extra)
-        lines = [metrics_table(self.name, result)]
+        lines = [metrics_table(self.name, result, docs=self.metric_docs)]
         for metric, mark in (result.extra.get("marks") or {}).items():
-            verdict = judge(result.metrics[metric], self.metric_docs.get(metric), ev)
+            doc = self.metric_doc(metric)
+            verdict = judge(result.metrics[metric], doc, ev)
             label = f"GenderBench mark {mark['mark']} ({mark['label']})" if mark.get("mark") else "no mark"
+            why = chance_reason(doc, verdict.state, mark.get("mark"))
             lines.append(Text(f"{metric}: {verdict.state}; {label} ({ev.n_items} items)"))
+            if why:
+                lines.append(Text(f"  {why}"))
         n = result.extra.get("counts", {})
         if n.get("undetected_attempts"):
             lines.append(Text(f"{n['undetected_attempts']} of {n['answered_attempts']} answers undetected"))

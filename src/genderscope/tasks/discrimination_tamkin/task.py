@@ -19,6 +19,7 @@ import numpy as np
 
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import DIFFERENCE, FRACTION, MAX_NOTE, revised
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, pooled, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -84,7 +85,17 @@ class DiscriminationTamkinTask(ChatProbe):
     default_repetitions = 3
     categories = ("yes", "no")
     choices = ("Yes.", "No.")
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={
+            "female_success_rate": FRACTION,
+            "male_success_rate": FRACTION,
+            "nonbinary_success_rate": FRACTION,
+            "max_diff": FRACTION,
+            "diff_mvf_success_rate": DIFFERENCE,
+        },
+        chance={"diff_mvf_success_rate": 0.0, "max_diff": (None, MAX_NOTE)},
+    )
 
     def datasets(self) -> list[str]:
         return [DATA, *PUNKT]

@@ -24,6 +24,7 @@ from genderscope.common.errors import DataError
 from genderscope.core.options import opt
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import ABS_NOTE, DIFFERENCE, FRACTION, revised
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
 from genderscope.tasks.chatprobe.calc import wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
@@ -80,7 +81,16 @@ class DiversityMedQaTask(ChatProbe):
     categories = (True, False)
     choices = ("(a)", "(b)", "(c)", "(d)", "(e)")
     Options = DiversityMedQaOptions
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={
+            "male_success_rate": FRACTION,
+            "female_success_rate": FRACTION,
+            "diff_success_rate": DIFFERENCE,
+            "diff_abs_success_rate": FRACTION,
+        },
+        chance={"diff_success_rate": 0.0, "diff_abs_success_rate": (None, ABS_NOTE)},
+    )
 
     def datasets(self) -> list[str]:
         return [DATASET]

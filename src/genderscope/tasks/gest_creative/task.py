@@ -15,6 +15,7 @@ import numpy as np
 
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import ABS_NOTE, DIFFERENCE, FRACTION, revised
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem
@@ -59,7 +60,16 @@ class GestCreativeTask(CharacterGenderProbe):
     description = "GenderBench gest_creative: the gender of characters a chat model writes from GEST mottos"
     probe_name = "gest_creative"
     default_repetitions = 4
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={
+            "stereotype_rate": DIFFERENCE,
+            "masculine_rate": FRACTION,
+            "disparity": (0.0, 0.5),
+            **{f"masculine_rate_{i}": FRACTION for i in range(1, 17)},
+        },
+        chance={"stereotype_rate": 0.0, "masculine_rate": 0.5, "disparity": (None, ABS_NOTE)},
+    )
 
     def datasets(self) -> list[str]:
         return [GEST, *PUNKT]

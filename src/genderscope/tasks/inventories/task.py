@@ -17,6 +17,7 @@ import numpy as np
 
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import ABS_NOTE, DIFFERENCE, FRACTION, revised
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, nanmean_of, undetected_rates, weights
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe, group_rates
 from genderscope.tasks.chatprobe.items import ProbeItem
@@ -67,7 +68,17 @@ class InventoriesTask(CharacterGenderProbe):
     )
     probe_name = "inventories"
     default_repetitions = 5
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={
+            "stereotype_rate": DIFFERENCE,
+            "masculine_rate": FRACTION,
+            "disparity": (0.0, 0.5),
+            **{f"masculine_rate_{k}": FRACTION for k in ("bsri", "epaq", "gaucher")},
+            **{f"stereotype_rate_{k}": DIFFERENCE for k in ("bsri", "epaq", "gaucher")},
+        },
+        chance={"stereotype_rate": 0.0, "masculine_rate": 0.5, "disparity": (None, ABS_NOTE)},
+    )
 
     def datasets(self) -> list[str]:
         return [*(inventory_file(inv, g) for inv in INVENTORIES for g in LISTS), *PUNKT]

@@ -18,6 +18,7 @@ import numpy as np
 
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import docs_by_name
+from genderscope.core.metrics import FRACTION, MAX_NOTE, revised
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, tallied, undetected_rates
 from genderscope.tasks.chatprobe.evaluators import Tokenize
 from genderscope.tasks.chatprobe.items import ProbeItem, Prompt
@@ -67,7 +68,11 @@ class IsearTask(ChatProbe):
     )
     probe_name = "isear"
     categories = EMOTIONS
-    metric_docs = _docs()
+    metric_docs = revised(
+        _docs(),
+        bounds={k: FRACTION for k in _docs()},
+        chance={k: (None, MAX_NOTE) for k in _docs()},
+    )
 
     def datasets(self) -> list[str]:
         return [DATA, *PUNKT]

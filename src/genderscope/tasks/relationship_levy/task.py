@@ -21,6 +21,7 @@ import numpy as np
 from genderscope.common.errors import DataError
 from genderscope.core.metrics import MetricDoc
 from genderscope.core.metrics import Reading, docs_by_name
+from genderscope.core.metrics import ABS_NOTE, DIFFERENCE, FRACTION, revised
 from genderscope.data.genderbench import bloomberg_names_to_demo
 from genderscope.tasks.chatprobe.calc import Evaluations, Metrics, ratio, tallied, undetected_rates, wmean
 from genderscope.tasks.chatprobe.evaluators import letter_choice
@@ -69,7 +70,21 @@ class RelationshipLevyTask(ChatProbe):
     default_sample_k = 3000
     categories = (True, False)
     choices = ("(a)", "(b)")
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={
+            "male_success_rate": FRACTION,
+            "female_success_rate": FRACTION,
+            "diff_success_rate": DIFFERENCE,
+            "diff_abs_success_rate": FRACTION,
+        },
+        chance={
+            "diff_success_rate": 0.0,
+            "diff_abs_success_rate": (None, ABS_NOTE),
+            "male_success_rate": 0.5,
+            "female_success_rate": 0.5,
+        },
+    )
 
     def datasets(self) -> list[str]:
         return [name for name, _, _ in SCENARIOS] + [NAMES]

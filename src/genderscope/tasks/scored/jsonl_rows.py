@@ -5,12 +5,12 @@ such file."""
 from __future__ import annotations
 
 import csv
-import json
 from abc import abstractmethod
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
 
 from genderscope.common.errors import DataError
+from genderscope.core.textlines import json_lines
 from genderscope.tasks.scored.benchmark import ScoredBenchmark
 from genderscope.tasks.scored.items import ScoredItem
 
@@ -20,19 +20,10 @@ T = TypeVar("T")
 def jsonl_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` of each non-blank line, in file order; a line that is not a JSON object
     raises :class:`DataError` naming the file and line."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"{path}:{lineno}: not a JSON object ({exc.msg}); run genderscope data fetch"
-                ) from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: not a JSON object; run genderscope data fetch")
-            yield lineno, row
+    for lineno, row in json_lines(path, "not a JSON object; run genderscope data fetch"):
+        if not isinstance(row, dict):
+            raise DataError(f"{path}:{lineno}: not a JSON object; run genderscope data fetch")
+        yield lineno, row
 
 
 def tsv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, str]]]:

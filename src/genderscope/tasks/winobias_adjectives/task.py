@@ -18,6 +18,7 @@ from genderscope.core.jsonutil import JoinedRecord, SharedFields
 from genderscope.core.primitives import CHAT, ChatReply, chat_request
 from genderscope.core.requests import Attempt, AttemptResult
 from genderscope.core.metrics import Measurement, Metric, Reference
+from genderscope.core.metrics import revised
 from genderscope.core.task import Task, TaskResult
 from genderscope.core.evidence import ReportFacts
 from genderscope.tasks.winobias_adjectives.glossary import METRIC_DOCS
@@ -60,7 +61,11 @@ class WinoBiasAdjectivesTask(Task):
         "model's coreference bias?"
     )
     Options = WinoBiasAdjectivesOptions
-    metric_docs = METRIC_DOCS
+    metric_docs = revised(
+        METRIC_DOCS,
+        bounds={"bias_none_none": (-100.0, 100.0), "bias_*": (-100.0, 100.0), "diff_*": (-200.0, 200.0)},
+        chance={"bias_none_none": 0.0},
+    )
     report_facts = ReportFacts(
         evidence=("summary.0.n_items",),
         unreadable=("summary.0.answers_pro.other", "summary.0.answers_anti.other"),

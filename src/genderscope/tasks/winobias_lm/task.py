@@ -29,7 +29,7 @@ import numpy as np
 
 from genderscope.common.errors import UsageError
 from genderscope.core.evidence import ReportFacts
-from genderscope.core.metrics import Measurement, Metric
+from genderscope.core.metrics import Measurement, Metric, revised
 from genderscope.core.options import check_confidence_level, confidence_level_opt, opt
 from genderscope.core.primitives import FILL_MASK, MASKED_LOGPROBS, TOKEN_LOGPROBS, TOKENIZE, Prediction
 from genderscope.core.requests import AttemptResult
@@ -87,7 +87,17 @@ class WinoBiasLMTask(UnitBenchmark):
         "WinoBias (English) for masked/causal LMs: pronoun fill-in accuracy, pro vs anti, with adjectives"
     )
     Options = WinoBiasLMOptions
-    metric_docs, references = load_docs(__file__)
+    metric_docs = revised(
+        load_docs(__file__)[0],
+        bounds={
+            "bias": (-100.0, 100.0),
+            "*acc_pro": (0.0, 100.0),
+            "*acc_anti": (0.0, 100.0),
+            "*/bias": (-100.0, 100.0),
+        },
+        chance={"bias": 0.0},
+    )
+    references = load_docs(__file__)[1]
     report_facts = ReportFacts(evidence=("counts.pairs",), evidence_unit="pairs")
     plans = {
         TOP1: TopOne(Measurement(frozenset({FILL_MASK, TOKENIZE}), "masked pronoun top-1 (he/she group)"),
