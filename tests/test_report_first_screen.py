@@ -31,9 +31,8 @@ def report(tmp_path_factory: pytest.TempPathFactory, data_registry_module: None)
 
 @pytest.fixture(scope="module")
 def data_registry_module() -> None:
-    from conftest import MIRROR
-
-    if not MIRROR.is_dir():
+    mirror = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    if not mirror.is_dir():
         pytest.skip("dataset mirror ../shared/data not present")
 
 
