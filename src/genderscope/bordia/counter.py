@@ -463,6 +463,7 @@ class StreamCounter:
         self.cut = 1  # a cut is pending at the end of what was fed (the next document starts fresh)
         self.doc_len = 0  # kept tokens of the open document so far
         self.doc_keys: list[np.ndarray] = []  # its type ids while it is shorter than the largest W
+        self.resumed_from = 0  # stream bytes skipped on a resumed read (a checkpoint's)
         self.flagged = 0
         self.unflagged = sorted((pairs.male | pairs.female) - set(self.reserved))  # gendered words not seen
         self.ended = True  # the last piece ended its document (nothing open)
