@@ -12,7 +12,8 @@ Every audit runs in a fresh process (``resource`` reports its peak RSS and its p
 contexts, wiki pairs, bootstrap off. Rows: this code; today's code (``--baseline``, a git ref, checked out
 with ``git archive`` into the work folder) for sizes up to ``--baseline-up-to``; today's ``bordia score``
 on the ``.txt`` up to ``--score-up-to``; a killed-and-resumed ``.txt`` run (SIGKILL once a third of its
-byte ranges are written, then the same command again) compared with the uninterrupted one. Count checks:
+byte ranges are written, then the same command again) and ``.jsonl.zst`` run (SIGKILL after its state
+was saved twice) compared with the uninterrupted ones. Count checks:
 the 64 shards and the ``.jsonl.zst`` hold the same documents (identical integer counts, float counts to a
 relative 1e-12 with the same zeros); the ``.txt`` equals ``bordia score`` on it and today's audit of it;
 with ``--boundary line`` (``--line-check``) all three layouts give the same per-word counts.
@@ -194,12 +195,14 @@ def run(src: Path, script: str, arg: dict) -> dict:
 
 
 def range_bytes(corpus: Path) -> int:
-    """Byte ranges of the .txt: 64 MiB, but at least 16 ranges (so a small corpus is split too)."""
+    """--range-bytes of the single files: 64 MiB, but at least 16 ranges (or saves of a compressed file's
+    state) so that a small corpus is split too."""
     return min(1 << 26, -(-corpus.stat().st_size // 16))
 
 
 def kill_and_resume(src: Path, corpus: Path, out: Path, workers: int) -> dict:
-    """SIGKILL the audit once a third of its byte ranges are written, rerun it; the rerun's figures."""
+    """SIGKILL the audit once a third of its byte ranges are written (a compressed file: once its state was
+    saved twice), rerun it; the rerun's figures."""
     shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(src)}
     code = "from genderscope.cli.app import main; main()"
@@ -207,13 +210,21 @@ def kill_and_resume(src: Path, corpus: Path, out: Path, workers: int) -> dict:
     cmd = [sys.executable, "-c", code, "bordia", "audit", str(corpus), "--pairs", "wiki", "--bootstrap", "0"]
     cmd += ["--workers", str(workers), "--range-bytes", str(rb), "--out", str(out)]
     n_ranges = -(-corpus.stat().st_size // rb)
+    resume, saves, seen = out / "partials" / "0000000.resume", 0, None
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while proc.poll() is None and len(list((out / "partials").glob("*.r*.npz"))) < max(1, n_ranges // 3):
-        time.sleep(0.05)
+    while proc.poll() is None:
+        if corpus.suffix == ".zst":
+            stamp = resume.stat().st_mtime_ns if resume.exists() else None
+            saves, seen = saves + (stamp is not None and stamp != seen), stamp
+            if saves >= 2:
+                break
+        elif len(list((out / "partials").glob("*.r*.npz"))) >= max(1, n_ranges // 3):
+            break
+        time.sleep(0.02)
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    kept = len(list((out / "partials").glob("*.r*.npz")))
+    kept = len(list((out / "partials").glob("*.r*.npz"))) if corpus.suffix != ".zst" else saves
     arg = {
         "corpus": str(corpus),
         "out": str(out),
@@ -285,7 +296,7 @@ def bench_size(args: argparse.Namespace, n: int, base: Path | None) -> list[str]
     outs: dict[str, Path] = {}
     for name in args.layouts:
         corpus, out = layouts[name], root / f"out-{name.replace(' ', '_')}"
-        extra = {"range_bytes": range_bytes(corpus)} if name == "one .txt" else {}
+        extra = {"range_bytes": range_bytes(corpus)} if name != "64 shards" else {}
         r = run(
             here, RUNNER, {"corpus": str(corpus), "out": str(out), "workers": args.workers, "extra": extra}
         )
@@ -307,14 +318,15 @@ def bench_size(args: argparse.Namespace, n: int, base: Path | None) -> list[str]
             r0 = run(base, SCORE, {"corpus": str(corpus), "out": str(s_out)})
             lines.append(row(name, n, "today's score", r0, f"{same_counts(out, s_out)} vs this code"))
             print(lines[-1], flush=True)
-        if name == "one .txt" and args.kill_resume:
-            k_out = root / "out-killed"
+        if name != "64 shards" and args.kill_resume:
+            k_out = root / f"killed-{name.replace(' ', '_')}"
             rk = kill_and_resume(here, corpus, k_out, args.workers)
-            ranges = rk.get("ranges") or {}
-            what = f"killed, {rk['kept']}/{ranges.get('total')} ranges kept; resumed"
-            lines.append(
-                row(name, n, "kill + resume", rk, f"{same_counts(out, k_out)} vs uninterrupted ({what})")
-            )
+            if name == "one .txt":
+                what = f"killed with {rk['kept']}/{(rk.get('ranges') or {}).get('total')} ranges written"
+            else:
+                what = f"killed after {rk['kept']} saves of its state"
+            check = f"{same_counts(out, k_out)} vs uninterrupted ({what})"
+            lines.append(row(name, n, "kill + resume", rk, check))
             print(lines[-1], flush=True)
     if args.line_check and n <= args.baseline_up_to:
         line_outs = []

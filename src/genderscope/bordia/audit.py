@@ -32,9 +32,10 @@ import numpy as np
 
 from genderscope.bordia.bias import ScoreOptions, bias_scores
 from genderscope.bordia.cooccurrence import CountConfig
+from genderscope.bordia.counter import Seam, SeamJoiner, StreamCounter
 from genderscope.bordia.pairs import GenderPairs
-from genderscope.bordia.counter import SeamJoiner, Seam, StreamCounter
-from genderscope.bordia.ranges import Unit, count_unit as read_unit, plan_ranges
+from genderscope.bordia.ranges import Checkpointer, Unit, compression, plan_ranges
+from genderscope.bordia.ranges import count_unit as read_unit
 from genderscope.bordia.shards import Shard, ShardError, tally_tokens
 from genderscope.bordia.stream import DEFAULT_BATCH_CHARS, PartialCounts, check_configs
 from genderscope.common.errors import UsageError
@@ -102,6 +103,12 @@ def count_unit(plan: CountPlan, unit: Unit) -> ShardOutcome:
     t0, c0 = time.perf_counter(), time.process_time()
     shard = unit.shard
     configs = check_configs(plan.configs)
+    checkpoint = None
+    if unit.whole and compression(shard.path):  # read from its start: save the state now and then
+        key = {"shard": shard.identity(), "fingerprint": plan.fingerprint()}
+        path = Path(plan.partials) / f"{shard.index:07d}.resume"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        checkpoint = Checkpointer(path, key, plan.range_bytes)
     try:
         counter = read_unit(
             lambda in_doc, in_seg: StreamCounter(plan.pairs, configs, in_doc, in_seg),
@@ -109,23 +116,22 @@ def count_unit(plan: CountPlan, unit: Unit) -> ShardOutcome:
             plan.text_field,
             plan.batch_chars,
             configs[0].boundary == "line",
+            checkpoint,
         )
     except ShardError as exc:
-        return ShardOutcome(
-            shard.index,
-            tally_tokens(shard, plan.text_field),
-            time.perf_counter() - t0,
-            str(exc),
-            part=unit.part,
-        )
+        tokens = tally_tokens(shard, plan.text_field)
+        return ShardOutcome(shard.index, tokens, time.perf_counter() - t0, str(exc), part=unit.part)
     part, seam = counter.result()
     meta = {
         "shard": shard.identity(),
         "fingerprint": plan.fingerprint(),
         "range": [unit.start, unit.end, unit.part, unit.parts],
         "seam": seam.meta() if seam is not None else None,
+        "resumed_from": counter.resumed_from,
     }
     part.save(plan.partial_path(unit), meta, seam.arrays() if seam is not None else None)
+    if checkpoint is not None:
+        checkpoint.done()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return ShardOutcome(shard.index, part.totals["n_tokens"], wall, cpu_seconds=cpu, part=unit.part)
 

@@ -34,6 +34,8 @@ from genderscope.bordia.text import EOS
 
 FAR = native.FAR
 _warned = False
+#: per context: counts of male and female context (int64 or float64) and their float sums' compensation
+Accumulator = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def warn_if_slow() -> None:
@@ -75,6 +77,12 @@ class Window:
     def dtype(self) -> Any:
         return np.int64 if self.context == "fixed" else np.float64
 
+    @property
+    def compensate(self) -> bool:
+        """Compensated float sums (the paper's infinite context); the reference geometry adds plainly, in
+        position order, as the authors' script does (bit-identical in one stream)."""
+        return self.context == "infinite" and self.W == 0
+
 
 def window_of(cfg: CountConfig) -> Window:
     """The :class:`Window` of a resolved config (spec §3.2–3.5)."""
@@ -104,17 +112,17 @@ def count_window(
     gend: np.ndarray,
     count: np.ndarray,
     seg: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    acc_m: np.ndarray,
-    acc_f: np.ndarray,
+    acc: Accumulator,
 ) -> None:
-    """Add the window counts of the ``count``-ed positions of ``buf`` to ``acc_m``, ``acc_f``."""
+    """Add the window counts of the ``count``-ed positions of ``buf`` to ``acc``."""
     lo, hi, vs, ve = seg
+    m, f, cm, cf = acc
     if w.decay is not None:
-        native.decay_counts(buf, gend, count, lo, hi, w.decay, w.halo, acc_m, acc_f)
+        native.decay_counts(buf, gend, count, lo, hi, w.decay, w.halo, m, f, cm, cf)
     else:
         native.window_counts(
             buf, gend, count, lo, hi, vs, ve, w.left, w.right, w.T, w.src[0], w.src[1], w.tgt[0], w.tgt[1],
-            acc_m, acc_f,
+            m, f, cm, cf, w.compensate,
         )  # fmt: skip
 
 
@@ -172,7 +180,7 @@ class WindowCounter:
         first_continues: bool,
         last_open: bool,
         gend: np.ndarray,
-        acc: dict[str, tuple[np.ndarray, np.ndarray]],
+        acc: dict[str, Accumulator],
         pending: Optional[dict[str, np.ndarray]] = None,
     ) -> None:
         """Count a piece: ``ids`` (kept tokens), ``seg_len`` (its segments); ``pending[ctx]`` marks which new
@@ -219,8 +227,7 @@ class WindowCounter:
             if last_open:
                 later[max(int(lo[-1]), int(hi[-1]) - w.halo) : int(hi[-1])] = True
             now = cnt & ~never & ~later
-            m, f = acc[w.context]
-            count_window(w, buf, gend, now.view(np.uint8), (lo, hi, vs, ve), m, f)
+            count_window(w, buf, gend, now.view(np.uint8), (lo, hi, vs, ve), acc[w.context])
             new_pending[w.context] = cnt & later & ~never
         if unknown:
             self._fill_head(buf[: int(hi[0])], closed=not (last_open and lengths.size == 1))
@@ -256,7 +263,7 @@ class WindowCounter:
             length = chain.length + (int(seg_tokens.size) - int(chain.ids.size))
             self.closed_head = (np.concatenate(chain.head) if chain.head else np.zeros(0, np.int64), length)
 
-    def close(self, gend: np.ndarray, acc: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    def close(self, gend: np.ndarray, acc: dict[str, Accumulator]) -> None:
         """The open chain's segment ends: count its pending positions with the true end."""
         chain = self.chain
         if chain is None:
@@ -271,8 +278,7 @@ class WindowCounter:
                 np.array([n], np.int64),
             )
             for w in self.windows:
-                m, f = acc[w.context]
-                count_window(w, chain.ids, gend, chain.pending[w.context].view(np.uint8), seg, m, f)
+                count_window(w, chain.ids, gend, chain.pending[w.context].view(np.uint8), seg, acc[w.context])
         if not chain.known:
             head = np.concatenate(chain.head) if chain.head else np.zeros(0, np.int64)
             self.closed_head = (head, chain.length)
@@ -451,12 +457,13 @@ class StreamCounter:
         n = 1024
         self.gend = np.zeros(n, np.uint8)
         self.freq = np.zeros(n, np.int64)
-        self.acc = {w.context: (np.zeros(n, w.dtype), np.zeros(n, w.dtype)) for w in self.windows}
+        self.acc = {w.context: tuple(np.zeros(n, w.dtype) for _ in range(4)) for w in self.windows}
         self.keys = {w.context: np.zeros(n, bool) for w in self.windows}
         self.totals = dict(n_tokens=0, n_male=0, n_female=0, n_segments=0, n_documents=0)
         self.cut = 1  # a cut is pending at the end of what was fed (the next document starts fresh)
         self.doc_len = 0  # kept tokens of the open document so far
         self.doc_keys: list[np.ndarray] = []  # its type ids while it is shorter than the largest W
+        self.resumed_from = 0  # stream bytes skipped on a resumed read (a checkpoint's)
         self.flagged = 0
         self.unflagged = sorted((pairs.male | pairs.female) - set(self.reserved))  # gendered words not seen
         self.ended = True  # the last piece ended its document (nothing open)
@@ -472,7 +479,7 @@ class StreamCounter:
             size = max(n, 2 * self.gend.size)
             self.gend = _grow(self.gend, size)
             self.freq = _grow(self.freq, size)
-            self.acc = {c: (_grow(m, size), _grow(f, size)) for c, (m, f) in self.acc.items()}
+            self.acc = {c: tuple(_grow(a, size) for a in arrays) for c, arrays in self.acc.items()}
             self.keys = {c: _grow(k, size) for c, k in self.keys.items()}
         if self.flagged < n and self.unflagged:  # look the gendered words not seen yet up
             ids = self.vocab.ids(self.unflagged)
@@ -557,8 +564,8 @@ class StreamCounter:
         part.types = self.vocab.words[r:]
         part.freq = self.freq[r:n].copy()
         for w in self.windows:
-            m, f = self.acc[w.context]
-            part.male[w.context], part.female[w.context] = m[r:n].copy(), f[r:n].copy()
+            m, f, cm, cf = self.acc[w.context]
+            part.male[w.context], part.female[w.context] = m[r:n] + cm[r:n], f[r:n] + cf[r:n]
             part.keys[w.context] = self.keys[w.context][r:n].copy() if w.W else np.ones(n - r, bool)
         part.totals = dict(self.totals)
         head = self.counter.closed_head
@@ -589,6 +596,7 @@ class SeamJoiner:
         self.windows = [window_of(c) for c in check_configs(configs)]
         self.counter = WindowCounter(self.windows)
         self.gend = np.zeros(0, np.uint8)
+        self.comp: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # compensation of the seams' float sums
         self.doc_len = 0
         self.doc_keys: list[np.ndarray] = []
 
@@ -607,7 +615,13 @@ class SeamJoiner:
             acc._slot(acc.female, w.context, w.dtype)
             acc.male[w.context] = _grow(acc.male[w.context], acc.freq.size)
             acc.female[w.context] = _grow(acc.female[w.context], acc.freq.size)
-        return {w.context: (acc.male[w.context], acc.female[w.context]) for w in self.windows}
+        n = acc.freq.size
+        out = {}
+        for w in self.windows:
+            cm, cf = self.comp.get(w.context) or (np.zeros(0, w.dtype), np.zeros(0, w.dtype))
+            self.comp[w.context] = cm, cf = _grow(cm, n), _grow(cf, n)
+            out[w.context] = (acc.male[w.context], acc.female[w.context], cm, cf)
+        return out
 
     def add(self, part: PartialCounts, seam: Optional[Seam]) -> None:
         """Add the next range's counts and join its seam with the previous range's."""
@@ -655,6 +669,11 @@ class SeamJoiner:
     def finish(self) -> None:
         """The file ends: count the last open positions; mark the key types of a document ≥ W tokens."""
         self.counter.close(self._flags(), self._accumulators())
+        for ctx, (cm, cf) in self.comp.items():
+            n = cm.size
+            self.acc.male[ctx][:n] += cm
+            self.acc.female[ctx][:n] += cf
+        self.comp = {}
         keys = np.concatenate(self.doc_keys) if self.doc_keys else np.zeros(0, np.int64)
         for w in self.windows:
             if w.W and self.doc_len >= w.W and keys.size:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import pickle
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -161,31 +164,65 @@ def lines_before(path: str, offset: int) -> int:
 # ------------------------------------------------------------------------------------------------ text
 
 
-def text_pieces(path: str, blocks: Iterator[bytes], offset: int, piece_bytes: int) -> Iterator[bytes]:
+class Blocks:
+    """Blocks of a byte stream, counting the bytes handed out (``consumed``); the first ``skip`` bytes are
+    dropped (a resumed read)."""
+
+    def __init__(self, blocks: Iterator[bytes], skip: int = 0):
+        self.blocks, self.skip, self.consumed = blocks, skip, skip
+
+    def __iter__(self) -> Iterator[bytes]:
+        left = self.skip
+        for block in self.blocks:
+            if left:
+                if len(block) <= left:
+                    left -= len(block)
+                    continue
+                block, left = block[left:], 0
+            self.consumed += len(block)
+            yield block
+
+
+class TextPieces:
     """Pieces of about ``piece_bytes`` that end after a whitespace byte (other than ``\\r``), the last one
     at the end: checked as strict UTF-8 (``ShardError`` with the byte offset, ``offset`` being that of
-    the first byte), newlines normalised."""
-    pending = bytearray()
-    for block in blocks:
-        pending += block
-        while len(pending) >= piece_bytes:
-            cut = _last_cut(pending)
-            if cut <= 0:
-                break  # one token longer than a piece: read on
-            piece = bytes(pending[:cut])
-            del pending[:cut]
-            yield _checked(path, piece, offset)
-            offset += len(piece)
-    yield _checked(path, bytes(pending), offset)
+    the first byte), newlines normalised. ``pending`` (bytes read, not yet cut) and ``offset`` can be read
+    between pieces (a checkpoint) and given back to continue."""
+
+    def __init__(self, path: str, blocks: Blocks, offset: int, piece_bytes: int, pending: bytes = b""):
+        self.path, self.blocks, self.offset, self.piece_bytes = path, blocks, offset, piece_bytes
+        self.pending = bytearray(pending)
+        self.exhausted = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        for block in self.blocks:
+            self.pending += block
+            while len(self.pending) >= self.piece_bytes:
+                cut = _last_cut(self.pending, self.piece_bytes) or _last_cut(self.pending, len(self.pending))
+                if cut <= 0:
+                    break  # one token longer than a piece: read on
+                piece = bytes(self.pending[:cut])
+                del self.pending[:cut]
+                checked = _checked(self.path, piece, self.offset)
+                self.offset += len(piece)
+                yield checked
+        last, self.pending, self.exhausted = bytes(self.pending), bytearray(), True
+        yield _checked(self.path, last, self.offset)
 
 
-def _last_cut(data: bytearray) -> int:
-    """Offset just after the last whitespace byte (other than ``\\r``) of ``data``; 0 if none."""
-    best = data.rfind(b"\n")
+def text_pieces(path: str, blocks: Iterator[bytes], offset: int, piece_bytes: int) -> Iterator[bytes]:
+    """:class:`TextPieces` of a block stream."""
+    return iter(TextPieces(path, Blocks(blocks), offset, piece_bytes))
+
+
+def _last_cut(data: bytearray, end: int) -> int:
+    """Offset just after the last newline of ``data[:end]``, else after its last other whitespace byte
+    (not ``\\r``); 0 if none."""
+    best = data.rfind(b"\n", 0, end)
     if best >= 0:
         return best + 1
     for b in _ASCII_WS:
-        best = max(best, data.rfind(bytes([b])))
+        best = max(best, data.rfind(bytes([b]), 0, end))
     return best + 1
 
 
@@ -199,18 +236,81 @@ def _checked(path: str, piece: bytes, offset: int) -> bytes:
     return piece
 
 
-def count_text(counter: StreamCounter, unit: Unit, piece_bytes: int) -> None:
-    """Feed the text of a unit (one document, or a byte range of it) to ``counter``."""
+@dataclass
+class ReadState:
+    """Where a sequential read stands at a safe point: stream bytes consumed (decompressed), bytes read and
+    not yet used, the line number (JSONL), the text piece read and not yet fed, and its byte offset."""
+
+    consumed: int = 0
+    pending: bytes = b""
+    lineno: int = 0
+    prev: Optional[bytes] = None
+    offset: int = 0
+
+
+class Checkpointer:
+    """Saves a unit's counter and read state (pickled, via a temporary file and a rename) every ``every``
+    stream bytes, but spending at most a tenth of the time on it; :meth:`restore` gives them back to a
+    rerun with the same ``key`` (shard identity and counting plan)."""
+
+    def __init__(self, path: Path, key: dict[str, Any], every: int):
+        self.path, self.key, self.every = Path(path), key, every
+        self.last, self.cost, self.since = 0, 0.0, time.perf_counter()
+
+    def restore(self) -> Optional[tuple[StreamCounter, ReadState]]:
+        try:
+            with open(self.path, "rb") as fh:
+                key, counter, state = pickle.load(fh)
+        except Exception:  # none, torn or foreign: start over
+            return None
+        if key != self.key:
+            return None
+        self.last = state.consumed
+        return counter, state
+
+    def due(self, consumed: int) -> bool:
+        spent = time.perf_counter() - self.since
+        return consumed - self.last >= self.every and spent >= 10 * self.cost
+
+    def save(self, counter: StreamCounter, state: ReadState) -> None:
+        t0 = time.perf_counter()
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump((self.key, counter, state), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        self.last, self.since = state.consumed, time.perf_counter()
+        self.cost = self.since - t0
+
+    def done(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def count_text(
+    counter: StreamCounter,
+    unit: Unit,
+    piece_bytes: int,
+    state: Optional[ReadState] = None,
+    checkpoint: Optional[Checkpointer] = None,
+) -> None:
+    """Feed the text of a unit (one document, or a byte range of it) to ``counter``, from ``state`` on."""
     path = unit.shard.path
     zero = np.zeros(1, np.int64)
+    state = state or ReadState(offset=unit.start)
     try:
-        pieces = text_pieces(path, byte_blocks(path, unit.start, unit.end), unit.start, piece_bytes)
-        prev: Optional[bytes] = next(pieces)
-        cont = unit.start > 0
+        blocks = Blocks(byte_blocks(path, unit.start, unit.end), state.consumed)
+        reader = TextPieces(path, blocks, state.offset, piece_bytes, state.pending)
+        pieces = iter(reader)
+        prev = state.prev if state.prev is not None else next(pieces)
+        cont = unit.start > 0 or state.consumed > 0
         for piece in pieces:
-            counter.feed(prev, zero, continues=cont, ends=False)  # type: ignore[arg-type]
+            counter.feed(prev, zero, continues=cont, ends=False)
             prev, cont = piece, True
-        counter.feed(prev, zero, continues=cont, ends=unit.part == unit.parts - 1)  # type: ignore[arg-type]
+            if checkpoint is not None and not reader.exhausted and checkpoint.due(blocks.consumed):
+                pending = bytes(reader.pending)
+                checkpoint.save(counter, ReadState(blocks.consumed, pending, 0, prev, reader.offset))
+        counter.feed(prev, zero, continues=cont, ends=unit.part == unit.parts - 1)
     except (EOFError, OSError, gzip.BadGzipFile) as exc:
         raise ShardError(path, 0, f"truncated or corrupt file ({exc})") from None
     except Exception as exc:
@@ -348,85 +448,109 @@ def _escaped(buf: bytes | bytearray, j: int, before: bytes | bytearray) -> bool:
     return run % 2 == 1
 
 
-def count_jsonl(counter: StreamCounter, unit: Unit, text_field: str, piece_bytes: int) -> None:
-    """Feed the records of a unit of a JSONL shard to ``counter``: records in batches of about
-    ``piece_bytes`` characters, a record longer than :data:`HUGE_RECORD` bytes streamed."""
-    path = unit.shard.path
-    lineno = 0
-    batch: list[str] = []
-    size = 0
+class JsonlReader:
+    """Feeds the records of a unit of a JSONL shard to a counter: in batches of about ``piece_bytes``
+    characters, a record longer than :data:`HUGE_RECORD` bytes streamed; resumable between batches."""
 
-    def flush() -> None:
-        nonlocal batch, size
-        counter.feed_texts(batch)
-        batch, size = [], 0
+    def __init__(
+        self,
+        counter: StreamCounter,
+        unit: Unit,
+        text_field: str,
+        piece_bytes: int,
+        state: Optional[ReadState] = None,
+        checkpoint: Optional[Checkpointer] = None,
+    ):
+        self.counter, self.unit, self.field, self.piece = counter, unit, text_field, piece_bytes
+        self.path = unit.shard.path
+        self.state = state or ReadState()
+        self.checkpoint = checkpoint
+        self.lineno = self.state.lineno
+        self.batch: list[str] = []
+        self.size = 0
+        self.buf = bytearray()
+        self.huge: Optional[HugeRecord] = None
+        self.first_piece = True
 
-    def emit(piece: bytes, last: bool) -> None:
-        nonlocal first_piece
-        counter.feed(piece, np.zeros(1, np.int64), continues=not first_piece, ends=last)
-        first_piece = False
+    def flush(self) -> None:
+        self.counter.feed_texts(self.batch)
+        self.batch, self.size = [], 0
 
-    first_piece = True
-    buf = bytearray()
-    huge: Optional[HugeRecord] = None
-    try:
-        for block in byte_blocks(path, unit.start, unit.end):
-            pos = 0
-            while True:
-                nl = block.find(b"\n", pos)
-                if huge is not None:
-                    huge.feed(block[pos : nl if nl >= 0 else len(block)])
-                    if nl < 0:
-                        break
-                    huge.end()
-                    huge, pos = None, nl + 1
-                    continue
+    def emit(self, piece: bytes, last: bool) -> None:
+        self.counter.feed(piece, np.zeros(1, np.int64), continues=not self.first_piece, ends=last)
+        self.first_piece = False
+
+    def _stream(self, data: bytes) -> None:
+        """Start streaming a huge record with its first bytes."""
+        self.flush()
+        self.first_piece = True
+        self.huge = HugeRecord(self.path, self.lineno, self.field, self.emit, self.piece)
+        self.huge.feed(data)
+
+    def _line(self, line: bytes) -> None:
+        self.lineno += 1
+        if len(line) > HUGE_RECORD:  # stream it all the same (bounded memory per record)
+            self._stream(line[: self.piece])
+            for at in range(self.piece, len(line), self.piece):
+                self.huge.feed(line[at : at + self.piece])  # type: ignore[union-attr]
+            self.huge.end()  # type: ignore[union-attr]
+            self.huge = None
+            return
+        text = _record_text(self.path, self.lineno, line, self.field)
+        if text is not None:
+            self.batch.append(text)
+            self.size += len(text)
+            if self.size >= self.piece:
+                self.flush()
+
+    def _block(self, block: bytes, base: int) -> None:
+        """The lines of one block (``base``: the stream offset of its first byte)."""
+        pos = 0
+        while True:
+            nl = block.find(b"\n", pos)
+            if self.huge is not None:
+                self.huge.feed(block[pos : nl if nl >= 0 else len(block)])
                 if nl < 0:
-                    buf += block[pos:]
-                    if len(buf) > HUGE_RECORD:
-                        lineno += 1
-                        flush()
-                        first_piece = True
-                        huge = HugeRecord(path, lineno, text_field, emit, piece_bytes)
-                        huge.feed(bytes(buf))
-                        buf = bytearray()
-                    break
-                line = bytes(buf) + block[pos : nl + 1] if buf else block[pos : nl + 1]
-                buf = bytearray()
-                pos = nl + 1
-                lineno += 1
-                if len(line) > HUGE_RECORD:  # stream it all the same (bounded memory per record)
-                    flush()
-                    first_piece = True
-                    record = HugeRecord(path, lineno, text_field, emit, piece_bytes)
-                    for at in range(0, len(line), piece_bytes):
-                        record.feed(line[at : at + piece_bytes])
-                    record.end()
-                    continue
-                text = _record_text(path, lineno, line, text_field)
-                if text is not None:
-                    batch.append(text)
-                    size += len(text)
-                    if size >= piece_bytes:
-                        flush()
-        if huge is not None:
-            huge.end()
-        elif buf:
-            lineno += 1
-            text = _record_text(path, lineno, bytes(buf), text_field)
-            if text is not None:
-                batch.append(text)
-        flush()
-    except ShardError as exc:
-        if unit.start > 0 and exc.line:
-            raise ShardError(path, exc.line + lines_before(path, unit.start), exc.message) from None
-        raise
-    except (EOFError, OSError, gzip.BadGzipFile) as exc:
-        raise ShardError(path, lineno + 1, f"truncated or corrupt file ({exc})") from None
-    except Exception as exc:  # zstandard.ZstdError and other decompressor errors
-        if type(exc).__name__ == "ZstdError":
-            raise ShardError(path, lineno + 1, f"truncated or corrupt file ({exc})") from None
-        raise
+                    return
+                self.huge.end()
+                self.huge, pos = None, nl + 1
+                continue
+            if nl < 0:
+                self.buf += block[pos:]
+                if len(self.buf) > HUGE_RECORD:
+                    self.lineno += 1
+                    data, self.buf = bytes(self.buf), bytearray()
+                    self._stream(data)
+                return
+            line = bytes(self.buf) + block[pos : nl + 1] if self.buf else block[pos : nl + 1]
+            self.buf = bytearray()
+            pos = nl + 1
+            self._line(line)
+            cp = self.checkpoint
+            if cp is not None and not self.batch and cp.due(base + pos):
+                cp.save(self.counter, ReadState(base + pos, b"", self.lineno))
+
+    def run(self) -> None:
+        path, unit = self.path, self.unit
+        try:
+            blocks = Blocks(byte_blocks(path, unit.start, unit.end), self.state.consumed)
+            for block in blocks:
+                self._block(block, blocks.consumed - len(block))
+            if self.huge is not None:
+                self.huge.end()
+            elif self.buf:
+                self._line(bytes(self.buf))
+            self.flush()
+        except ShardError as exc:
+            if unit.start > 0 and exc.line:
+                raise ShardError(path, exc.line + lines_before(path, unit.start), exc.message) from None
+            raise
+        except (EOFError, OSError, gzip.BadGzipFile) as exc:
+            raise ShardError(path, self.lineno + 1, f"truncated or corrupt file ({exc})") from None
+        except Exception as exc:  # zstandard.ZstdError and other decompressor errors
+            if type(exc).__name__ == "ZstdError":
+                raise ShardError(path, self.lineno + 1, f"truncated or corrupt file ({exc})") from None
+            raise
 
 
 def count_parquet(counter: StreamCounter, unit: Unit, text_field: str, piece_bytes: int) -> None:
@@ -448,16 +572,23 @@ def count_unit(
     text_field: str,
     piece_bytes: int,
     line: bool,
+    checkpoint: Optional[Checkpointer] = None,
 ) -> StreamCounter:
-    """Count one unit: ``counter_of(in_document, in_segment)`` makes the counter for where it starts."""
+    """Count one unit: ``counter_of(in_document, in_segment)`` makes the counter for where it starts; a
+    ``checkpoint`` saves the counter now and then, and a rerun continues from the last one."""
     kind = unit.shard.kind
-    in_doc = kind == "text" and unit.start > 0
-    in_seg = in_doc and not (line and _previous_byte(unit.shard.path, unit.start) == b"\n")
-    counter = counter_of(in_doc, in_seg)
+    restored = checkpoint.restore() if checkpoint is not None else None
+    if restored is not None:
+        counter, state = restored
+    else:
+        in_doc = kind == "text" and unit.start > 0
+        in_seg = in_doc and not (line and _previous_byte(unit.shard.path, unit.start) == b"\n")
+        counter, state = counter_of(in_doc, in_seg), ReadState(offset=unit.start)
+    counter.resumed_from = state.consumed
     if kind == "text":
-        count_text(counter, unit, piece_bytes)
+        count_text(counter, unit, piece_bytes, state, checkpoint)
     elif kind == "jsonl":
-        count_jsonl(counter, unit, text_field, piece_bytes)
+        JsonlReader(counter, unit, text_field, piece_bytes, state, checkpoint).run()
     else:
         count_parquet(counter, unit, text_field, piece_bytes)
     return counter
