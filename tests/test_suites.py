@@ -29,7 +29,20 @@ def test_run_all_on_random_runs_every_task(tmp_path: Path) -> None:
     res = _cli("run", "all", "--model", "random", "--limit", "5", "-o", str(tmp_path / "all"))
     assert res.returncode == 0, res.stderr
     results = json.loads((tmp_path / "all" / "results.json").read_text())
-    assert list(results["tasks"]) == list(registry.TASKS)
+    from genderscope.core.suites import missing_packages
+
+    installed = [t for t in registry.TASKS if not missing_packages(lookup.task_class(t))]
+    assert list(results["tasks"]) == installed  # a task whose optional package is missing is left out
+
+
+def test_a_suite_leaves_out_a_task_whose_optional_package_is_missing(monkeypatch) -> None:
+    """``needs_packages``: the suite names the extra to install; the other tasks run."""
+    cls = lookup.task_class("gest-translation")
+    monkeypatch.setattr(cls, "needs_packages", (("genderscope_no_such_package", "translation"),))
+    got = expand(["all"], frozenset({"chat", "translate"}), "random")
+    assert "gest-translation" not in got.tasks and "gest" in got.tasks
+    why = got.left_out["gest-translation"]
+    assert why == "needs genderscope_no_such_package: pip install 'genderscope[translation]'"
 
 
 def test_all_leaves_out_what_the_kind_cannot_run() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -386,6 +387,11 @@ def demo(
         raise typer.Exit(1)
 
 
+def _one_line_warning(message: Warning | str, category: type, *args: Any, **kwargs: Any) -> str:
+    """A library warning as the command shows it: one line, without the source line behind it."""
+    return f"genderscope: warning: {message}\n"
+
+
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and an exit code."""
     from genderscope.cli.console import scrub_standard_streams
@@ -393,6 +399,7 @@ def main() -> None:
 
     no_progress_frames_off_a_terminal()
     scrub_standard_streams()
+    warnings.formatwarning = _one_line_warning
     try:
         code = app(standalone_mode=False)  # click returns (not raises) typer.Exit's code here
         if code == 130:  # typer turns Ctrl-C into Exit(130)

@@ -55,6 +55,19 @@ def _option_names(task: str) -> set[str]:
     return {f.name for f in dataclasses.fields(lookup.task_class(task).Options)}
 
 
+def missing_packages(task_cls: Any) -> str | None:
+    """Why a suite leaves ``task_cls`` out when an optional package it declares (``needs_packages``:
+    (module, extra) pairs) is not installed; None when all are. Named on its own, the task says so itself."""
+    import importlib.util
+
+    declared = getattr(task_cls, "needs_packages", ())
+    absent = [(m, extra) for m, extra in declared if importlib.util.find_spec(m) is None]
+    if not absent:
+        return None
+    extras = sorted({extra for _, extra in absent})
+    return f"needs {', '.join(m for m, _ in absent)}: pip install 'genderscope[{','.join(extras)}]'"
+
+
 def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str) -> Expansion:
     """Replace suite names in ``names`` by their tasks that a model answering ``request_kinds`` can run."""
     from genderscope.core.matrix import chosen_measurement
@@ -73,6 +86,11 @@ def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str)
         for t in s.tasks:
             if t not in runnable:
                 left_out[t] = f"not meaningful on {model_kind} models (see `genderscope tasks --matrix`)"
+        for t in list(runnable):
+            missing = missing_packages(lookup.task_class(t))
+            if missing:
+                runnable.remove(t)
+                left_out[t] = missing
         if not runnable:
             raise UsageError(f"suite {name!r}: none of its tasks runs on {model_kind} models")
         tasks += [t for t in runnable if t not in tasks]

@@ -102,6 +102,9 @@ class Task(ABC):
     version: ClassVar[str] = "1"
     #: the languages of the task's texts (ISO 639-1), when its options do not choose them
     text_languages: ClassVar[tuple[str, ...]] = ("en",)
+    #: optional packages the task reads with, as (module, extra) pairs: a suite leaves the task out (and
+    #: says which extra to install) where one is missing
+    needs_packages: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: what ``--limit N`` keeps, in one line (shown by ``genderscope tasks --options``)
     limit_meaning: ClassVar[str] = "the first N items in the dataset's order"
     #: True when the task's own ``render`` already states each headline's evidence state (the terminal

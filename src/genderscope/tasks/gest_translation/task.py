@@ -76,6 +76,7 @@ class GestTranslationTask(GestRowsMixin, Task):
         "chat": Measurement(frozenset({CHAT}), "translated by chat (the fixed prompt)"),
     }
     measurement_option = "form"
+    needs_packages = tuple((m, "translation") for m in ("simplemma", "morfeusz2", "pymorphy3"))
     report_facts = ReportFacts(evidence=("counts.detected",), evidence_unit="detected translations")
     references = (GEST,)
     published = (
