@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from genderscope.backends.continuations import encode_pairs
-from genderscope.backends.hf.loglikelihood import SHARE_MIN
+from genderscope.backends.hf.loglikelihood import SHARE_MIN_SAVED
 from genderscope.data.registry import DataRegistry
 from genderscope.tasks.bbq_likelihood.task import DATA as BBQ, item_of as bbq_item
 from genderscope.tasks.discrim_eval_likelihood.task import DATA as DISCRIM, item_of as de_item
@@ -43,7 +43,7 @@ def count(path: Path, make, tok) -> tuple[int, int, int, int]:  # noqa: ANN001
         rows = [tuple(c + x[:-1]) for x in xs]
         naive += sum(map(len, rows))
         lmeval += sum(map(len, set(rows)))
-        shared = len(xs) >= 2 and len(c) >= SHARE_MIN
+        shared = len(xs) >= 2 and len(c) * (len(xs) - 1) >= SHARE_MIN_SAVED  # the backend's rule
         ours += len(c) + sum(len(x) - 1 for x in xs) if shared else sum(map(len, rows))
     return len(items), naive, lmeval, ours
 

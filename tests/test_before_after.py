@@ -88,7 +88,7 @@ def test_html_without_paired_is_one_line(runs):
 def test_debias_audit_writes_the_view_with_its_perplexity(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from genderscope.testing.tiny_models import build_tiny_causal
+    from genderscope.demo_models import build_tiny_causal
 
     words = "he she his her him man woman the a ran said met doctor nurse table chair".split()
     tiny = build_tiny_causal(tmp_path / "tiny", words)

@@ -76,3 +76,21 @@ def test_group_sentiment_equals_vader_on_the_recorded_texts(tmp_path: Path) -> N
         )
     gap = np.mean(texts[ACTRESSES]) - np.mean(texts[ACTORS])
     assert metrics["gap.sentiment.mean_compound"]["value"] == pytest.approx(gap, abs=1e-12)
+
+
+def test_bold_and_counterfactual_runs_render_in_the_report(tmp_path) -> None:
+    """The HTML report draws both generation audits' own sections (their renderers import and run)."""
+    from typer.testing import CliRunner
+
+    from genderscope.cli.app import app
+
+    out = tmp_path / "gen"
+    res = CliRunner().invoke(
+        app, ["run", "bold", "counterfactual", "--model", "random", "--limit", "30", "--out", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    html = tmp_path / "report.html"
+    made = CliRunner().invoke(app, ["report", str(out), "-o", str(html)])
+    assert made.exit_code == 0, made.output
+    page = html.read_text()
+    assert 'data-task="bold"' in page and 'data-task="counterfactual"' in page

@@ -294,3 +294,53 @@ def test_reexport_check_can_fail(tmp_path):
     (tmp_path / "shim.py").write_text(errors + "__all__ = ['DataError']\n")
     (tmp_path / "user.py").write_text(errors + "raise DataError('x')\n")
     assert _reexports(tmp_path) == ["genderscope.shim: DataError (genderscope.common.errors.DataError)"]
+
+
+def missing_imports(src_root, roots) -> list[str]:
+    """``file:line: module has no name`` for every ``from genderscope.X import name`` (in ``roots``) whose
+    module neither defines nor imports ``name`` (a name that moved without its importers following)."""
+    import ast
+
+    modules = {}
+    for path in sorted(src_root.rglob("*.py")):
+        name = ".".join(path.relative_to(src_root.parent).with_suffix("").parts).removesuffix(".__init__")
+        modules[name] = path
+    names: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                found.add(node.id)
+        names[name] = found
+    bad = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not (isinstance(node, ast.ImportFrom) and node.module in names and not node.level):
+                    continue
+                for a in node.names:
+                    known = f"{node.module}.{a.name}" in modules or "__getattr__" in names[node.module]
+                    if a.name != "*" and not known and a.name not in names[node.module]:
+                        bad.append(f"{path.name}:{node.lineno}: {node.module} has no {a.name}")
+    return bad
+
+
+def test_every_imported_name_exists_where_it_is_imported_from():
+    """Imports run lazily (inside functions) are checked too, without running them."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    src = root / "src" / "genderscope"
+    assert missing_imports(src, [src, root / "tests", root / "benchmarks", root / "devtools"]) == []
+
+
+def test_missing_import_check_can_fail(tmp_path):
+    pkg = tmp_path / "genderscope"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("X = 1\n")
+    (pkg / "b.py").write_text("def f():\n    from genderscope.a import Y\n")
+    assert missing_imports(pkg, [pkg]) == ["b.py:2: genderscope.a has no Y"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report.views import Rendered
 from genderscope.tasks.generation.report import render_generation
 

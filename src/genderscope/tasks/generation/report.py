@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderscope.core.runlog import TaskResults
+from genderscope.core.results_file import TaskResults
 from genderscope.report.helpers import metric_points, point_figure
 from genderscope.report.views import Rendered, TableView, fmt_metric
 from genderscope.core.textfmt import fmt
