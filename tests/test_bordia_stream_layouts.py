@@ -390,8 +390,7 @@ def test_sigkill_inside_a_compressed_file_then_resume(name, tmp_path, data_regis
     resume = out / "partials" / "0000000.resume"
     deadline = time.time() + 60
     while time.time() < deadline and proc.poll() is None and not resume.exists():
-        time.sleep(0.005)
-    time.sleep(0.05)
+        time.sleep(0.002)
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
