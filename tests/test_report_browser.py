@@ -154,7 +154,7 @@ def _check_first_screen_and_length(report: Path, shots: Path) -> dict[str, float
             page.screenshot(path=str(shots / "first-screen.png"))
             page.screenshot(path=str(shots / "full-page.png"), full_page=True)
             print(f"screenshots of {report}: {shots}")
-            summary = page.locator("table.overview").bounding_box()
+            summary = page.locator("table.overview").first.bounding_box()  # one table per group of tests
             first_cell = page.locator("table.overview td.chip-cell").first.bounding_box()
             height = page.evaluate("document.documentElement.scrollHeight")
             width = page.evaluate("document.documentElement.scrollWidth")
