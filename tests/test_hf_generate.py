@@ -495,3 +495,36 @@ def test_cli_run_prints_no_library_deprecation_warning(tiny_chat: Path, tmp_path
     ]
     assert not library, library
     assert not [m for m in logged if "deprecat" in m.lower()], logged
+
+
+def test_answers_stop_at_the_models_context(tmp_path: Path) -> None:
+    """Prompt + max_tokens beyond the model's positions: the answer ends at the context (``length``);
+    a prompt that fills the context alone is a failed attempt naming both sizes, never an IndexError."""
+    from genderscope.core.primitives import GENERATE
+
+    d = build_tiny_causal(tmp_path / "m", words_of(PROMPTS), n_positions=12)
+    be = _backend(d, gen_batch_size=4)
+    short = _generate(be, [_gp("Hello there", 50, temperature=0), _gp("x", 50, temperature=1.0, seed=3)])
+    assert [g["n_tokens"] for g in short] == [12 - 3, 12 - 2]  # <s> + the prompt's words, then the answer
+    assert all(g["finish_reason"] == "length" for g in short)
+    errors: dict[int, str | None] = {}
+    jobs = [Job(0, Request(GENERATE, _gp(" ".join(["x"] * 12), 5)), 1, "long")]
+    be.answer(jobs, lambda job, out: errors.__setitem__(job.index, out.error))
+    assert "13 tokens" in errors[0] and "context holds 12" in errors[0], errors
+
+
+def test_cli_generation_longer_than_the_context_is_no_traceback(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from genderscope.cli.app import app
+
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("He said hello there\nShe said x\n")
+    d = build_tiny_causal(tmp_path / "m", words_of(["He She said hello there x"]), n_positions=10)
+    out = tmp_path / "r"
+    args = ["run", "counterfactual", "--model", f"hf-causal:{d}", "--prompts", str(prompts)]
+    res = CliRunner().invoke(app, [*args, "--max-tokens", "64", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    rows = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
+    assert rows and all(r.get("n_tokens", 0) <= 10 for r in rows)

@@ -86,6 +86,13 @@ class Backend(ABC):
         self.target = target
         self.options = options
 
+    @classmethod
+    def kinds_for(cls, target: str) -> frozenset[str]:
+        """The request kinds this backend answers for model ``target``, told before anything loads: every
+        declared kind, less those the target shows it cannot answer (an hf-causal model without a chat
+        template does not chat); tasks choose their measurement and suites their tasks from it."""
+        return cls.request_kinds
+
     @property
     @abstractmethod
     def fingerprint(self) -> str:

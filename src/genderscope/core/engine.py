@@ -113,7 +113,7 @@ def prepare_run(
         seed=spec.seed,
         trials=spec.trials,
         limit=spec.limit,
-        request_kinds=typed.backend_cls.request_kinds,
+        request_kinds=typed.backend_cls.kinds_for(target),
         model_kind=kind,
         model_target=target,
         generation=spec.generation,

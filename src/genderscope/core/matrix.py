@@ -74,10 +74,16 @@ def require_kinds(task: Any, allowed: Iterable[str] | None = None, hint: str = "
     model = task.ctx.model_kind or "this model"
     answers = ", ".join(sorted(got)) or "nothing"
     needs = " or ".join("+".join(sorted(meas[n].kinds)) for n in names if n in meas)
-    msg = (
-        f"task {cls.name} cannot run on {model} models: they answer {answers}, but {cls.name} needs "
-        f"{needs}; model kinds that work: {', '.join(works) or 'none installed'}"
-    )
+    if model in works:  # the kind could, this model cannot (an hf-causal model without a chat template)
+        msg = (
+            f"task {cls.name} cannot run on this {model} model: it answers {answers}, but {cls.name} "
+            f"needs {needs} (chat needs a model with a chat template)"
+        )
+    else:
+        msg = (
+            f"task {cls.name} cannot run on {model} models: they answer {answers}, but {cls.name} needs "
+            f"{needs}; model kinds that work: {', '.join(works) or 'none installed'}"
+        )
     raise UsageError(msg + (f" ({hint})" if hint else ""))
 
 

@@ -170,7 +170,7 @@ class RunSpec:
             temperature=spec.temperature, max_tokens=spec.max_tokens,
         )
         kind, target, backend_cls = lookup.resolve_model(model)
-        suites = expand(names, frozenset(backend_cls.request_kinds), kind)
+        suites = expand(names, backend_cls.kinds_for(target), kind, backend_cls.request_kinds)
         classes = [lookup.task_class(t) for t in suites.tasks]
         task_vals, backend_vals = split_options(classes, backend_cls, {**suites.options, **(options or {})})
         typed = {c.name: build_options(c.Options, v, f"task {c.name!r}") for c, v in zip(classes, task_vals)}
@@ -312,7 +312,7 @@ def typed_options(spec: RunSpec) -> TypedOptions:
     if handed_on is not None:  # built by RunSpec.build: the same options, already typed
         return handed_on
     kind, target, backend_cls = lookup.resolve_model(spec.model)
-    suites = expand(list(spec.tasks), frozenset(backend_cls.request_kinds), kind)
+    suites = expand(list(spec.tasks), backend_cls.kinds_for(target), kind, backend_cls.request_kinds)
     extra = sorted(set(spec.task_options) - set(suites.tasks))
     if extra:
         raise UsageError(

@@ -68,9 +68,25 @@ def missing_packages(task_cls: Any) -> str | None:
     return f"needs {', '.join(m for m, _ in absent)}: pip install 'genderscope[{','.join(extras)}]'"
 
 
-def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str) -> Expansion:
-    """Replace suite names in ``names`` by their tasks that a model answering ``request_kinds`` can run."""
+def expand(
+    names: Sequence[str],
+    request_kinds: frozenset[str],
+    model_kind: str,
+    declared: frozenset[str] | None = None,
+) -> Expansion:
+    """Replace suite names in ``names`` by their tasks that a model answering ``request_kinds`` can run;
+    ``declared``: the kinds its backend answers for other models (a task it could run there is left out
+    because of this model, and the reason says so)."""
     from genderscope.core.matrix import chosen_measurement
+
+    def why_not(task_cls: Any) -> str:
+        if declared and chosen_measurement(task_cls, declared):
+            lacking = sorted(declared - request_kinds)
+            return (
+                f"this {model_kind} model does not answer {', '.join(lacking)} requests "
+                "(chat needs a model with a chat template)"
+            )
+        return f"not meaningful on {model_kind} models (see `genderscope tasks --matrix`)"
 
     tasks: list[str] = []
     options: dict[str, Any] = {}
@@ -85,14 +101,16 @@ def expand(names: Sequence[str], request_kinds: frozenset[str], model_kind: str)
         runnable = [t for t in s.tasks if chosen_measurement(lookup.task_class(t), request_kinds)]
         for t in s.tasks:
             if t not in runnable:
-                left_out[t] = f"not meaningful on {model_kind} models (see `genderscope tasks --matrix`)"
+                left_out[t] = why_not(lookup.task_class(t))
         for t in list(runnable):
             missing = missing_packages(lookup.task_class(t))
             if missing:
                 runnable.remove(t)
                 left_out[t] = missing
         if not runnable:
-            raise UsageError(f"suite {name!r}: none of its tasks runs on {model_kind} models")
+            reasons = sorted({left_out[t] for t in s.tasks if t in left_out})
+            why = f" ({reasons[0]})" if len(reasons) == 1 else ""
+            raise UsageError(f"suite {name!r}: none of its tasks runs on {model_kind} models{why}")
         tasks += [t for t in runnable if t not in tasks]
         for key, value in s.options.items():
             if any(key.replace("-", "_") in _option_names(t) for t in runnable):

@@ -13,7 +13,9 @@
   the batch, the order or the process, and different trials give different draws.  One uniform per
   step is drawn and inverted on the sorted, float64 cumulative distribution.
 * Stops at an EOS token (the tokenizer's and the generation config's) or after ``max_tokens`` new
-  tokens; the answer is the decoded text before EOS, special tokens skipped.
+  tokens, fewer where the prompt and answer would pass the model's context (its config's
+  ``max_position_embeddings``: the answer ends there, ``length``; a prompt as long as the context alone
+  is a failed attempt naming both sizes); the answer is the decoded text before EOS, special tokens skipped.
 * Batching: prompts of equal ``max_tokens`` are sorted by length and generated ``--gen-batch-size``
   at a time, left-padded with an attention mask and explicit position ids, with a KV cache; the
   leading tokens all prompts of a batch share (system prompt, template opening) are computed once;
@@ -119,6 +121,29 @@ def append_unstopped(nxt: Any, live: list[int], new: list[list[int]], stop_t: An
     for b in keep:
         new[live[b]].append(toks[b])
     return keep
+
+
+def context_limit(model: Any) -> int | None:
+    """Tokens the model's positions allow (prompt + answer), from its config; None when it names none."""
+    cfg = getattr(model, "config", None)
+    for name in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"):
+        value = getattr(cfg, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def fit_context(limit: int | None, n_prompt: int, max_new: int) -> tuple[int, str | None]:
+    """(new tokens allowed, error): ``max_new`` capped at ``limit - n_prompt`` (the answer then ends with
+    finish_reason ``length``); a prompt that fills the context alone is an error naming both sizes."""
+    if limit is None:
+        return max_new, None
+    if n_prompt >= limit:
+        return 0, (
+            f"the prompt is {n_prompt} tokens and the model's context holds {limit}: shorten the prompt "
+            "or use a model with a longer context"
+        )
+    return min(max_new, limit - n_prompt), None
 
 
 def shared_prefix(rows: list[list[int]]) -> int:
@@ -268,6 +293,7 @@ def continuation_text(tok: Any, prompt: list[int], new: list[int]) -> str:
 def generate(backend: Any, jobs: list[Job], emit: Emit) -> None:
     """Answer ``generate`` jobs: plain continuations (see the module docstring)."""
     start = [backend.prefix_id] if backend.prefix_id is not None else []
+    limit = context_limit(backend.model)
     items = []
     for job in jobs:
         p = job.request.payload
@@ -275,8 +301,12 @@ def generate(backend: Any, jobs: list[Job], emit: Emit) -> None:
         if not ids:
             emit(job, Outcome(error="generate: empty prompt and the model has neither BOS nor EOS"))
             continue
+        max_new, error = fit_context(limit, len(ids), int(p["max_tokens"]))
+        if error:
+            emit(job, Outcome(error=f"generate: {error}"))
+            continue
         temp, top_p = float(p.get("temperature", 1.0)), float(p.get("top_p", 1.0))
-        items.append((job, ids, int(p["max_tokens"]), temp, top_p, int(p["seed"])))
+        items.append((job, ids, max_new, temp, top_p, int(p["seed"])))
     for chunk, outs in _batches(backend, items):
         for (job, ids, max_new, *_), new in zip(chunk, outs):
             resp = {
@@ -296,6 +326,7 @@ def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
             "instruct/chat model, or a likelihood task (gest-likelihood, dawinobias, abc)"
         )
     prepared = []
+    limit = context_limit(backend.model)
     for job in jobs:
         p = job.request.payload
         try:
@@ -305,7 +336,10 @@ def chat(backend: Any, jobs: list[Job], emit: Emit) -> None:
             continue
         temp = 1.0 if p.get("temperature") is None else float(p["temperature"])
         top_p = 1.0 if p.get("top_p") is None else float(p["top_p"])
-        max_new = int(p.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        max_new, error = fit_context(limit, len(ids), int(p.get("max_tokens") or DEFAULT_MAX_TOKENS))
+        if error:
+            emit(job, Outcome(error=f"chat: {error}"))
+            continue
         prepared.append((job, ids, max_new, temp, top_p, answer_seed(job)))
     for chunk, outs in _batches(backend, prepared):
         for it, toks in zip(chunk, outs):

@@ -3,11 +3,13 @@ cached by path, size and mtime), loading with transformers, and the converted ca
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import shutil
+import struct
 import time
 import types
 from contextlib import contextmanager
@@ -90,6 +92,36 @@ def locate(target: str, gguf: str | None = None, revision: str | None = None) ->
             f"model {target!r} is neither a local directory nor in the local Hugging Face "
             "cache; download it first (e.g. `huggingface-cli download NAME`) or pass a path"
         ) from None
+
+
+def has_chat_template(target: str) -> bool | None:
+    """Whether the model at ``target`` carries a chat template, read without loading it: a ``.gguf`` file's
+    ``tokenizer.chat_template`` field, a directory's ``tokenizer_config.json`` ``chat_template`` or
+    ``chat_template.jinja``/``.json`` file; None when it cannot be told (a hub name, a missing path, a
+    directory of GGUF files)."""
+    p = Path(target).expanduser()
+    if target.endswith(".gguf") and p.is_file():
+        return _gguf_has_chat_template(str(p.resolve()), p.stat().st_mtime_ns)
+    if not p.is_dir() or not (p / "tokenizer_config.json").is_file():
+        return None
+    if (p / "chat_template.jinja").is_file() or (p / "chat_template.json").is_file():
+        return True
+    try:
+        config = json.loads((p / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return bool(config.get("chat_template")) if isinstance(config, dict) else None
+
+
+@functools.lru_cache(maxsize=16)
+def _gguf_has_chat_template(path: str, mtime_ns: int) -> bool | None:
+    """Whether a GGUF file's metadata holds ``tokenizer.chat_template`` (read once per file version)."""
+    from genderscope.backends.hf.gguf_meta import metadata_keys
+
+    try:
+        return "tokenizer.chat_template" in metadata_keys(Path(path))
+    except (OSError, ValueError, struct.error):  # an unreadable file is reported when the model loads
+        return None
 
 
 def source_fingerprint(src: ModelSource) -> str:

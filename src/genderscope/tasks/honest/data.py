@@ -94,6 +94,18 @@ def load_templates(data_registry, identity_set: str, language: str) -> list[Temp
     return read_templates(data_registry.path(dataset_name(identity_set, language)))
 
 
+def first_frames(templates: list[Template], n: int) -> list[Template]:
+    """The templates of the first ``n`` distinct sentence frames (``raw``, in order of first appearance),
+    every identity term of each: a ``--limit`` that keeps the identity groups balanced (the files list
+    one identity's templates after another, so the first ``n`` rows would hold one group only)."""
+    kept: dict[str, None] = {}
+    for t in templates:
+        if len(kept) >= n:
+            break
+        kept.setdefault(t.frame)
+    return [t for t in templates if t.frame in kept]
+
+
 def queer_side(group: str) -> str:
     """``queer`` or ``nonqueer`` for a group of the queer/non-queer set (``queer_gender`` -> ``queer``)."""
     return "nonqueer" if group.startswith("nonqueer") else "queer"

@@ -2,9 +2,10 @@
 queer identities with hurtful words, in English, Spanish, French, Italian, Portuguese and Romanian.
 
 Items: the templates of ``honest/binary/<lang>_template.tsv`` for each of ``--languages`` and, with
-``en``, ``honest/queer_nonqueer/en_template.tsv`` (:mod:`.data`; ``--limit N``: the first N templates of
-each set).  Each template gets k completions (``--k``, default 20): a masked LM's top-k fills, or k sampled
-continuations / chat replies (:mod:`.ask`).  A completion is hurtful when it holds a word of the language's
+``en``, ``honest/queer_nonqueer/en_template.tsv`` (:mod:`.data`; ``--limit N``: the templates of
+the first N sentence frames of each set, so every identity group keeps the same frames).  Each
+template gets k completions (``--k``, default 20): a masked LM's top-k fills, or k sampled continuations
+/ chat replies (:mod:`.ask`).  A completion is hurtful when it holds a word of the language's
 HurtLex (conservative level), matched as the ``honest`` package matches it (:mod:`.lexicon`).  Metrics
 (:mod:`.metrics`): HONEST per set, identity group and HurtLex category, and the female − male (queer −
 non-queer) gap, each with a 95% interval over sentence frames (jackknife-t; ``--ci-method percentile``:
@@ -36,7 +37,15 @@ from genderscope.data.hurtlex import dataset_name as hurtlex_file
 from genderscope.stats.jackknife import JACKKNIFE_T
 from genderscope.stats.rules import IntervalRule, rule_intervals
 from genderscope.tasks.honest import ask
-from genderscope.tasks.honest.data import BINARY, LANGUAGES, QUEER, Template, dataset_name, load_templates
+from genderscope.tasks.honest.data import (
+    BINARY,
+    LANGUAGES,
+    QUEER,
+    Template,
+    dataset_name,
+    first_frames,
+    load_templates,
+)
 from genderscope.tasks.honest.glossary import HONEST_CODE, HONEST_LGBTQ, HONEST_PAPER, HURTLEX, METRIC_DOCS
 from genderscope.tasks.honest.lexicon import ACCENTS, SENTENCE, WORD, Lexicon, load_lexicon, resolve_accents
 from genderscope.tasks.honest.metrics import SetCounts, frame_clusters, group_category_cells, set_metrics
@@ -91,7 +100,9 @@ class HonestOptions:
 
 
 class HonestTask(Task):
-    limit_meaning = 'the first N templates of each template set (language), in file order'
+    limit_meaning = (
+        "the first N sentence frames of each template set (language), each with every identity term"
+    )
     name = "honest"
     description = (
         "HONEST: hurtful sentence completions about women, men and queer identities in six languages"
@@ -125,7 +136,7 @@ class HonestTask(Task):
 
     def templates(self, identity_set: str, language: str) -> list[Template]:
         rows = load_templates(self.ctx.data, identity_set, language)
-        return rows if self.ctx.limit is None else rows[: max(0, int(self.ctx.limit))]
+        return rows if self.ctx.limit is None else first_frames(rows, max(0, int(self.ctx.limit)))
 
     @cached_property
     def lexicons(self) -> dict[str, Lexicon]:
