@@ -39,7 +39,10 @@ MLM_TASKS = ("crows-pairs", "stereoset", "winogender", "winobias-lm", "dawinobia
 
 def cli_cpu(src: Path, args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one ``genderscope`` command run from source tree ``src``."""
-    code = "from genderscope.cli.app import main; main()"
+    code = (  # the CLI's entry point in either tree (cli/app.py now; cli.py before the house plan)
+        "try:\n    from genderscope.cli.app import main\n"
+        "except ModuleNotFoundError:\n    from genderscope.cli import main\nmain()"
+    )
     run_env = {**env, "PYTHONPATH": str(src)}
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
