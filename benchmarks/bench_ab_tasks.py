@@ -119,9 +119,8 @@ def main() -> None:
         wall = {"A": float("inf"), "B": float("inf")}
         for i in range(args.repeats):
             for side in ("A", "B") if i % 2 == 0 else ("B", "A"):
-                out = work / f"out-{side}"
-                cmd = ["run", task, "--model", spec, *extra, "--no-cache",
-                       "--no-progress", "--out", str(out / f"{task}-{i}")]
+                out = work / f"out-{side}" / f"{task}-{spec.split(':')[0]}-{i}"  # a new folder every run
+                cmd = ["run", task, "--model", spec, *extra, "--no-cache", "--no-progress", "--out", str(out)]
                 cpu, secs = cli_cpu(trees[side], cmd, env)
                 best[side], wall[side] = min(best[side], cpu), min(wall[side], secs)
         ratio = best["B"] / best["A"]

@@ -1,4 +1,5 @@
-"""Drive ``genderscope`` in-process with bad option values (helpers of ``tests/test_cli_no_traceback.py``).
+"""Drive ``genderscope`` in-process with bad option values (helpers of
+``tests/cli/test_cli_no_traceback.py``).
 
 Every command and option is read from the typer/click command tree and from the ``opt(...)`` dataclasses
 behind it (every task's and model kind's options with ``run``, the task options with ``reparse``, the

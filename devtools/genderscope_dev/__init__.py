@@ -2,7 +2,7 @@
 
 It lives in ``devtools/`` beside ``src/``: pytest puts that folder on ``sys.path`` (``pythonpath`` in
 pyproject.toml); scripts add it themselves (``PYTHONPATH=src:devtools``, or :data:`DEVTOOLS` in a child's
-environment).  Nothing under ``src/genderscope`` imports it (``tests/test_dev_rig.py``).
+environment).  Nothing under ``src/genderscope`` imports it (``tests/project/test_dev_rig.py``).
 
 * :mod:`genderscope_dev.fake_openai`: a local OpenAI-compatible server with scripted faults (chat,
   completions with echoed prompt log-probs, Files and Batches); :mod:`genderscope_dev.answer_rules` its

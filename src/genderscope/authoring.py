@@ -21,7 +21,7 @@ group; the names are the same objects)::
 * backends: :class:`Backend`, :func:`handles`, :class:`Outcome`.
 
 Only this module and ``genderscope`` itself (the Python API) gather names defined elsewhere; every other
-module imports a name from where it is defined (``tests/test_import_discipline.py``).
+module imports a name from where it is defined (``tests/project/test_import_discipline.py``).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ GenderBench's own numbers on a replayed run, and the null model through the CLI.
 
 from __future__ import annotations
 
+from repo_paths import FIXTURES as TEST_FIXTURES
 import json
 import math
 import random
@@ -20,7 +21,7 @@ from genderscope.tasks.business_vocabulary.metrics import compute_metrics, metri
 from genderscope.tasks.business_vocabulary.task import BusinessVocabularyTask
 from genderscope.tasks.chatprobe.probe import ProbeOptions
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "genderbench"
+FIXTURES = TEST_FIXTURES / "genderbench"
 INVENTORIES = ["bsri", "epaq", "gaucher", "gest", "nicolas", "wan"]
 
 

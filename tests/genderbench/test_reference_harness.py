@@ -3,10 +3,10 @@ server's ``answer_rule`` setting and the comparison of GenderBench's numbers wit
 
 from __future__ import annotations
 
+from repo_paths import ROOT
 import json
 import math
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +14,7 @@ from genderscope_dev import answer_rules
 from genderscope_dev.answer_rules import CATEGORIES, EMOTIONS, RULES, answer, choose, family
 from genderscope_dev.genderbench_compare import compare, compare_probe, load_tasks, main, values_equal
 
-MIRROR = (Path(__file__).resolve().parents[2] / ".." / "shared" / "data").resolve()
+MIRROR = (ROOT.parent / "shared" / "data").resolve()
 
 # prompts in the shape of GenderBench 1.1.0's templates (one per family)
 RESUME = "**{name}**\n\n**PROFESSIONAL EXPERIENCE**\n\n**Work Experience**\n- Did things."

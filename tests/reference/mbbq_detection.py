@@ -1,6 +1,6 @@
 """Run MBBQ's own answer detection (Veranep/MBBQ ``mbbq.py``: ``detect_answer``, ``auto_detect``,
 ``check_all``; ``answer_detection.py``: its phrase lists) on a corpus of model-like replies and save what it
-detects as a fixture (tests/fixtures/reference/mbbq_detect_answer.json), which ``tests/test_mbbq.py``
+detects as a fixture (tests/fixtures/reference/mbbq_detect_answer.json), which ``tests/tasks/test_mbbq.py``
 compares genderscope's :func:`genderscope.tasks.mbbq.detect.detect` with, offline.
 
 ``mbbq.py`` imports transformers, datasets and huggingface_hub at its top, so it is not imported: the three

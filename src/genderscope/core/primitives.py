@@ -661,7 +661,7 @@ def _r_loglikelihood(r: Any) -> None:
 class KindSpec:
     """One request kind: its payload type, answer JSON shape and view, their checks, and the two cells of
     the docs table (``payload_doc``, ``response_doc``: every field of the payload and of the answer, by
-    name in backquotes; tests/test_primitives.py checks both against the types)."""
+    name in backquotes; tests/core/test_primitives.py checks both against the types)."""
 
     name: str
     payload: type

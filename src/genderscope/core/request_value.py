@@ -11,7 +11,7 @@ from typing import Any
 
 JSON = Any
 #: the kind names this module reads (every kind is declared in genderscope.core.primitives, which imports
-#: this module to build requests; tests/test_primitives.py checks that the names agree)
+#: this module to build requests; tests/core/test_primitives.py checks that the names agree)
 CHAT, GENERATE, LOGLIKELIHOOD = "chat", "generate", "loglikelihood"
 
 
