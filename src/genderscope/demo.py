@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
+from genderscope.common.packages import missing_packages
 from genderscope.core import lookup
 from genderscope.core.report_terminal import render_result
 
@@ -112,14 +113,7 @@ def convert_model(which: str) -> str:
 
 def _packages_missing(*modules: str, extra: str = "hf") -> Callable[[], str | None]:
     """A ``needs`` check: the reason when one of the optional packages (of ``extra``) is not installed."""
-
-    def check() -> str | None:
-        absent = [m for m in modules if importlib.util.find_spec(m) is None]
-        if absent:
-            return f"optional package {', '.join(absent)} not installed (pip install 'genderscope[{extra}]')"
-        return None
-
-    return check
+    return lambda: missing_packages((m, extra) for m in modules)
 
 
 def _gguf_missing(package: tuple[str, str]) -> str | None:

@@ -85,3 +85,11 @@ def test_suite_and_named_task_on_a_base_model(tmp_path: Path) -> None:
     assert "gest" not in got.tasks and "chat template" in got.left_out["gest"] and "crows-pairs" in got.tasks
     suite = cli_fuzz.invoke(["run", "genderbench", "--model", model, "--out", str(tmp_path / "s")])
     assert suite.code == 2 and "chat template" in suite.stderr, suite.stderr
+
+
+def test_self_debias_reads_the_wrapped_models_template(tmp_path: Path) -> None:
+    from genderscope.backends.self_debias import SelfDebiasBackend
+
+    base = _tokenizer_dir(tmp_path / "base", None)
+    assert CHAT not in SelfDebiasBackend.kinds_for(f"hf-causal:{base}")
+    assert CHAT in SelfDebiasBackend.kinds_for("hf-causal:org/model-name")

@@ -29,9 +29,9 @@ def test_run_all_on_random_runs_every_task(tmp_path: Path) -> None:
     res = _cli("run", "all", "--model", "random", "--limit", "5", "-o", str(tmp_path / "all"))
     assert res.returncode == 0, res.stderr
     results = json.loads((tmp_path / "all" / "results.json").read_text())
-    from genderscope.core.suites import missing_packages
+    from genderscope.core.suites import task_missing_packages
 
-    installed = [t for t in registry.TASKS if not missing_packages(lookup.task_class(t))]
+    installed = [t for t in registry.TASKS if not task_missing_packages(lookup.task_class(t))]
     assert list(results["tasks"]) == installed  # a task whose optional package is missing is left out
 
 

@@ -33,9 +33,9 @@ SLOW = {"hiring-an"}
 )
 def test_value_within_its_interval(task: str) -> None:
     from genderscope.core import lookup
-    from genderscope.core.suites import missing_packages
+    from genderscope.core.suites import task_missing_packages
 
-    missing = missing_packages(lookup.task_class(task))
+    missing = task_missing_packages(lookup.task_class(task))
     if missing:
         pytest.skip(f"{task} {missing}")
     assert [line for seed in (1, 2) for line in _outside(task, seed)] == []

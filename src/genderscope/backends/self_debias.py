@@ -35,6 +35,7 @@ from genderscope.backends.hf import generate as hf_generate
 from genderscope.backends.continuations import encode_pairs
 from genderscope.backends.hf.base import HFBackendBase
 from genderscope.backends.hf.causal import CausalOptions, HFCausalLMBackend
+from genderscope.backends.hf.models import kinds_without_untemplated_chat
 from genderscope.backends.self_debias_decode import debias, generate_debiased
 from genderscope.core.backend import Emit, handles
 from genderscope.common.errors import UsageError
@@ -193,6 +194,12 @@ class SelfDebiasBackend(HFBackendBase):
         for job, conts in todo:
             sums = [float(sum(next(scores))) for _ in conts]
             emit(job, Outcome(response={"logprobs": sums, "n_tokens": [len(c) for c in conts], "greedy": []}))
+
+    @classmethod
+    def kinds_for(cls, target: str) -> frozenset[str]:
+        """Every declared kind, less ``chat`` when the wrapped model (``hf-causal:PATH``) has no chat
+        template."""
+        return kinds_without_untemplated_chat(cls.request_kinds, target.removeprefix("hf-causal:"))
 
     @handles(CHAT)
     def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:

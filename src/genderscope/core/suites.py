@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from genderscope.core import lookup
 from genderscope.common.errors import UsageError
+from genderscope.common.packages import missing_packages
 
 
 @dataclass(frozen=True)
@@ -55,17 +56,10 @@ def _option_names(task: str) -> set[str]:
     return {f.name for f in dataclasses.fields(lookup.task_class(task).Options)}
 
 
-def missing_packages(task_cls: Any) -> str | None:
+def task_missing_packages(task_cls: Any) -> str | None:
     """Why a suite leaves ``task_cls`` out when an optional package it declares (``needs_packages``:
     (module, extra) pairs) is not installed; None when all are. Named on its own, the task says so itself."""
-    import importlib.util
-
-    declared = getattr(task_cls, "needs_packages", ())
-    absent = [(m, extra) for m, extra in declared if importlib.util.find_spec(m) is None]
-    if not absent:
-        return None
-    extras = sorted({extra for _, extra in absent})
-    return f"needs {', '.join(m for m, _ in absent)}: pip install 'genderscope[{','.join(extras)}]'"
+    return missing_packages(getattr(task_cls, "needs_packages", ()))
 
 
 def expand(
@@ -103,7 +97,7 @@ def expand(
             if t not in runnable:
                 left_out[t] = why_not(lookup.task_class(t))
         for t in list(runnable):
-            missing = missing_packages(lookup.task_class(t))
+            missing = task_missing_packages(lookup.task_class(t))
             if missing:
                 runnable.remove(t)
                 left_out[t] = missing

@@ -31,7 +31,7 @@ from typing import Any
 
 from genderscope.backends.hf import generate as hf_generate, loglikelihood as hf_loglikelihood
 from genderscope.backends.hf.base import HFBackendBase
-from genderscope.backends.hf.models import has_chat_template
+from genderscope.backends.hf.models import kinds_without_untemplated_chat
 from genderscope.backends.hf.tensors import score_positions, split_head
 from genderscope.backends.hf.runtime import HFOptions
 from genderscope.core.backend import Emit, handles
@@ -68,8 +68,7 @@ class HFCausalLMBackend(HFBackendBase):
     @classmethod
     def kinds_for(cls, target: str) -> frozenset[str]:
         """Every declared kind, less ``chat`` for a model that has no chat template (a base model)."""
-        no_template = has_chat_template(target) is False
-        return cls.request_kinds - {CHAT} if no_template else cls.request_kinds
+        return kinds_without_untemplated_chat(cls.request_kinds, target)
 
     @handles(CHAT)
     def _chat_jobs(self, jobs: list[Job], emit: Emit) -> None:

@@ -113,6 +113,11 @@ def has_chat_template(target: str) -> bool | None:
     return bool(config.get("chat_template")) if isinstance(config, dict) else None
 
 
+def kinds_without_untemplated_chat(kinds: frozenset[str], target: str) -> frozenset[str]:
+    """``kinds`` less ``chat`` when the model at ``target`` shows it has no chat template (a base model)."""
+    return kinds - {"chat"} if has_chat_template(target) is False else kinds
+
+
 @functools.lru_cache(maxsize=16)
 def _gguf_has_chat_template(path: str, mtime_ns: int) -> bool | None:
     """Whether a GGUF file's metadata holds ``tokenizer.chat_template`` (read once per file version)."""
