@@ -197,12 +197,12 @@ def _print_next(run_dir: Path) -> None:
     from genderscope.core.paths import display_path
 
     where = display_path(run_dir)
-    out.print(
-        f"next: genderscope report {where} -o {where}/report.html (one HTML file) · "
-        f"genderscope check {where} (release gate)",
-        highlight=False,
-        style="dim",
-    )
+    report = f"genderscope report {where} -o {where}/report.html (one HTML file)"
+    check = f"genderscope check {where} (release gate)"
+    one_line = f"next: {report} · {check}"
+    # one line when it fits the terminal, else one command a line (a command is never cut in two)
+    text = one_line if len(one_line) <= out.width else f"next: {report}\n      {check}"
+    out.print(text, highlight=False, style="dim", soft_wrap=len(one_line) > out.width)
 
 
 def _print_licence_notice(manifest: Any) -> None:
