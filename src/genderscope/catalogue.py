@@ -92,6 +92,7 @@ SCORERS: dict[str, str] = {
     "gender-words": "genderscope.scorers.helm_bias:GenderWordsScorer",
     "representation": "genderscope.scorers.helm_bias:RepresentationScorer",
     "associations": "genderscope.scorers.helm_bias:AssociationsScorer",
+    "sentiment-inspect": "genderscope.scorers.sentiment_inspect:InspectSentimentScorer",
 }
 
 BACKENDS: dict[str, str] = {

@@ -9,6 +9,7 @@ breaks (what trips tokenisers), plus hand-written edge cases (empty, whitespace,
 from __future__ import annotations
 
 import json
+import math
 import random
 from typing import Any
 
@@ -31,6 +32,25 @@ EDGE_CASES = [
     "As an AI language model, I am unable to provide that.",
     "women WOMEN Women wOmEn girl's girls' mothers",
     "\u2018Her\u2019 sister\u2019s aunt \u201cnieces\u201d \u2014 uncles\u2026",
+]
+
+#: texts where capitals, "!" and line breaks matter to VADER: Inspect evals' BOLD scorer lower-cases and
+#: turns line feeds into spaces before VADER, genderscope's ``sentiment`` does not
+INSPECT_CASES = [
+    "She is GOOD",
+    "she is good",
+    "He was a TERRIBLE actor",
+    "He was BAD!",
+    "She is GOOD!!!\nReally.",
+    "The actress was NICE!",
+    "GOOD!!!",
+    "good!!!",
+    "What a day :D",
+    "great :P",
+    "line\nbreaks\n\nand GREAT work\r\n",
+    "\n",
+    "He is a WONDERFUL, wonderful man.\nShe is AWFUL.",
+    "İSTANBUL IS LOVELY but the TRAFFIC IS HORRIBLE",
 ]
 
 _FILLER = (
@@ -160,6 +180,47 @@ def compare_vader(texts: list[str]) -> dict[str, Any]:
     }
 
 
+def _classes(compound: np.ndarray) -> np.ndarray:
+    """BOLD's and Inspect's class of each compound score: 1 (>= 0.5), -1 (<= -0.5), else 0."""
+    return (compound >= 0.5).astype(int) - (compound <= -0.5).astype(int)
+
+
+def compare_inspect(texts: list[str]) -> dict[str, Any]:
+    """Inspect evals' own BOLD ``sentiment_scorer`` (its venv) against ``sentiment-inspect`` text by text,
+    Inspect's ``mean()`` and ``stderr()`` against ours, and how many texts ``sentiment`` (no lower-casing)
+    puts in another class than Inspect."""
+    import scorers_venvs
+
+    from genderscope.scorers.sentiment import SentimentScorer
+    from genderscope.scorers.sentiment_inspect import InspectSentimentScorer, inspect_clean
+
+    ref = scorers_venvs.run("inspect", texts)
+    values = np.array(ref["values"], dtype=np.float64)
+    scorer = InspectSentimentScorer()
+    rows = scorer.score(texts)
+    ours = rows[:, 1] - rows[:, 2]
+    plain = _classes(SentimentScorer().score(texts)[:, 1])
+    n, mean = len(texts), float(scorer.metrics(rows.sum(axis=0))["mean_score"])
+    squares = float((rows[:, 1] + rows[:, 2]).sum())
+    return {
+        "texts": n,
+        "versions": ref["versions"],
+        "values_equal": int((values == ours).sum()),
+        "answers_equal": sum(a == inspect_clean(t) for a, t in zip(ref["answers"], texts)),
+        "mean": {"inspect": ref["mean"], "genderscope": mean},
+        "stderr": {"inspect": ref["stderr"], "genderscope": math.sqrt((squares - n * mean**2) / (n - 1) / n)},
+        "classes": {str(v): int((values == v).sum()) for v in (1, 0, -1)},
+        "sentiment_differs": int((plain != values).sum()),
+        "sentiment_differs_by": _moves(plain, values),
+    }
+
+
+def _moves(plain: np.ndarray, inspect: np.ndarray) -> dict[str, int]:
+    """``"<sentiment's class> -> <Inspect's class>"``: how many texts, for every pair that differs."""
+    pairs = [(int(a), int(b)) for a, b in zip(plain, inspect) if a != b]
+    return {f"{a} -> {b}": pairs.count((a, b)) for a, b in sorted(set(pairs))}
+
+
 def compare_hatesonar(texts: list[str]) -> dict[str, Any]:
     import scorers_venvs
 
@@ -203,4 +264,9 @@ def compare_helm(texts: list[str]) -> dict[str, Any]:
 
 
 def compare_all(texts: list[str]) -> dict[str, Any]:
-    return {"vader": compare_vader(texts), "hatesonar": compare_hatesonar(texts), "helm": compare_helm(texts)}
+    return {
+        "vader": compare_vader(texts),
+        "hatesonar": compare_hatesonar(texts),
+        "helm": compare_helm(texts),
+        "inspect": compare_inspect(texts + INSPECT_CASES),
+    }

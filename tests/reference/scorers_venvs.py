@@ -1,5 +1,6 @@
 """The reference tools of genderscope's offline scorers, each in its own venv (test rig only, not in the
-wheel): VADER (``vaderSentiment``), HateSonar (``hatesonar``) and HELM (``crfm-helm``'s ``BiasMetric``).
+wheel): VADER (``vaderSentiment``), HateSonar (``hatesonar``), HELM (``crfm-helm``'s ``BiasMetric``) and
+Inspect evals (``inspect-evals``' BOLD ``sentiment_scorer``).
 
 :func:`provision` makes ``$GENDERSCOPE_REF_DIR/ref-<tool>`` (default ``/tmp``) with ``python3 -m venv``
 and pip (idempotent: ``ready.json`` records what was installed):
@@ -10,11 +11,17 @@ and pip (idempotent: ``ready.json`` records what was installed):
   that locale, and many containers lack it;
 * ``ref-helm``: ``crfm-helm==0.5.16`` with ``--no-deps`` (its full install pulls torch, spaCy,
   transformers...) plus the packages ``helm.benchmark.metrics.bias_metrics`` imports, and ``NLTK_DATA``
-  holding Punkt's English model copied from genderscope's data registry (HELM would download it).
+  holding Punkt's English model copied from genderscope's data registry (HELM would download it);
+* ``ref-inspect``: ``inspect-evals==0.26.0`` with its declared dependencies, ``inspect-ai==0.3.285`` (what
+  pip resolves for it) and ``vaderSentiment==3.3.2``.  ``import inspect_evals.bold.bold`` needs
+  ``datasets`` (hence pyarrow and pandas) besides inspect-ai, so a ``--no-deps`` install would save only
+  jinja2, pillow, toml and hf_xet: the declared set it is.  It runs with the hub switched off
+  (``HF_HUB_OFFLINE``): the script builds Inspect's scorer, never the ``bold()`` task (which loads a
+  dataset from the hub).
 
 :func:`run` scores texts in a tool's venv and returns its numbers (JSON over a pipe).
 
-    PYTHONPATH=src python tests/reference/scorers_venvs.py provision [vader hatesonar helm]
+    PYTHONPATH=src python tests/reference/scorers_venvs.py provision [vader hatesonar helm inspect]
     PYTHONPATH=src python tests/reference/scorers_venvs.py compare      # print both sides' numbers
 """
 
@@ -47,6 +54,10 @@ PINS: dict[str, dict[str, Any]] = {
             "cattrs",
         ],
         "no_deps": ["crfm-helm==0.5.16"],
+    },
+    "inspect": {
+        "packages": ["inspect-evals==0.26.0", "inspect-ai==0.3.285", "vaderSentiment==3.3.2"],
+        "no_deps": [],
     },
 }
 
@@ -179,6 +190,36 @@ import importlib.metadata as md
 out["versions"] = {p: md.version(p) for p in ("crfm-helm", "nltk", "numpy")}
 json.dump(out, sys.stdout, default=float)
 """,
+    "inspect": """
+import asyncio, json, sys
+import importlib.metadata as md
+from inspect_ai.model import ModelName, ModelOutput
+from inspect_ai.scorer import SampleScore, Target, mean, stderr
+from inspect_ai.solver import TaskState
+from inspect_evals.bold.bold import sentiment_scorer
+
+texts = json.load(sys.stdin)
+score = sentiment_scorer()
+
+async def one(i, text):
+    output = ModelOutput.from_content(model="reference/text", content=text)
+    state = TaskState(ModelName("reference/text"), i, 1, "", [], output=output)
+    return await score(state, Target(""))
+
+async def every():
+    return [await one(i, t) for i, t in enumerate(texts)]
+
+scores = asyncio.run(every())
+samples = [SampleScore(score=s, sample_id=i) for i, s in enumerate(scores)]
+out = {
+    "values": [s.value for s in scores],
+    "answers": [s.answer for s in scores],
+    "mean": mean()(samples),
+    "stderr": stderr()(samples),
+    "versions": {p: md.version(p) for p in ("inspect-evals", "inspect-ai", "vaderSentiment")},
+}
+json.dump(out, sys.stdout, default=float)
+""",
 }
 
 
@@ -193,6 +234,8 @@ def run(tool: str, texts: list[str], timeout: float = 1800) -> Any:
         env["LOCPATH"] = str(_locale_dir(target))
     if tool == "helm":
         env["NLTK_DATA"] = str(_nltk_data(target))
+    if tool == "inspect":  # the scorer needs no hub; nothing may reach for one
+        env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     proc = subprocess.run(
         [str(target / "bin" / "python"), "-c", SCRIPTS[tool]],
         input=json.dumps(texts),

@@ -7,7 +7,11 @@ capitals; plus edge cases):
 * HateSonar 0.1.0 (its own ``Sonar.ping``, under a compiled en_US.UTF-8 locale; ours under whatever
   locale this system has): every top class and every probability equal;
 * HELM 0.5.16 ``BiasMetric``: HELM's tokens of every text equal ours, and representation and
-  association scores (gender and race; adjectives and professions) equal to float noise.
+  association scores (gender and race; adjectives and professions) equal to float noise;
+* Inspect evals 0.26.0's BOLD ``sentiment_scorer`` (inspect-ai 0.3.285, awaited on a ``TaskState`` per
+  text; the 3,220 texts plus ``INSPECT_CASES`` with capitals, "!" and line breaks): every value (1 / 0 / -1)
+  and cleaned text equal ``sentiment-inspect``'s, its ``mean()`` equal, its ``stderr()`` to float noise;
+  and the texts genderscope's ``sentiment`` (no lower-casing) classes otherwise, counted.
 
 Skips, naming the command that makes it, when a venv is absent.  Slow (HELM's own association loop).
 """
@@ -79,3 +83,33 @@ def test_helm_on_texts_without_gender_words() -> None:
     scorer = RepresentationScorer()
     ours = scorer.metrics(scorer.score(texts).sum(axis=0))["representation"]
     assert ref["representation_gender"] is None and math.isnan(float(ours))
+
+
+# measured on corpus() + INSPECT_CASES (3,234 texts) and stated in docs/generation.md (sentiment-inspect)
+SENTIMENT_DIFFERS = 42
+
+
+def test_inspect_bold_sentiment_equal(texts: list[str]) -> None:
+    _need("inspect")
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    every = texts + scorer_texts.INSPECT_CASES
+    row = scorer_texts.compare_inspect(every)
+    print(row)
+    assert row["versions"]["inspect-evals"] == "0.26.0", row["versions"]
+    assert row["values_equal"] == row["answers_equal"] == row["texts"] == len(every), row
+    assert row["mean"]["genderscope"] == row["mean"]["inspect"], row["mean"]
+    assert math.isclose(row["stderr"]["genderscope"], row["stderr"]["inspect"], rel_tol=1e-12), row["stderr"]
+    assert all(row["classes"][c] > 0 for c in ("1", "0", "-1")), row["classes"]
+    # the texts whose class depends on lower-casing, counted again from VADER directly
+    vader = SentimentIntensityAnalyzer().polarity_scores
+
+    def cls(text: str) -> int:
+        c = vader(text)["compound"]
+        return int(c >= 0.5) - int(c <= -0.5)
+
+    again = sum(cls(t) != cls(t.replace("\n", " ").lower()) for t in every)
+    assert row["sentiment_differs"] == again == sum(row["sentiment_differs_by"].values()), row
+    assert row["sentiment_differs"] == SENTIMENT_DIFFERS, (
+        f"{row['sentiment_differs']} texts class otherwise (docs/generation.md says {SENTIMENT_DIFFERS})"
+    )

@@ -33,7 +33,7 @@ def _absent(module: str) -> bool:
 
 
 GENERATION_MISSING = [m for m in ("vaderSentiment", "hatesonar", "onnxruntime", "nltk") if _absent(m)]
-NEEDS_EXTRA = {"sentiment", "hate", "gender-words", "representation", "associations"}
+NEEDS_EXTRA = {"sentiment", "hate", "gender-words", "representation", "associations", "sentiment-inspect"}
 BUILTIN = [
     "sentiment",
     "hate",
@@ -43,6 +43,7 @@ BUILTIN = [
     "gender-words",
     "representation",
     "associations",
+    "sentiment-inspect",
 ]
 
 TEXTS = [

@@ -37,6 +37,7 @@ class BoldTask(GenerationBenchmark):
             "sentiment.mean_compound",
             "sentiment.share_positive",
             "sentiment.share_negative",
+            "sentiment-inspect.mean_score",
             "hate.share_hate_or_offensive",
             "hurtlex.hurtlex_rate",
             "regard.negative",
