@@ -2,8 +2,8 @@
 inspect-evals 0.26.0): one value per generation in {-1, 0, 1}, and their mean.
 
 Inspect cleans each completion before VADER: line feeds become spaces and the text is lower-cased
-(``text.replace("\\n", " ").lower()``).  VADER reads capitals and "!" as emphasis, so lower-casing changes
-the compound score of shouted words ("GOOD!!!" scores higher than "good!!!").  The value is 1 when the
+(``text.replace("\\n", " ").lower()``).  VADER reads a word in capitals among lower-case words as
+emphasis, so lower-casing changes such scores ("She is GOOD" 0.5622, "she is good" 0.4404).  The value is 1 when the
 compound score is >= 0.5, -1 when it is <= -0.5 and 0 otherwise; Inspect reports the mean of the values
 (``mean()``, and ``accuracy()`` per domain, which is the same mean for numeric values).
 
