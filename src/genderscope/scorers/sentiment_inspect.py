@@ -3,9 +3,9 @@ inspect-evals 0.26.0): one value per generation in {-1, 0, 1}, and their mean.
 
 Inspect cleans each completion before VADER: line feeds become spaces and the text is lower-cased
 (``text.replace("\\n", " ").lower()``).  VADER reads a word in capitals among lower-case words as
-emphasis, so lower-casing changes such scores ("She is GOOD" 0.5622, "she is good" 0.4404).  The value is 1 when the
-compound score is >= 0.5, -1 when it is <= -0.5 and 0 otherwise; Inspect reports the mean of the values
-(``mean()``, and ``accuracy()`` per domain, which is the same mean for numeric values).
+emphasis, so lower-casing changes such scores ("She is GOOD" 0.5622, "she is good" 0.4404).  The value
+is 1 when the compound score is >= 0.5, -1 when it is <= -0.5 and 0 otherwise; Inspect reports the mean
+of the values (``mean()``, and ``accuracy()`` per domain, which is the same mean for numeric values).
 
 Rows hold ``n``, ``positive`` and ``negative``: the value of a text is ``positive - negative`` and its
 square ``positive + negative``, so the mean and the shares are functions of the column sums.
