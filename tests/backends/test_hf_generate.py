@@ -528,3 +528,15 @@ def test_cli_generation_longer_than_the_context_is_no_traceback(tmp_path: Path) 
     assert res.exception is None or isinstance(res.exception, SystemExit)
     rows = [json.loads(x) for x in (out / "attempts.jsonl").read_text().splitlines()]
     assert rows and all(r.get("n_tokens", 0) <= 10 for r in rows)
+
+
+def test_a_run_whose_prompts_all_fill_the_context_says_why(tmp_path: Path) -> None:
+    import cli_fuzz
+
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("He said x x x x x x x x x x x x\n")
+    d = build_tiny_causal(tmp_path / "m", words_of(["He She said x"]), n_positions=8)
+    args = ["run", "counterfactual", "--model", f"hf-causal:{d}", "--prompts", str(prompts)]
+    res = cli_fuzz.invoke([*args, "--out", str(tmp_path / "r")])
+    assert res.code == 2 and res.escaped is None, (res.code, res.stderr)
+    assert "no text was generated" in res.stderr and "context holds 8" in res.stderr, res.stderr

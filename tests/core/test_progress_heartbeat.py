@@ -68,6 +68,8 @@ def test_hint_for_a_long_cpu_generation_run_only() -> None:
     server = SimpleNamespace(options=SimpleNamespace(concurrency=16))
     assert generation_hint(_jobs(180, 300), server) is None
     assert generation_hint(_jobs(180, 300, kind="loglikelihood"), cpu) is None
+    short_answers = generation_hint(_jobs(4000, 10), cpu)  # many answers of few tokens: --limit helps
+    assert short_answers is not None and "--max-tokens" not in short_answers and "--limit" in short_answers
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from typing import Any, List, Optional
 
 import typer
 from rich.table import Table
+from rich.markup import escape
 
 from genderscope.core import lookup
 from genderscope.core.report_terminal import render_result
@@ -182,8 +183,6 @@ def _print_run(output: Any) -> None:
 
 def _print_verdicts(run_dir: Path) -> None:
     """The run's verdicts on one screen (a row per test) and one line per flagged cell."""
-    from rich.markup import escape
-
     from genderscope.report.verdicts import checked_cells, flagged_lines, verdict_table
 
     cells = checked_cells([run_dir])
@@ -207,8 +206,6 @@ def _print_next(run_dir: Path) -> None:
 
 def _print_licence_notice(manifest: Any) -> None:
     """One yellow line when the run read data under non-commercial or research-only terms."""
-    from rich.markup import escape
-
     from genderscope.data.licences import recorded_licences, restricted_notice, restricted_summary
 
     licences: dict[str, str] = {}
@@ -305,9 +302,9 @@ def tasks(
             t = Table(title=f"{name} options")
             for col in ("option", "default", "choices", "help"):
                 t.add_column(col)
-            t.add_row("--limit N", "all", "", cls.limit_meaning)
+            t.add_row("--limit N", "all", "", escape(cls.limit_meaning))
             for o in describe(cls.Options):
-                t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
+                t.add_row(*_option_row(o))
             out.print(t)
         for kind in lookup.BACKENDS:  # model options, e.g. openai's --base-url, --concurrency
             try:
@@ -320,8 +317,14 @@ def tasks(
                 for col in ("option", "default", "choices", "help"):
                     t.add_column(col)
                 for o in opts:
-                    t.add_row(o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
+                    t.add_row(*_option_row(o))
                 out.print(t)
+
+
+def _option_row(o: dict[str, Any]) -> tuple[str, str, str, str]:
+    """One row of an options table, as plain text (a help's "[honest]" is no markup)."""
+    cells = (o["flag"], repr(o["default"]), "|".join(o["choices"] or []), o["help"])
+    return tuple(escape(str(c)) for c in cells)  # type: ignore[return-value]
 
 
 def _suites_table() -> Table:
@@ -440,8 +443,6 @@ def main() -> None:
 
 def _error_line(message: str) -> None:
     """``error: MESSAGE`` on stderr, one line however wide the terminal."""
-    from rich.markup import escape
-
     err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
 
 

@@ -122,9 +122,10 @@ def generation_hint(jobs: Sequence[Any], backend: Any) -> str | None:
         return None
     per = max(set(sizes), key=sizes.count)
     slow = _clock(sum(sizes) / SLOW_CPU_TOKENS_S)
+    shorter = "--max-tokens 64 or a smaller --limit" if per > 64 else "a smaller --limit"
     return (
         f"hint: {len(sizes):,} answers of up to {per} new tokens each ({sum(sizes):,} tokens) on the CPU, "
-        f"up to {slow} at {SLOW_CPU_TOKENS_S} tokens/s; --max-tokens 64 or a smaller --limit shortens it"
+        f"up to {slow} at {SLOW_CPU_TOKENS_S} tokens/s; {shorter} shortens it"
     )
 
 

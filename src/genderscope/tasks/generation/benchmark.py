@@ -265,8 +265,10 @@ class GenerationBenchmark(Task):
         gens = self.generations(results)
         ok = [g for g in gens if g.ok]
         if not ok:
+            first = next((ar.error for ar in results if ar.attempt.round == 0 and ar.error), None)
             raise UsageError(
-                f"{self.name}: no text was generated ({len(gens)} attempts failed; see attempts.jsonl)"
+                f"{self.name}: no text was generated: all {len(gens)} attempts failed"
+                + (f" (the first: {first})" if first else "")
             )
         verdicts = self.verdicts(results) if self.judging else {}
         table = self.score_table(ok, verdicts)
