@@ -18,6 +18,9 @@ from genderscope.common.errors import UsageError
 from genderscope.core.metrics import Measurement
 
 
+#: why a model of a kind that answers chat may not (said by `run` and by suites that leave a task out)
+KIND_ONLY_SOME_MODELS = "chat needs a model with a chat template"
+
 def task_measurements(task_cls: Any) -> dict[str, Measurement]:
     """Measurement name -> :class:`Measurement` (primitive kinds needed, text) of a task class."""
     return dict(getattr(task_cls, "measurements", {}) or {})
@@ -77,7 +80,7 @@ def require_kinds(task: Any, allowed: Iterable[str] | None = None, hint: str = "
     if model in works:  # the kind could, this model cannot (an hf-causal model without a chat template)
         msg = (
             f"task {cls.name} cannot run on this {model} model: it answers {answers}, but {cls.name} "
-            f"needs {needs} (chat needs a model with a chat template)"
+            f"needs {needs} ({KIND_ONLY_SOME_MODELS})"
         )
     else:
         msg = (

@@ -71,14 +71,14 @@ def expand(
     """Replace suite names in ``names`` by their tasks that a model answering ``request_kinds`` can run;
     ``declared``: the kinds its backend answers for other models (a task it could run there is left out
     because of this model, and the reason says so)."""
-    from genderscope.core.matrix import chosen_measurement
+    from genderscope.core.matrix import KIND_ONLY_SOME_MODELS, chosen_measurement
 
     def why_not(task_cls: Any) -> str:
         if declared and chosen_measurement(task_cls, declared):
             lacking = sorted(declared - request_kinds)
             return (
                 f"this {model_kind} model does not answer {', '.join(lacking)} requests "
-                "(chat needs a model with a chat template)"
+                f"({KIND_ONLY_SOME_MODELS})"
             )
         return f"not meaningful on {model_kind} models (see `genderscope tasks --matrix`)"
 
